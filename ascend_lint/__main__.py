@@ -1,0 +1,3 @@
+from ascend_lint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,227 @@
+"""Command line: Ruff's names and exit codes, so habits and CI snippets carry over.
+
+    ascend-lint [check] PATHS...   lint (the default command)
+    ascend-lint rule CODE | --all  explain a rule and show its reference kernel
+
+Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
+Heavy modules are imported lazily so `--version` and `--help` stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections import Counter
+from pathlib import Path
+
+from ascend_lint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+COMMANDS = ("check", "rule")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors exit 2, like Ruff
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="ascend-lint check", description="Lint Triton kernels for Ascend NPU anti-patterns."
+    )
+    p.add_argument("paths", nargs="*", default=["."], help="files or folders to lint (default: .)")
+    p.add_argument(
+        "--select", help="rule codes or prefixes to enable, comma-separated (ALL for every rule)"
+    )
+    p.add_argument("--extend-select", help="codes or prefixes to enable on top of the selection")
+    p.add_argument("--ignore", help="codes or prefixes to disable, comma-separated")
+    p.add_argument(
+        "--output-format",
+        choices=("full", "concise", "json"),
+        help="how findings are printed (default: full)",
+    )
+    p.add_argument("-o", "--output-file", help="write the report to this file instead of stdout")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument(
+        "--statistics", action="store_true", help="print a count per rule instead of each finding"
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    p.add_argument("--force-exclude", action="store_true", help="apply excludes to paths named on the command line too")
+    p.add_argument("--config", help="path to a pyproject.toml (default: the nearest one)")
+    p.add_argument(
+        "-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)"
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in ("--version", "-V", "version"):
+            print(f"ascend-lint {__version__}")
+            return EXIT_CLEAN
+        if argv and argv[0] in ("-h", "--help"):
+            _print_help()
+            return EXIT_CLEAN
+        if argv and argv[0] == "rule":
+            return _rule_command(argv[1:])
+        if argv and argv[0] == "check":
+            argv = argv[1:]
+        return _check_command(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_CLEAN
+
+
+def _print_help() -> None:
+    print(__doc__.strip())
+    print()
+    _check_parser().print_help()
+
+
+def _check_command(argv: list[str]) -> int:
+    args = _check_parser().parse_args(argv)
+    from ascend_lint.discovery import discover
+    from ascend_lint.reporters import REPORTERS
+    from ascend_lint.runner import lint_files
+    from ascend_lint.settings import ConfigError, expand_codes, load_settings
+
+    try:
+        start = Path(args.paths[0]) if args.paths else Path.cwd()
+        settings = load_settings(
+            Path(args.config) if args.config else None, start if start.exists() else Path.cwd()
+        )
+        if args.select is not None:
+            expand_codes(args.select, "--select")
+            settings.select = [args.select]
+        if args.extend_select is not None:
+            expand_codes(args.extend_select, "--extend-select")
+            settings.extend_select = [*settings.extend_select, args.extend_select]
+        if args.ignore is not None:
+            expand_codes(args.ignore, "--ignore")
+            settings.ignore = [*settings.ignore, args.ignore]
+        if args.output_format:
+            settings.output_format = args.output_format
+        settings.enabled_codes()
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_ERROR
+
+    found = discover(args.paths, settings, force_exclude=args.force_exclude)
+    for message in found.warnings:
+        sys.stderr.write(f"warning: {message}\n")
+    for message in found.errors:
+        sys.stderr.write(f"error: {message}\n")
+    results = lint_files(found.files, settings, jobs=args.jobs)
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key())
+    internal = [r for r in results if r.error]
+    for r in internal:
+        sys.stderr.write(f"error: {r.path}: {r.error}\n")
+
+    with contextlib.ExitStack() as stack:
+        out = (
+            stack.enter_context(open(args.output_file, "w", encoding="utf-8"))
+            if args.output_file
+            else sys.stdout
+        )
+        if args.statistics:
+            _statistics(diagnostics, out)
+        else:
+            REPORTERS[settings.output_format](diagnostics, out)
+        if not args.quiet and settings.output_format in ("full", "concise") and not args.statistics:
+            _summary(diagnostics, len(found.files), out)
+
+    if found.errors or internal:
+        return EXIT_ERROR
+    if diagnostics and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _summary(diagnostics, n_files: int, out) -> None:
+    if not diagnostics:
+        out.write("All checks passed!\n")
+        return
+    fixable = sum(1 for d in diagnostics if d.fix and d.fix.applicability.value == "safe")
+    noun = "error" if len(diagnostics) == 1 else "errors"
+    out.write(
+        f"Found {len(diagnostics)} {noun} in {len({d.path for d in diagnostics})} of {n_files} files.\n"
+    )
+    if fixable:
+        out.write(f"[*] {fixable} fixable with the `--fix` option.\n")
+
+
+def _statistics(diagnostics, out) -> None:
+    counts = Counter((d.code, d.name) for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if d.fix and d.fix.applicability.value == "safe")
+    for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        mark = "[*]" if fixable[code] else "   "
+        out.write(f"{n:5d}\t{code}\t{mark} {name}\n")
+
+
+def _rule_command(argv: list[str]) -> int:
+    p = _Parser(
+        prog="ascend-lint rule",
+        description="Explain a rule and show the reference kernel it points to.",
+    )
+    p.add_argument("code", nargs="?", help="rule code, e.g. ASC001")
+    p.add_argument("--all", action="store_true", help="explain every rule")
+    p.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = p.parse_args(argv)
+    from ascend_lint.rules import ALL_RULES, RULES_BY_CODE
+
+    if args.all:
+        rules = list(ALL_RULES)
+    elif args.code:
+        code = args.code.upper()
+        if code not in RULES_BY_CODE:
+            import difflib
+
+            hint = difflib.get_close_matches(code, list(RULES_BY_CODE), n=1)
+            sys.stderr.write(
+                f"error: unknown rule `{args.code}`"
+                + (f"; did you mean `{hint[0]}`?" if hint else "")
+                + "\n"
+            )
+            return EXIT_ERROR
+        rules = [RULES_BY_CODE[code]]
+    else:
+        p.error("give a rule code or --all")
+    from ascend_lint.docs import reference_source, rule_doc, rule_url
+
+    if args.output_format == "json":
+        import json
+
+        payload = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "fix": r.fix_applicability.value if r.fix_applicability else None,
+                "url": rule_url(r.code),
+                "reference_kernel": r.reference,
+                "explanation": rule_doc(r.code),
+            }
+            for r in rules
+        ]
+        print(json.dumps(payload if args.all else payload[0], indent=2))
+        return EXIT_CLEAN
+    for i, r in enumerate(rules):
+        if i:
+            print("\n" + "-" * 80 + "\n")
+        doc = rule_doc(r.code)
+        print(doc.rstrip() if doc else f"# {r.name} ({r.code})\n\n{r.summary}")
+        ref = reference_source(r.reference)
+        print(f"\n## Reference kernel: {r.reference}\n")
+        if ref is None:
+            print("(reference kernels are not installed next to this copy of ascend-lint)")
+        else:
+            path, line, code = ref
+            print(f"```python\n# {path}:{line}\n{code}\n```")
+    return EXIT_CLEAN

@@ -1,0 +1,51 @@
+"""What a rule reports: a code, a span, a message, and maybe a fix."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Applicability(str, enum.Enum):
+    """How sure a fix is to keep the program's results (Ruff's three levels)."""
+
+    SAFE = "safe"  # cannot change results (deleting a no-op launch option)
+    UNSAFE = "unsafe"  # may change numerics, layout or speed: applied only with --unsafe-fixes
+    DISPLAY_ONLY = "display-only"  # shown as a suggestion, never applied
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    row: int  # 1-based
+    column: int  # 0-based, in code points
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: Position
+    end: Position
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    path: str
+    start: Position
+    end: Position
+    fix: Fix | None = None
+    reference: str | None = None  # "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+    noqa_row: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.start.row, self.start.column, self.code)

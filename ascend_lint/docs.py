@@ -1,0 +1,63 @@
+"""Rule documentation and the reference kernels it points to, from a checkout or a wheel."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+DOCS_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/rules/{code}.md"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def rule_url(code: str) -> str:
+    return DOCS_URL.format(code=code)
+
+
+def docs_dir() -> Path | None:
+    # In a wheel the docs ship as ascend_lint/docs/; in a checkout they are rules/.
+    for candidate in (_PACKAGE / "docs", _PACKAGE.parent / "rules"):
+        if (candidate / "ASC001.md").is_file():
+            return candidate
+    return None
+
+
+def rule_doc(code: str) -> str | None:
+    folder = docs_dir()
+    if folder is None:
+        return None
+    path = folder / f"{code}.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def reference_root() -> Path | None:
+    """The folder that holds `reference_kernels/`."""
+    local = _PACKAGE.parent / "reference_kernels"
+    if local.is_dir():
+        return _PACKAGE.parent
+    spec = importlib.util.find_spec("reference_kernels")
+    if spec and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).parent
+    return None
+
+
+def reference_source(reference: str) -> tuple[Path, int, str] | None:
+    """`reference_kernels/chunk_o.py::name` -> (file, first line, source of that function).
+
+    The file is read and parsed, never imported: showing a kernel must not need triton.
+    """
+    file_part, _, func = reference.partition("::")
+    root = reference_root()
+    if root is None:
+        return None
+    path = root / file_part
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            return path, start, "\n".join(lines[start - 1 : node.end_lineno])
+    return None

@@ -1,0 +1,111 @@
+"""Lint one file: read, prefilter, parse once, index once, run the selected rules."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass, field
+
+from ascend_lint.codemods import node_span
+from ascend_lint.diagnostics import Diagnostic, Position
+from ascend_lint.index import KernelIndex
+from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleContext
+from ascend_lint.source import SourceDecodeError, SourceFile
+from ascend_lint.suppression import apply_noqa
+
+# A file that never mentions these bytes cannot define, launch or configure a kernel
+# (wrapper modules that re-export triton still spell its name on their import line).
+PREFILTER = (b"triton", b"num_warps", b"num_stages")
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None  # an internal error: exit 2, named with file and rule
+    skipped: bool = False  # prefilter: nothing kernel-related in the file
+
+
+def may_contain_kernels(raw: bytes) -> bool:
+    return any(token in raw for token in PREFILTER)
+
+
+def lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
+    result = FileResult(path)
+    if not may_contain_kernels(raw):
+        result.skipped = True
+        return result
+    try:
+        source = SourceFile.from_bytes(path, raw)
+    except SourceDecodeError as exc:
+        result.diagnostics.append(
+            _not_parsable(path, f"file is not valid source text: {exc}", 1, 0)
+        )
+        return result
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to report
+            tree = ast.parse(source.text, filename=path)
+    except SyntaxError as exc:
+        row = exc.lineno or 1
+        col = max((exc.offset or 1) - 1, 0)
+        result.diagnostics.append(_not_parsable(path, f"SyntaxError: {exc.msg}", row, col))
+        return result
+    except (ValueError, RecursionError, MemoryError) as exc:
+        result.diagnostics.append(
+            _not_parsable(path, f"cannot parse: {type(exc).__name__}: {exc}", 1, 0)
+        )
+        return result
+    try:
+        index = KernelIndex.build(tree)
+    except RecursionError:
+        result.error = "internal error while indexing (expression nesting too deep)"
+        return result
+    if not index.kernels and not index.launch_calls and not index.configs and not index.aliases.any:
+        return result
+    ctx = RuleContext(index, source)
+    found: list[Diagnostic] = []
+    for code in sorted(codes):
+        rule_cls = RULES_BY_CODE.get(code)
+        if rule_cls is None:
+            continue
+        rule = rule_cls()
+        try:
+            for finding in rule.check(ctx):
+                start, end = node_span(source, finding.node)
+                if finding.end_node is not None:
+                    end = node_span(source, finding.end_node)[1]
+                found.append(
+                    Diagnostic(
+                        code=rule.code,
+                        name=rule.name,
+                        message=finding.message,
+                        path=path,
+                        start=start,
+                        end=end,
+                        fix=finding.fix,
+                        reference=rule.reference,
+                    )
+                )
+        except RecursionError:
+            result.error = f"internal error in {code} ({rule.name}): expression nesting too deep"
+        except Exception as exc:  # a rule bug must not hide other files' findings
+            result.error = f"internal error in {code} ({rule.name}): {type(exc).__name__}: {exc}"
+    result.diagnostics = _dedupe(apply_noqa(source, found))
+    return result
+
+
+def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    seen = set()
+    out = []
+    for d in sorted(diagnostics, key=Diagnostic.sort_key):
+        key = (d.code, d.start, d.end, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _not_parsable(path: str, message: str, row: int, col: int) -> Diagnostic:
+    pos = Position(row, col)
+    return Diagnostic(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message, path, pos, pos)

@@ -1,0 +1,59 @@
+"""`path:line:col: CODE message`, a code frame, and where the corrected pattern lives."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ascend_lint.diagnostics import Diagnostic
+from ascend_lint.reporters.concise import location
+
+_CONTEXT = 1
+_MAX_FRAME_LINES = 6
+
+
+def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
+    first = max(1, d.start.row - _CONTEXT)
+    last = min(len(lines), d.end.row + _CONTEXT, d.start.row + _MAX_FRAME_LINES)
+    width = len(str(last))
+    out = []
+    for row in range(first, last + 1):
+        text = lines[row - 1].replace("\t", "    ") if row <= len(lines) else ""
+        out.append(f" {row:>{width}} | {text}".rstrip())
+        if row == d.start.row:
+            raw = lines[row - 1] if row <= len(lines) else ""
+            col = len(raw[: d.start.column].replace("\t", "    "))
+            end_col = (
+                len(raw[: d.end.column].replace("\t", "    "))
+                if d.end.row == row
+                else len(raw.replace("\t", "    "))
+            )
+            carets = "^" * max(1, end_col - col)
+            out.append(f" {'':>{width}} | {' ' * col}{carets} {d.code}")
+    return out
+
+
+def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    cache: dict[str, list[str]] = {}
+    for d in diagnostics:
+        fixable = " [*]" if d.fix and d.fix.applicability.value == "safe" else ""
+        out.write(f"{location(d)}: {d.code}{fixable} {d.message}\n")
+        lines = cache.get(d.path)
+        if lines is None:
+            lines = cache[d.path] = _read_lines(d.path)
+        if lines:
+            out.write("\n".join(_frame(d, lines)) + "\n")
+        if d.fix is not None:
+            out.write(f"  = fix ({d.fix.applicability.value}): {d.fix.message}\n")
+        if d.reference:
+            out.write(f"  = help: corrected pattern: {d.reference} (`ascend-lint rule {d.code}`)\n")
+        out.write("\n")
+
+
+def _read_lines(path: str) -> list[str]:
+    from ascend_lint.source import SourceDecodeError, SourceFile
+
+    try:
+        with open(path, "rb") as fh:
+            return SourceFile.from_bytes(path, fh.read()).lines
+    except (OSError, SourceDecodeError):
+        return []

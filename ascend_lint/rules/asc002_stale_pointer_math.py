@@ -1,0 +1,173 @@
+"""ASC002 stale-pointer-math: [B, T, HV] pointer math on a tensor stored [B, HV, T]."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from ascend_lint.index import (
+    JitFunction,
+    additive_terms,
+    contig_branch,
+    factors,
+    is_literal,
+    names_in,
+    pointer_names,
+)
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules.asc001_strided_time_gather import MAKE_BLOCK_PTR, block_ptr_arg, one_d_stride
+
+# Head counts multiply the time index in the [B, T, HV] layout ...
+_HEADS = re.compile(r"^(H|HV|HQ|HK|NH|H_?V|N_?HEADS?|NUM_HEADS|num_heads|n_heads|nheads)$")
+# ... and a sequence length multiplies the head index in the transposed [B, HV, T] one.
+_LENGTH = re.compile(r"^(T\w*|L|N_CTX|\w*(len|LEN|seq|SEQ)\w*)$")
+
+
+def legacy_term(expr: ast.AST) -> ast.AST | None:
+    """A summand scaled by a head count but by no sequence length: `bos * HV`, `idx * HV`."""
+    for term in additive_terms(expr):
+        names = {f.id for f in factors(term) if isinstance(f, ast.Name)}
+        if (
+            any(_HEADS.match(n) for n in names)
+            and not any(_LENGTH.match(n) for n in names)
+            and len(factors(term)) > 1
+        ):
+            return term
+    return None
+
+
+def _flag_tensor(flag: str, fn: JitFunction) -> set[str]:
+    """`G_T_CONTIG` -> {'g'}, `BETA_T_CONTIG` -> {'beta'}: the tensor a contig flag describes."""
+    prefix = flag.upper().split("_T_CONTIG")[0].split("_CONTIG")[0].lower()
+    return {p for p in fn.params if p.lower() == prefix}
+
+
+class StalePointerMath(Rule):
+    code = "ASC002"
+    name = "stale-pointer-math"
+    summary = (
+        "legacy [B, T, HV] pointer math applied to a tensor the host stored transposed [B, HV, T]"
+    )
+    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        index = ctx.index
+        for fn in index.kernels:
+            transposed = index.transposed_params(fn)
+            launched_pointers = pointer_names(fn, transposed) if transposed else set()
+            for stmt in fn.statements:
+                branch = contig_branch(fn.context(stmt))
+                if branch and not branch[1]:
+                    continue  # the legacy side of a contig flag: the layout is the old one there
+                pointers = set(launched_pointers)
+                if branch and branch[1]:
+                    pointers |= pointer_names(fn, _flag_tensor(branch[0], fn))
+                if pointers:
+                    yield from self._check_statement(stmt, pointers, ctx)
+
+    def _check_statement(
+        self, stmt: ast.stmt, pointers: set[str], ctx: RuleContext
+    ) -> Iterator[Finding]:
+        if (
+            isinstance(stmt, ast.AugAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.target.id in pointers
+        ):
+            term = legacy_term(stmt.value)
+            if term is not None:
+                yield Finding(stmt, self._message(stmt.target.id, term))
+                return
+        for call, _ in [(c, stmt) for c in ast.walk(stmt) if isinstance(c, ast.Call)]:
+            if ctx.index.aliases.resolve(call.func) != MAKE_BLOCK_PTR:
+                continue
+            base = block_ptr_arg(call, "base")
+            if base is None or not (names_in(base) & pointers):
+                continue
+            stride = one_d_stride(call)
+            term = legacy_term(base)
+            if term is not None or (stride is not None and not is_literal(stride, 1)):
+                shown = term if term is not None else stride
+                yield Finding(call, self._message(ast.unparse(base), shown))
+                return
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Add)
+                and names_in(node) & pointers
+            ):
+                heads = [
+                    t for t in additive_terms(node) if isinstance(t, ast.Name) and t.id in pointers
+                ]
+                term = legacy_term(node)
+                if heads and term is not None:
+                    yield Finding(node, self._message(heads[0].id, term))
+                    return
+
+    @staticmethod
+    def _message(pointer: str, term: ast.AST) -> str:
+        return (
+            f"`{pointer}` is stored transposed [B, HV, T] but indexed with [B, T, HV] math "
+            f"(`{ast.unparse(term)}`); use `i_h * T_seq` for the head and stride 1 along time"
+        )
+
+    VALID = [
+        # legacy math kept in the else branch of the contig flag
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(g, bos, T, T_seq, HV: tl.constexpr, BT: tl.constexpr, G_T_CONTIG: tl.constexpr):
+    i_h = tl.program_id(1)
+    if G_T_CONTIG:
+        p_g = tl.make_block_ptr(g + bos + i_h * T_seq, (T,), (1,), (0,), (BT,), (0,))
+    else:
+        p_g = tl.make_block_ptr(g + bos * HV + i_h, (T,), (HV,), (0,), (BT,), (0,))
+""",
+        # a transposed view without .contiguous() keeps the old storage
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(g, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_h = tl.program_id(1)
+    p_g = tl.make_block_ptr(g + i_h, (T,), (HV,), (0,), (BT,), (0,))
+
+def launch(g, T, HV):
+    k[(1, HV)](g.transpose(1, 2), T, HV=HV, BT=64)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(g, bos, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_h = tl.program_id(1)
+    g += bos * HV + i_h
+    p_g = tl.make_block_ptr(g, (T,), (HV,), (0,), (BT,), (0,))
+
+def launch(g, bos, T, HV):
+    g_t = g.transpose(1, 2).contiguous()
+    k[(1, HV)](g_t, bos, T, HV=HV, BT=64)
+""",
+            rows=[8, 9],
+        ),
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(g, bos, T, HV: tl.constexpr, BT: tl.constexpr, G_T_CONTIG: tl.constexpr):
+    i_h = tl.program_id(1)
+    if G_T_CONTIG:
+        p_g = tl.make_block_ptr(g + bos * HV + i_h, (T,), (1,), (0,), (BT,), (0,))
+""",
+            rows=[9],
+        ),
+    ]

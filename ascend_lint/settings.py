@@ -1,0 +1,201 @@
+"""Settings: `[tool.ascend-lint]` in the nearest pyproject.toml, then the command line."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE
+
+ALL_CODES = frozenset({*RULES_BY_CODE, SYNTAX_ERROR_CODE})
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "__pycache__",
+    "__pypackages__",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    ".eggs",
+    "*.egg-info",
+)
+OUTPUT_FORMATS = ("full", "concise", "json")
+
+# key -> expected type, as users write it in pyproject.toml
+_KEYS: dict[str, type | tuple[type, ...]] = {
+    "select": list,
+    "ignore": list,
+    "extend-select": list,
+    "per-file-ignores": dict,
+    "exclude": list,
+    "extend-exclude": list,
+    "output-format": str,
+}
+
+
+class ConfigError(Exception):
+    """A settings problem the user must fix: exit 2 with this message."""
+
+
+@dataclass
+class Settings:
+    select: list[str] = field(default_factory=lambda: ["ALL"])
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    extend_exclude: list[str] = field(default_factory=list)
+    output_format: str = "full"
+    root: Path = field(default_factory=Path.cwd)  # folder of the pyproject.toml in use
+    config_path: Path | None = None
+
+    def enabled_codes(self) -> frozenset[str]:
+        chosen = set(expand_codes(self.select, "select")) | set(
+            expand_codes(self.extend_select, "extend-select")
+        )
+        chosen -= set(expand_codes(self.ignore, "ignore"))
+        # A file that cannot be parsed is always reported, unless explicitly ignored.
+        if SYNTAX_ERROR_CODE not in expand_codes(self.ignore, "ignore"):
+            chosen.add(SYNTAX_ERROR_CODE)
+        return frozenset(chosen)
+
+    def codes_for(self, path: str, enabled: frozenset[str]) -> frozenset[str]:
+        if not self.per_file_ignores:
+            return enabled
+        rel = _relative(path, self.root)
+        ignored: set[str] = set()
+        for pattern, codes in self.per_file_ignores.items():
+            if _matches(rel, pattern):
+                ignored |= set(expand_codes(codes, f"per-file-ignores.{pattern}"))
+        return enabled - ignored
+
+    def is_excluded(self, path: Path) -> bool:
+        """Checked for each file and folder met while walking (never for a path the user
+        named): a pattern matches the basename (`build`) or the path from the project
+        root (`tests/fixtures`)."""
+        rel = _relative(str(path), self.root)
+        for pattern in (*self.exclude, *self.extend_exclude):
+            pattern = pattern.rstrip("/")
+            if fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(rel, pattern):
+                return True
+        return False
+
+
+def _relative(path: str, root: Path) -> str:
+    try:
+        return Path(os.path.abspath(path)).relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def _matches(rel: str, pattern: str) -> bool:
+    return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
+
+
+def expand_codes(items: list[str] | str, where: str) -> list[str]:
+    """`ALL`, full codes and prefixes (`ASC00`) -> the codes they stand for."""
+    if isinstance(items, str):
+        items = [items]
+    out: list[str] = []
+    for raw in items:
+        for item in (s.strip().upper() for s in str(raw).split(",")):
+            if not item:
+                continue
+            if item == "ALL":
+                out += sorted(ALL_CODES)
+                continue
+            matched = sorted(c for c in ALL_CODES if c.startswith(item))
+            if not matched:
+                hint = difflib.get_close_matches(item, sorted(ALL_CODES), n=1)
+                suggestion = (
+                    f"; did you mean `{hint[0]}`?"
+                    if hint
+                    else f"; known codes: {', '.join(sorted(ALL_CODES))}"
+                )
+                raise ConfigError(f"unknown rule selector `{item}` in {where}{suggestion}")
+            out += matched
+    return out
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start if start.is_dir() else start.parent
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(config: Path | None, start: Path) -> Settings:
+    path = config or find_pyproject(start.resolve())
+    settings = Settings()
+    if path is None:
+        return settings
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("ascend-lint")
+    if config is not None and table is None and path.name != "pyproject.toml":
+        table = data  # a dedicated config file holds the keys at its top level
+    settings.root = path.parent
+    settings.config_path = path
+    if not table:
+        return settings
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.ascend-lint] must be a table")
+    for key, value in table.items():
+        if key not in _KEYS:
+            hint = difflib.get_close_matches(key, list(_KEYS), n=1)
+            suggestion = (
+                f"; did you mean `{hint[0]}`?" if hint else f"; known keys: {', '.join(_KEYS)}"
+            )
+            raise ConfigError(f"{path}: unknown key `{key}` in [tool.ascend-lint]{suggestion}")
+        expected = _KEYS[key]
+        if not isinstance(value, expected):
+            raise ConfigError(
+                f"{path}: `{key}` must be a {expected.__name__}, got {type(value).__name__} `{value!r}`"
+            )
+        where = f"{path}: {key}"
+        if key in ("select", "ignore", "extend-select"):
+            expand_codes(value, where)
+            setattr(settings, key.replace("-", "_"), [str(v) for v in value])
+        elif key == "per-file-ignores":
+            for pattern, codes in value.items():
+                if not isinstance(codes, list):
+                    raise ConfigError(f"{where}.{pattern} must be a list of codes")
+                expand_codes(codes, f"{where}.{pattern}")
+            settings.per_file_ignores = {k: [str(c) for c in v] for k, v in value.items()}
+        elif key == "exclude":
+            settings.exclude = [str(v) for v in value]
+        elif key == "extend-exclude":
+            settings.extend_exclude = [str(v) for v in value]
+        elif key == "output-format":
+            if value not in OUTPUT_FORMATS:
+                hint = difflib.get_close_matches(value, OUTPUT_FORMATS, n=1)
+                raise ConfigError(
+                    f"{where}: unknown format `{value}`"
+                    + (f"; did you mean `{hint[0]}`?" if hint else "")
+                )
+            settings.output_format = value
+    return settings

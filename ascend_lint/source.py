@@ -1,0 +1,79 @@
+"""Reading a file as Python source, and turning parser offsets into user coordinates."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class SourceDecodeError(Exception):
+    """The bytes are not text in the encoding the file declares (or UTF-8)."""
+
+
+@dataclass
+class SourceFile:
+    path: str
+    raw: bytes
+    text: str
+    encoding: str
+    has_bom: bool
+    _lines: list[str] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_bytes(cls, path: str, raw: bytes) -> SourceFile:
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        except SyntaxError as exc:  # unknown codec named in a coding cookie
+            raise SourceDecodeError(str(exc)) from None
+        has_bom = raw.startswith(codecs.BOM_UTF8)
+        try:
+            text = raw.decode("utf-8-sig" if has_bom else encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise SourceDecodeError(f"cannot decode as {encoding}: {exc}") from None
+        return cls(path, raw, text, "utf-8" if has_bom else encoding, has_bom)
+
+    @property
+    def lines(self) -> list[str]:
+        """Physical lines without their line terminators (index 0 is line 1)."""
+        if self._lines is None:
+            # Only the terminators the Python tokenizer counts, so rows match `ast`.
+            self._lines = _LINE_BREAK.split(self.text)
+        return self._lines
+
+    def line(self, row: int) -> str:
+        lines = self.lines
+        return lines[row - 1] if 0 < row <= len(lines) else ""
+
+    def char_column(self, row: int, utf8_col: int) -> int:
+        """`ast` columns count UTF-8 bytes; users and editors count code points."""
+        line = self.line(row)
+        if line.isascii():
+            return utf8_col
+        return len(line.encode("utf-8")[:utf8_col].decode("utf-8", errors="ignore"))
+
+    def offset(self, row: int, char_col: int) -> int:
+        """Absolute code-point offset in `text` of (1-based row, 0-based column)."""
+        if self._line_starts is None:
+            starts = [0]
+            for i, ch in enumerate(self.text):
+                if ch == "\n" or (ch == "\r" and not self.text.startswith("\n", i + 1)):
+                    starts.append(i + 1)
+            self._line_starts = starts
+        return self._line_starts[row - 1] + char_col
+
+    def position_of(self, offset: int):
+        """Inverse of `offset`: (row, column) of an absolute code-point offset."""
+        from bisect import bisect_right
+
+        from ascend_lint.diagnostics import Position
+
+        self.offset(1, 0)  # builds the line table
+        row = bisect_right(self._line_starts, offset)
+        return Position(row, offset - self._line_starts[row - 1])
+
+    _line_starts: list[int] | None = field(default=None, repr=False)
