@@ -50,7 +50,11 @@ def _check_parser() -> argparse.ArgumentParser:
         "--statistics", action="store_true", help="print a count per rule instead of each finding"
     )
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
-    p.add_argument("--force-exclude", action="store_true", help="apply excludes to paths named on the command line too")
+    p.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply excludes to paths named on the command line too",
+    )
     p.add_argument("--config", help="path to a pyproject.toml (default: the nearest one)")
     p.add_argument(
         "-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)"
@@ -72,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] == "check":
             argv = argv[1:]
         return _check_command(argv)
+    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130

@@ -232,12 +232,12 @@ class JitFunction:
     def walk_calls(self) -> Iterator[tuple[ast.Call, ast.stmt]]:
         """Every call in the body, with the statement that holds it."""
         for stmt in self.statements:
-            for node in _own_nodes(stmt):
+            for node in own_nodes(stmt):
                 if isinstance(node, ast.Call):
                     yield node, stmt
 
 
-def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
+def own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
     """Nodes of a statement, not descending into nested statements."""
     stack: list[ast.AST] = []
     for name, value in ast.iter_fields(stmt):
@@ -368,7 +368,7 @@ class _KernelScanner:
         for stmt in body:
             self.fn.statements.append(stmt)
             self.fn.contexts[id(stmt)] = Context(loops, branches)
-            for node in _own_nodes(stmt):
+            for node in own_nodes(stmt):
                 if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                     self._assign(node.target.id, node.value, loops)
             if isinstance(stmt, ast.Assign):
@@ -878,6 +878,15 @@ class KernelIndex:
                 for v, g in self.host_values(value, host, depth + 1):
                     out.append((v, guards + g))
             return out
+        if isinstance(expr, ast.Call) and not isinstance(expr.func, ast.Attribute):
+            helper = self.host_by_name.get(call_name(expr.func) or "")
+            if helper is not None and helper is not host and helper.returns:
+                out = []
+                for ret in helper.returns:
+                    guards = helper.guards.get(id(ret), ())
+                    for v, g in self.host_values(ret.value, helper, depth + 1):
+                        out.append((v, guards + g))
+                return out
         if isinstance(expr, _TupleElement):
             call = expr.value
             helper = (

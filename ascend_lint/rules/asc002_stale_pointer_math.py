@@ -13,6 +13,7 @@ from ascend_lint.index import (
     factors,
     is_literal,
     names_in,
+    own_nodes,
     pointer_names,
 )
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
@@ -78,7 +79,7 @@ class StalePointerMath(Rule):
             if term is not None:
                 yield Finding(stmt, self._message(stmt.target.id, term))
                 return
-        for call, _ in [(c, stmt) for c in ast.walk(stmt) if isinstance(c, ast.Call)]:
+        for call in (c for c in own_nodes(stmt) if isinstance(c, ast.Call)):
             if ctx.index.aliases.resolve(call.func) != MAKE_BLOCK_PTR:
                 continue
             base = block_ptr_arg(call, "base")
@@ -88,9 +89,9 @@ class StalePointerMath(Rule):
             term = legacy_term(base)
             if term is not None or (stride is not None and not is_literal(stride, 1)):
                 shown = term if term is not None else stride
-                yield Finding(call, self._message(ast.unparse(base), shown))
+                yield Finding(call, self._message(sorted(names_in(base) & pointers)[0], shown))
                 return
-        for node in ast.walk(stmt):
+        for node in own_nodes(stmt):
             if (
                 isinstance(node, ast.BinOp)
                 and isinstance(node.op, ast.Add)
