@@ -29,6 +29,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _check_parser() -> argparse.ArgumentParser:
+    from ascend_lint.reporters import OUTPUT_FORMATS
+
     p = _Parser(
         prog="ascend-lint check", description="Lint Triton kernels for Ascend NPU anti-patterns."
     )
@@ -40,7 +42,7 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", help="codes or prefixes to disable, comma-separated")
     p.add_argument(
         "--output-format",
-        choices=("full", "concise", "json"),
+        choices=OUTPUT_FORMATS,
         help="how findings are printed (default: full)",
     )
     p.add_argument("-o", "--output-file", help="write the report to this file instead of stdout")

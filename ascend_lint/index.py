@@ -218,6 +218,9 @@ class JitFunction:
     statements: list[ast.stmt] = field(default_factory=list)  # in source order, nested included
     assignments: dict[str, list[ast.AST]] = field(default_factory=dict)
     jit_names: frozenset[str] = frozenset()  # every @triton.jit name of the module
+    calls: list[tuple[ast.Call, ast.stmt]] = field(
+        default_factory=list
+    )  # each call, with its statement
 
     def is_runtime(self, expr: ast.AST, aliases: Aliases) -> bool:
         """True if `expr` can differ between program instances or launches."""
@@ -228,13 +231,6 @@ class JitFunction:
 
     def context(self, stmt: ast.stmt) -> Context:
         return self.contexts.get(id(stmt), Context((), ()))
-
-    def walk_calls(self) -> Iterator[tuple[ast.Call, ast.stmt]]:
-        """Every call in the body, with the statement that holds it."""
-        for stmt in self.statements:
-            for node in own_nodes(stmt):
-                if isinstance(node, ast.Call):
-                    yield node, stmt
 
 
 def own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
@@ -369,7 +365,9 @@ class _KernelScanner:
             self.fn.statements.append(stmt)
             self.fn.contexts[id(stmt)] = Context(loops, branches)
             for node in own_nodes(stmt):
-                if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                if isinstance(node, ast.Call):
+                    self.fn.calls.append((node, stmt))
+                elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                     self._assign(node.target.id, node.value, loops)
             if isinstance(stmt, ast.Assign):
                 for t in stmt.targets:
@@ -447,6 +445,7 @@ class CallBinding:
     callee: JitFunction
     args: dict[str, list[ast.AST]]  # parameter -> argument expressions (several sources possible)
     host: HostFunction | None  # where the launch happens (None for kernel-to-helper calls)
+    caller: JitFunction | None = None  # the calling kernel, for kernel-to-helper calls
 
 
 @dataclass
@@ -544,7 +543,11 @@ class KernelIndex:
     launch_calls: list[tuple[ast.Call, HostFunction]]  # every `X[grid](...)`, resolved or not
     by_name: dict[str, list[JitFunction]]
     host_by_name: dict[str, HostFunction]
-    host_of: dict[int, HostFunction]  # id(node) -> enclosing host function, for calls
+    host_calls: list[tuple[ast.Call, HostFunction]] = field(default_factory=list)  # outside kernels
+    host_dicts: list[tuple[ast.Dict, HostFunction]] = field(default_factory=list)
+    _calls_by_name: dict[str, list[tuple[ast.Call, HostFunction]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     _transposed_cache: dict[int, set[str]] | None = None
 
     # -- construction --------------------------------------------------------------
@@ -552,59 +555,51 @@ class KernelIndex:
     def build(cls, tree: ast.Module) -> KernelIndex:
         aliases = Aliases.collect(tree)
         kernels: list[JitFunction] = []
-        hosts: list[HostFunction] = []
         module_host = HostFunction(tree, "<module>", [])
         _host_scan(module_host, tree.body, ())
-        hosts.append(module_host)
-        host_of: dict[int, HostFunction] = {}
+        hosts: list[HostFunction] = [module_host]
+        defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        jit_assignments: list[ast.Assign] = []
 
-        def visit(body: list[ast.stmt], owner: str | None, host: HostFunction) -> None:
+        def visit(body: list[ast.stmt], owner: str | None) -> None:
             for stmt in body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs.setdefault(stmt.name, stmt)
                     jit = cls._as_jit(stmt, owner, aliases)
                     if jit is not None:
                         kernels.append(jit)
                         continue
-                    fn_host = HostFunction(stmt, stmt.name, [a.arg for a in _all_params(stmt.args)])
-                    _host_scan(fn_host, stmt.body, ())
-                    hosts.append(fn_host)
-                    for node in ast.walk(stmt):
-                        host_of.setdefault(id(node), fn_host)
-                    visit(stmt.body, owner, fn_host)
+                    host = HostFunction(stmt, stmt.name, [a.arg for a in _all_params(stmt.args)])
+                    _host_scan(host, stmt.body, ())
+                    hosts.append(host)
+                    visit(stmt.body, owner)
                 elif isinstance(stmt, ast.ClassDef):
-                    visit(stmt.body, stmt.name, host)
+                    visit(stmt.body, stmt.name)
                 else:
+                    if (
+                        isinstance(stmt, ast.Assign)
+                        and isinstance(stmt.value, ast.Call)
+                        and aliases.resolve(stmt.value.func) == f"{TRITON}.jit"
+                    ):
+                        jit_assignments.append(stmt)
                     for child_body in _child_bodies(stmt):
-                        visit(child_body, owner, host)
+                        visit(child_body, owner)
 
-        visit(tree.body, None, module_host)
-        for node in ast.walk(tree):
-            host_of.setdefault(id(node), module_host)
+        visit(tree.body, None)
 
-        # `kernel = triton.jit(fn)` assignments: the kernel is known by the assigned name too.
-        defs = {
-            n.name: n
-            for n in ast.walk(tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        }
+        # `kernel = triton.jit(fn)`: the kernel is known by the assigned name too.
         by_id = {id(k.node): k for k in kernels}
         extra_names: list[tuple[str, JitFunction]] = []
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Assign)
-                and isinstance(node.value, ast.Call)
-                and aliases.resolve(node.value.func) == f"{TRITON}.jit"
-                and node.value.args
-                and isinstance(node.value.args[0], ast.Name)
-                and node.value.args[0].id in defs
-            ):
-                fdef = defs[node.value.args[0].id]
+        for stmt in jit_assignments:
+            args = stmt.value.args
+            if args and isinstance(args[0], ast.Name) and args[0].id in defs:
+                fdef = defs[args[0].id]
                 if id(fdef) not in by_id:
-                    by_id[id(fdef)] = cls._make_jit(fdef, None, aliases, node.value)
+                    by_id[id(fdef)] = cls._make_jit(fdef, None, aliases, stmt.value)
                     kernels.append(by_id[id(fdef)])
-                extra_names += [
-                    (t.id, by_id[id(fdef)]) for t in node.targets if isinstance(t, ast.Name)
-                ]
+                    hosts = [h for h in hosts if h.node is not fdef]
+                names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+                extra_names += [(name, by_id[id(fdef)]) for name in names]
 
         by_name: dict[str, list[JitFunction]] = defaultdict(list)
         for k in kernels:
@@ -615,7 +610,6 @@ class KernelIndex:
         jit_names = frozenset(by_name)
         for k in kernels:
             k.jit_names = jit_names
-        for k in kernels:
             _KernelScanner(k, aliases).scan()
 
         index = cls(
@@ -629,10 +623,45 @@ class KernelIndex:
             launch_calls=[],
             by_name=dict(by_name),
             host_by_name={h.name: h for h in hosts},
-            host_of=host_of,
         )
+        index._collect_host_nodes()
         index._find_calls()
         return index
+
+    def _collect_host_nodes(self) -> None:
+        """One walk over everything outside kernel bodies: calls and dict displays, each
+        with the host function that holds it. Decorators and defaults belong to the
+        scope around a function, where Python evaluates them."""
+        owners: dict[int, HostFunction | JitFunction] = {id(h.node): h for h in self.hosts}
+        owners.update({id(k.node): k for k in self.kernels})
+        stack: list[tuple[ast.AST, HostFunction | None]] = [
+            (s, self.hosts[0]) for s in self.tree.body
+        ]
+        while stack:
+            node, host = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                outer = [
+                    *getattr(node, "decorator_list", []),
+                    *node.args.defaults,
+                    *node.args.kw_defaults,
+                ]
+                stack.extend((n, host) for n in outer if n is not None)
+                owner = owners.get(id(node), host)  # a lambda runs in its definer's scope
+                inner = owner if isinstance(owner, HostFunction) else None  # kernels: not host code
+                body = node.body if isinstance(node.body, list) else [node.body]
+                stack.extend((n, inner) for n in body)
+                continue
+            if host is not None:
+                if isinstance(node, ast.Call):
+                    self.host_calls.append((node, host))
+                elif isinstance(node, ast.Dict):
+                    self.host_dicts.append((node, host))
+            stack.extend((child, host) for child in ast.iter_child_nodes(node))
+        self.host_calls.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+        for call, host in self.host_calls:
+            name = call_name(call.func)
+            if name:
+                self._calls_by_name[name].append((call, host))
 
     @staticmethod
     def _as_jit(node, owner, aliases: Aliases) -> JitFunction | None:
@@ -664,34 +693,27 @@ class KernelIndex:
         return JitFunction(node, node.name, names, constexpr, dns, owner)
 
     def _find_calls(self) -> None:
-        aliases = self.aliases
-        kernel_ids = {id(k.node) for k in self.kernels}
-        for node in ast.walk(self.tree):
-            if not isinstance(node, ast.Call):
-                continue
-            qual = aliases.resolve(node.func)
-            if qual in (
-                f"{TRITON}.Config",
-                f"{TRITON}.runtime.Config",
-                f"{TRITON}.runtime.autotuner.Config",
-            ):
-                self.configs.append(node)
-        for k in self.kernels:
-            for call, _stmt in k.walk_calls():
-                for callee in self.resolve_callee(call.func):
-                    self.helper_calls.append(
-                        CallBinding(call, callee, _bind(call, callee, None, self), None)
-                    )
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-                host = self.host_of.get(id(node))
-                if host is None or id(host.node) in kernel_ids:
-                    continue
-                self.launch_calls.append((node, host))
-                for callee, via in self._launch_targets(node.func.value, host):
+        config_names = {
+            f"{TRITON}.Config",
+            f"{TRITON}.runtime.Config",
+            f"{TRITON}.runtime.autotuner.Config",
+        }
+        for call, host in self.host_calls:
+            if isinstance(call.func, ast.Subscript):
+                self.launch_calls.append((call, host))
+                for callee, via in self._launch_targets(call.func.value, host):
                     self.launches.append(
-                        CallBinding(node, callee, _bind(node, callee, via, self), host)
+                        CallBinding(call, callee, _bind(call, callee, via, host, self), host)
                     )
+            elif self.aliases.resolve(call.func) in config_names:
+                self.configs.append(call)
+        for k in self.kernels:
+            for call, _stmt in k.calls:
+                for callee in self.resolve_callee(call.func):
+                    binding = CallBinding(
+                        call, callee, _bind(call, callee, None, None, self), None, k
+                    )
+                    self.helper_calls.append(binding)
 
     # -- queries ----------------------------------------------------------------------
     def flag_selects_fallback_only_for_one_head(self: KernelIndex, flag: str) -> bool:
@@ -731,9 +753,7 @@ class KernelIndex:
             for _ in range(_MAX_HELPER_DEPTH):
                 changed = False
                 for binding in self.helper_calls:
-                    caller = self.kernel_of(binding.call)
-                    if caller is None:
-                        continue
+                    caller = binding.caller
                     tainted = pointer_names(caller, cache[id(caller)])
                     for param, exprs in binding.args.items():
                         if param not in cache[id(binding.callee)] and any(
@@ -746,46 +766,44 @@ class KernelIndex:
             self._transposed_cache = cache
         return cache.get(id(fn), set())
 
-    def option_dicts(self: KernelIndex) -> Iterator[tuple[str, ast.AST, ast.AST]]:
+    def option_dicts(self) -> Iterator[tuple[str, ast.AST, ast.AST]]:
         """Launch options set in dicts that reach a call (`**kw`, `kernel_kwargs=dict(...)`):
         yields (key, key-or-keyword node, the container node)."""
-        kernel_ids = {id(k.node) for k in self.kernels}
+        passed: dict[int, set[str]] = defaultdict(set)  # host -> dict variables passed on
+        containers: list[tuple[ast.AST, HostFunction]] = []
+        for call, host in self.host_calls:
+            for value in (*call.args, *(k.value for k in call.keywords)):
+                if isinstance(value, ast.Starred):
+                    value = value.value
+                if isinstance(value, ast.Name):
+                    passed[id(host)].add(value.id)
+                elif _is_dict_builder(value):
+                    containers.append((value, host))
+        for node, host in self.host_dicts:
+            for k, v in zip(node.keys, node.values):
+                if k is None and isinstance(v, ast.Name):
+                    passed[id(host)].add(v.id)
         for host in self.hosts:
-            if id(host.node) in kernel_ids:
-                continue
-            passed: set[str] = set()
-            containers: list[ast.AST] = []
-            for node in _host_nodes(host.node):
-                if isinstance(node, ast.Call):
-                    values = list(node.args) + [k.value for k in node.keywords]
-                    for v in values:
-                        if isinstance(v, ast.Name):
-                            passed.add(v.id)
-                        elif _is_dict_builder(v):
-                            containers.append(v)
-                elif isinstance(node, ast.Dict):
-                    for k, v in zip(node.keys, node.values):
-                        if k is None and isinstance(v, ast.Name):
-                            passed.add(v.id)
-            for name in passed:
-                containers += [v for v in host.assignments.get(name, []) if _is_dict_builder(v)]
-            seen: set[int] = set()
-            for container in containers:
-                for inner in ast.walk(container):
-                    if id(inner) in seen or not _is_dict_builder(inner):
-                        continue
-                    seen.add(id(inner))
-                    if isinstance(inner, ast.Dict):
-                        for k in inner.keys:
-                            if isinstance(k, ast.Constant) and isinstance(k.value, str):
-                                yield k.value, k, inner
-                    else:
-                        for kw in inner.keywords:
-                            if kw.arg:
-                                yield kw.arg, kw, inner
-            for name in passed:
+            for name in sorted(passed.get(id(host), ())):
+                containers += [
+                    (v, host) for v in host.assignments.get(name, []) if _is_dict_builder(v)
+                ]
                 for key, _value, stmt in host.key_assignments.get(name, []):
                     yield key, stmt, stmt
+        seen: set[int] = set()
+        for container, _host in containers:
+            for inner in ast.walk(container):
+                if id(inner) in seen or not _is_dict_builder(inner):
+                    continue
+                seen.add(id(inner))
+                if isinstance(inner, ast.Dict):
+                    for k in inner.keys:
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                            yield k.value, k, inner
+                else:
+                    for kw in inner.keywords:
+                        if kw.arg:
+                            yield kw.arg, kw, inner
 
     def resolve_callee(self, func: ast.AST) -> list[JitFunction]:
         """`k`, `self.k`, `Cls.k`, `module.k` -> the @triton.jit functions of that name."""
@@ -833,28 +851,15 @@ class KernelIndex:
             return out
         return []
 
-    def _calls_to(self, host_name: str) -> Iterator[tuple[ast.Call, HostFunction]]:
-        for node in ast.walk(self.tree):
-            if (
-                isinstance(node, ast.Call)
-                and call_name(node.func) == host_name
-                and not isinstance(node.func, ast.Subscript)
-            ):
-                host = self.host_of.get(id(node))
-                if host is not None:
-                    yield node, host
-
-    def kernel_of(self, node: ast.AST) -> JitFunction | None:
-        for k in self.kernels:
-            if k.node.lineno <= getattr(node, "lineno", -1) <= (k.node.end_lineno or 0):
-                return k
-        return None
+    def _calls_to(self, host_name: str) -> list[tuple[ast.Call, HostFunction]]:
+        calls = self._calls_by_name.get(host_name, [])
+        return [(c, h) for c, h in calls if not isinstance(c.func, ast.Subscript)]
 
     def is_call_to(self, call: ast.Call, qual: str) -> bool:
         return self.aliases.resolve(call.func) == qual
 
     def calls_in(self, fn: JitFunction, qual: str) -> Iterator[tuple[ast.Call, ast.stmt]]:
-        for call, stmt in fn.walk_calls():
+        for call, stmt in fn.calls:
             if self.aliases.resolve(call.func) == qual:
                 yield call, stmt
 
@@ -908,27 +913,22 @@ class KernelIndex:
         module (keyword arguments, dict entries, `kw['FLAG'] = ...`), resolved through
         local variables and helper returns, with their if-guards."""
         out: list[tuple[ast.AST, tuple]] = []
-        kernel_ids = {id(k.node) for k in self.kernels}
         for host in self.hosts:
-            if id(host.node) in kernel_ids:
-                continue
-            for key, value, _stmt in (
-                kv for items in host.key_assignments.values() for kv in items
-            ):
-                if key == flag:
-                    out += self.host_values(value, host)
-        for node in ast.walk(self.tree):
-            host = self.host_of.get(id(node))
-            if host is None or id(host.node) in kernel_ids:
-                continue
-            if isinstance(node, ast.Call):
-                for kw in node.keywords:
-                    if kw.arg == flag:
-                        out += self.host_values(kw.value, host)
-            elif isinstance(node, ast.Dict):
-                for k, v in zip(node.keys, node.values):
-                    if isinstance(k, ast.Constant) and k.value == flag:
-                        out += self.host_values(v, host)
+            for items in host.key_assignments.values():
+                out += [
+                    v
+                    for key, value, _ in items
+                    if key == flag
+                    for v in self.host_values(value, host)
+                ]
+        for call, host in self.host_calls:
+            for kw in call.keywords:
+                if kw.arg == flag:
+                    out += self.host_values(kw.value, host)
+        for node, host in self.host_dicts:
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value == flag:
+                    out += self.host_values(v, host)
         return out
 
 
@@ -985,7 +985,11 @@ def _dict_items(
 
 
 def _bind(
-    call: ast.Call, callee: JitFunction, via: tuple | None, index: KernelIndex
+    call: ast.Call,
+    callee: JitFunction,
+    via: tuple | None,
+    host: HostFunction | None,
+    index: KernelIndex,
 ) -> dict[str, list[ast.AST]]:
     bound: dict[str, list[ast.AST]] = defaultdict(list)
     params = callee.params
@@ -994,7 +998,6 @@ def _bind(
             break  # later positions are unknown
         if pos < len(params):
             bound[params[pos]].append(a)
-    host = index.host_of.get(id(call))
     for kw in call.keywords:
         if kw.arg is not None:
             bound[kw.arg].append(kw.value)
@@ -1127,16 +1130,3 @@ def _is_dict_builder(node: ast.AST) -> bool:
     return isinstance(node, ast.Dict) or (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
     )
-
-
-def _host_nodes(root: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of a host function body, not descending into nested defs or classes."""
-    stack = (
-        list(ast.iter_child_nodes(root)) if not isinstance(root, ast.Module) else list(root.body)
-    )
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))

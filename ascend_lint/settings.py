@@ -14,6 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
+from ascend_lint.reporters import OUTPUT_FORMATS
 from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE
 
 ALL_CODES = frozenset({*RULES_BY_CODE, SYNTAX_ERROR_CODE})
@@ -37,7 +38,6 @@ DEFAULT_EXCLUDE = (
     ".eggs",
     "*.egg-info",
 )
-OUTPUT_FORMATS = ("full", "concise", "json")
 
 # key -> expected type, as users write it in pyproject.toml
 _KEYS: dict[str, type | tuple[type, ...]] = {

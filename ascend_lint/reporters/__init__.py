@@ -1,4 +1,8 @@
-"""Output formats: one module each, all fed the same sorted diagnostics."""
+"""Output formats: one module each, all fed the same sorted diagnostics.
+
+Importing this package stays cheap (the CLI reads OUTPUT_FORMATS to build --help):
+reporters import heavy modules inside `report`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,17 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.reporters import concise, full, json_format
+from ascend_lint.reporters import (
+    concise,
+    full,
+    github,
+    json_format,
+    json_lines,
+    junit,
+    rdjson,
+    rdjsonl,
+    sarif,
+)
 
 Reporter = Callable[[list[Diagnostic], TextIO], None]
 
@@ -14,4 +28,11 @@ REPORTERS: dict[str, Reporter] = {
     "full": full.report,
     "concise": concise.report,
     "json": json_format.report,
+    "json-lines": json_lines.report,
+    "github": github.report,
+    "sarif": sarif.report,
+    "rdjson": rdjson.report,
+    "rdjsonl": rdjsonl.report,
+    "junit": junit.report,
 }
+OUTPUT_FORMATS: tuple[str, ...] = tuple(REPORTERS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ascend_lint.diagnostics import Diagnostic
+from ascend_lint.reporters._common import LineCache
 from ascend_lint.reporters.concise import location
 
 _CONTEXT = 1
@@ -33,13 +34,11 @@ def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
 
 
 def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
-    cache: dict[str, list[str]] = {}
+    cache = LineCache()
     for d in diagnostics:
         fixable = " [*]" if d.fix and d.fix.applicability.value == "safe" else ""
         out.write(f"{location(d)}: {d.code}{fixable} {d.message}\n")
-        lines = cache.get(d.path)
-        if lines is None:
-            lines = cache[d.path] = _read_lines(d.path)
+        lines = cache.lines(d.path)
         if lines:
             out.write("\n".join(_frame(d, lines)) + "\n")
         if d.fix is not None:
@@ -47,13 +46,3 @@ def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
         if d.reference:
             out.write(f"  = help: corrected pattern: {d.reference} (`ascend-lint rule {d.code}`)\n")
         out.write("\n")
-
-
-def _read_lines(path: str) -> list[str]:
-    from ascend_lint.source import SourceDecodeError, SourceFile
-
-    try:
-        with open(path, "rb") as fh:
-            return SourceFile.from_bytes(path, fh.read()).lines
-    except (OSError, SourceDecodeError):
-        return []

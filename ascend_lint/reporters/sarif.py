@@ -1,0 +1,110 @@
+"""SARIF 2.1.0: one run, every rule described, fixes as `fixes` for code-scanning tools.
+
+Columns are 1-based code points (`run.columnKind` says so), end exclusive.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePath
+from typing import TextIO
+from urllib.parse import quote
+
+import ascend_lint
+from ascend_lint.diagnostics import Diagnostic, Position
+from ascend_lint.docs import rule_doc, rule_url
+from ascend_lint.reporters._common import HOMEPAGE, TOOL_NAME
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SYNTAX_ERROR_SUMMARY = "a file could not be read, decoded or parsed, so no rule checked it"
+
+
+def _rules() -> list[dict]:
+    # Imported here: `ascend_lint.rules` loads the index, and the CLI imports this
+    # package to list the formats in --help.
+    from ascend_lint.rules import ALL_RULES, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME
+
+    described = [(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, SYNTAX_ERROR_SUMMARY, None)]
+    described += [(r.code, r.name, r.summary, r.reference) for r in ALL_RULES]
+    out = []
+    for code, name, summary, reference in described:
+        doc = rule_doc(code)
+        text = {"text": doc, "markdown": doc} if doc else {"text": summary}
+        rule = {
+            "id": code,
+            "name": name,
+            "shortDescription": {"text": summary},
+            "fullDescription": text,
+            "help": text,
+            "helpUri": rule_url(code),
+            "defaultConfiguration": {"level": "error"},
+        }
+        if reference:
+            rule["properties"] = {"reference_kernel": reference}
+        out.append(rule)
+    return out
+
+
+def _artifact(path: str) -> dict:
+    p = PurePath(path)
+    if p.is_absolute():
+        return {"uri": Path(path).as_uri()}
+    # Relative to the checkout: consumers resolve %SRCROOT% to the repository root.
+    return {"uri": quote(p.as_posix()), "uriBaseId": "%SRCROOT%"}
+
+
+def _region(start: Position, end: Position) -> dict:
+    return {
+        "startLine": start.row,
+        "startColumn": start.column + 1,
+        "endLine": end.row,
+        "endColumn": end.column + 1,
+    }
+
+
+def _result(d: Diagnostic, index: dict[str, int]) -> dict:
+    artifact = _artifact(d.path)
+    result = {
+        "ruleId": d.code,
+        "ruleIndex": index.get(d.code, -1),  # -1: SARIF's "not in tool.driver.rules"
+        "level": "error",
+        "message": {"text": d.message},
+        "locations": [
+            {"physicalLocation": {"artifactLocation": artifact, "region": _region(d.start, d.end)}}
+        ],
+    }
+    if d.fix is not None:
+        replacements = [
+            {"deletedRegion": _region(e.start, e.end), "insertedContent": {"text": e.content}}
+            for e in d.fix.edits
+        ]
+        result["fixes"] = [
+            {
+                "description": {"text": d.fix.message},
+                "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+                "properties": {"applicability": d.fix.applicability.value},
+            }
+        ]
+    return result
+
+
+def as_dict(diagnostics: list[Diagnostic]) -> dict:
+    rules = _rules()
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    driver = {
+        "name": TOOL_NAME,
+        "version": ascend_lint.__version__,
+        "informationUri": HOMEPAGE,
+        "rules": rules,
+    }
+    run = {
+        "tool": {"driver": driver},
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(d, index) for d in diagnostics],
+    }
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    json.dump(as_dict(diagnostics), out, indent=2, ensure_ascii=False)
+    out.write("\n")

@@ -1,0 +1,170 @@
+"""The shared kernel index: the facts every rule relies on."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from ascend_lint.index import KernelIndex
+
+
+def build(code: str) -> KernelIndex:
+    return KernelIndex.build(ast.parse(textwrap.dedent(code)))
+
+
+@pytest.mark.parametrize(
+    "imports,decorator,lang",
+    [
+        ("import triton\nimport triton.language as tl", "@triton.jit", "tl"),
+        ("import triton as tr\nimport triton.language as language", "@tr.jit", "language"),
+        ("from triton import jit\nfrom triton import language as tl", "@jit", "tl"),
+        ("import triton\nimport triton.language as tl", '@triton.jit(do_not_specialize=["T"])', "tl"),
+        ("import triton\nfrom triton import language", "@triton.jit()", "language"),
+        ("from vllm.triton_utils import tl, triton", "@triton.jit", "tl"),
+    ],
+)
+def test_jit_under_every_import_spelling(imports, decorator, lang):
+    index = build(f"{imports}\n\n{decorator}\ndef k(x, BT: {lang}.constexpr):\n    i = {lang}.program_id(0)\n")
+    [k] = index.kernels
+    assert k.name == "k"
+    assert k.constexpr_params == {"BT"}
+    assert index.aliases.resolve(ast.parse(f"{lang}.program_id").body[0].value) == "triton.language.program_id"
+
+
+def test_stacked_decorators_staticmethods_and_nested_definitions():
+    index = build(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.heuristics({"X": lambda a: True})
+        @triton.autotune(configs=[triton.Config({"BT": 64})], key=["T"])
+        @triton.jit
+        def stacked(x, T, BT: tl.constexpr):
+            pass
+
+        class Ops:
+            @staticmethod
+            @triton.jit
+            def method(x):
+                pass
+
+        if triton is not None:
+            @triton.jit
+            def conditional(x):
+                pass
+
+        def plain(x):
+            return x
+
+        aliased = triton.jit(plain)
+        """
+    )
+    assert sorted(k.name for k in index.kernels) == ["conditional", "method", "plain", "stacked"]
+    assert index.by_name["aliased"][0].name == "plain"
+    assert [k.owner for k in index.kernels if k.name == "method"] == ["Ops"]
+    assert len(index.configs) == 1
+
+
+def test_constexpr_and_runtime_classification():
+    index = build(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit(do_not_specialize=["N"])
+        def k(x, T, N, BT: tl.constexpr, BC: tl.constexpr, K: tl.constexpr):
+            NC = BT // BC
+            i_t = tl.program_id(0)
+            b = tl.load(x + i_t)
+            start = i_t * BT
+            acc = 0
+            for i in range(T):
+                acc = acc + 1
+            for s in tl.static_range(NC):
+                t = s * BC
+            for j in tl.range(0, N):
+                pass
+            dt = x.dtype
+        """
+    )
+    [k] = index.kernels
+    runtime = {"x", "T", "N", "i_t", "b", "start", "i", "acc", "j"}
+    static = {"BT", "BC", "K", "NC", "s", "t", "dt"}
+    assert runtime <= k.runtime_names
+    assert not (static & k.runtime_names)
+
+
+def test_launch_bindings_positional_keyword_and_dicts():
+    index = build(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(a, b, c, D: tl.constexpr):
+            pass
+
+        class Runner:
+            def go(self, x):
+                opts = dict(c=x)
+                opts["D"] = 4
+                self.k[(1,)](x, b=x, **opts)
+
+        def _launch(kernel, *, kernel_kwargs):
+            kernel[(1,)](**kernel_kwargs)
+
+        def outer(x):
+            _launch(k, kernel_kwargs={"a": x, "b": x, "c": x, "D": 8})
+        """
+    )
+    assert len(index.launches) == 2
+    direct, via_helper = sorted(index.launches, key=lambda b: b.call.lineno)
+    assert sorted(direct.args) == ["D", "a", "b", "c"]
+    assert sorted(via_helper.args) == ["D", "a", "b", "c"]
+
+
+def test_transposed_arguments_through_locals_and_helpers():
+    index = build(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(g, beta, h, v):
+            pass
+
+        def _t(x):
+            return x.transpose(1, 2).contiguous()
+
+        def launch(g, beta, h, v):
+            g_t = g.permute(0, 2, 1).contiguous()
+            k[(1,)](g_t, _t(beta), h.transpose(1, 2), v=v)
+        """
+    )
+    [k] = index.kernels
+    assert index.transposed_params(k) == {"g", "beta"}
+
+
+def test_kernel_loops_and_branches_context():
+    index = build(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x, T, G_T_CONTIG: tl.constexpr):
+            for i in range(T):
+                if G_T_CONTIG:
+                    a = 1
+                else:
+                    b = 2
+        """
+    )
+    [k] = index.kernels
+    stmts = {ast.unparse(s): s for s in k.statements}
+    ctx = k.context(stmts["b = 2"])
+    assert len(ctx.loops) == 1 and not ctx.loops[0].static
+    assert ctx.branches[-1].taken is False
