@@ -1,0 +1,155 @@
+"""Plain torch oracles for ``reference_kernels.chunk_o`` (fp32 math, any device).
+
+They walk the chunks one by one in Python with dense torch ops, so they are slow but
+obviously right.  Semantics (shapes, gate convention, varlen) are those documented
+in ``reference_kernels/chunk_o.py``; the backward oracle uses autograd rather than
+hand-derived formulas so that it checks the kernels' algebra independently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import torch
+
+__all__ = [
+    "chunk_bwd_dqkwg_ref",
+    "chunk_bwd_dv_local_ref",
+    "chunk_fwd_o_ref",
+    "chunk_local_cumsum_ref",
+    "iter_chunks",
+]
+
+RCP_LN2 = 1.0 / math.log(2.0)
+
+
+def iter_chunks(
+    B: int, T: int, cu_seqlens: torch.Tensor | None, chunk_size: int
+) -> Iterator[tuple[int, int, int, int]]:
+    """Yield ``(b, start, end, state_idx)`` for every chunk.
+
+    Rows ``start:end`` of batch ``b`` form the chunk; ``state_idx`` indexes dim 1 of
+    ``h`` / ``dh``.  Chunks never cross a sequence boundary.
+    """
+    if cu_seqlens is None:
+        for b in range(B):
+            for c, s in enumerate(range(0, T, chunk_size)):
+                yield b, s, min(s + chunk_size, T), c
+        return
+    offsets = [int(x) for x in cu_seqlens.tolist()]
+    idx = 0
+    for bos, eos in zip(offsets[:-1], offsets[1:]):
+        for s in range(bos, eos, chunk_size):
+            yield 0, s, min(s + chunk_size, eos), idx
+            idx += 1
+
+
+def _heads(x: torch.Tensor, HV: int) -> torch.Tensor:
+    """[L, H, D] -> [HV, L, D] in fp32, repeating each q/k head for its value heads."""
+    H = x.shape[1]
+    return x.float().repeat_interleave(HV // H, dim=1).transpose(0, 1)
+
+
+def _gate(g: torch.Tensor | None, b: int, s: int, e: int, HV: int, device) -> torch.Tensor:
+    """Gate of one chunk as [HV, L] fp32 (zeros when there is no gate)."""
+    if g is None:
+        return torch.zeros(HV, e - s, device=device)
+    return g[b, s:e].float().transpose(0, 1)
+
+
+def _local_output(qc, kc, vc, hc, gc, scale):
+    """o for one chunk, all heads: qc/kc [HV, L, K], vc [HV, L, V], hc [HV, K, V], gc [HV, L]."""
+    L = qc.shape[1]
+    causal = torch.ones(L, L, dtype=torch.bool, device=qc.device).tril()
+    o_inter = (qc @ hc) * torch.exp2(gc)[..., None]
+    decay = torch.exp2((gc[:, :, None] - gc[:, None, :]).masked_fill(~causal, 0.0))
+    scores = (qc @ kc.transpose(1, 2)) * decay * causal
+    return (o_inter + scores @ vc) * scale
+
+
+def chunk_fwd_o_ref(q, k, v, h, g=None, scale=None, cu_seqlens=None, chunk_size=64):
+    B, T, _, K = q.shape
+    HV = v.shape[2]
+    scale = K**-0.5 if scale is None else scale
+    o = torch.zeros(v.shape, dtype=torch.float32, device=v.device)
+    for b, s, e, c in iter_chunks(B, T, cu_seqlens, chunk_size):
+        o_c = _local_output(
+            _heads(q[b, s:e], HV),
+            _heads(k[b, s:e], HV),
+            v[b, s:e].float().transpose(0, 1),
+            h[b, c].float(),
+            _gate(g, b, s, e, HV, q.device),
+            scale,
+        )
+        o[b, s:e] = o_c.transpose(0, 1)
+    return o
+
+
+def chunk_bwd_dv_local_ref(q, k, do, g=None, scale=None, cu_seqlens=None, chunk_size=64):
+    B, T, _, K = q.shape
+    HV = do.shape[2]
+    scale = K**-0.5 if scale is None else scale
+    dv = torch.zeros(do.shape, dtype=torch.float32, device=do.device)
+    for b, s, e, _ in iter_chunks(B, T, cu_seqlens, chunk_size):
+        qc, kc = _heads(q[b, s:e], HV), _heads(k[b, s:e], HV)
+        gc = _gate(g, b, s, e, HV, q.device)
+        L = e - s
+        anti_causal = torch.ones(L, L, dtype=torch.bool, device=q.device).triu()
+        # rows: the token whose dv we want (s); columns: later tokens t >= s
+        decay = torch.exp2((gc[:, None, :] - gc[:, :, None]).masked_fill(~anti_causal, 0.0))
+        scores = (kc @ qc.transpose(1, 2)) * decay * anti_causal * scale
+        dv[b, s:e] = (scores @ do[b, s:e].float().transpose(0, 1)).transpose(0, 1)
+    return dv
+
+
+def chunk_bwd_dqkwg_ref(
+    q, k, v, do, h, dh, g=None, w=None, dv=None, scale=None, cu_seqlens=None, chunk_size=64
+):
+    """Autograd of ``<do, o> + sum_c <dh[c], h_end[c]>`` w.r.t. q, k and g.
+
+    Returns fp32 ``(dq, dk, dw, dg)``; ``dg`` is autodiff's dL/dg divided by ln 2.
+    """
+    B, T, _, K = q.shape
+    HV = v.shape[2]
+    scale = K**-0.5 if scale is None else scale
+    q_r = q.detach().float().requires_grad_()
+    k_r = k.detach().float().requires_grad_()
+    g_r = g.detach().float().requires_grad_() if g is not None else None
+    loss = q_r.new_zeros(())
+    for b, s, e, c in iter_chunks(B, T, cu_seqlens, chunk_size):
+        qc, kc = _heads(q_r[b, s:e], HV), _heads(k_r[b, s:e], HV)
+        vc = v[b, s:e].float().transpose(0, 1)
+        hc = h[b, c].float()
+        gc = _gate(g_r, b, s, e, HV, q.device)
+        o_c = _local_output(qc, kc, vc, hc, gc, scale)
+        g_last = gc[:, -1]
+        h_end = torch.exp2(g_last)[:, None, None] * hc + kc.transpose(1, 2) @ (
+            vc * torch.exp2(g_last[:, None] - gc)[..., None]
+        )
+        loss = (
+            loss
+            + (do[b, s:e].float().transpose(0, 1) * o_c).sum()
+            + (dh[b, c].float() * h_end).sum()
+        )
+    inputs = [q_r, k_r] + ([g_r] if g_r is not None else [])
+    grads = torch.autograd.grad(loss, inputs)
+    dq, dk = grads[0], grads[1]
+    dg = grads[2] * RCP_LN2 if g_r is not None else None
+
+    dw = None
+    if w is not None:
+        dw = torch.zeros(B, T, HV, K, dtype=torch.float32, device=q.device)
+        for b, s, e, c in iter_chunks(B, T, cu_seqlens, chunk_size):
+            # [L, HV, V] x [HV, K, V] -> [L, HV, K]
+            dw[b, s:e] = -torch.einsum("lhv,hkv->lhk", dv[b, s:e].float(), h[b, c].float())
+    return dq, dk, dw, dg
+
+
+def chunk_local_cumsum_ref(g, chunk_size=64, cu_seqlens=None):
+    """fp32 cumsum of ``g [B, T, H]`` inside each chunk (chunks restart per sequence)."""
+    B, T, _ = g.shape
+    out = torch.zeros(g.shape, dtype=torch.float32, device=g.device)
+    for b, s, e, _ in iter_chunks(B, T, cu_seqlens, chunk_size):
+        out[b, s:e] = g[b, s:e].float().cumsum(0)
+    return out

@@ -1,0 +1,27 @@
+"""reference_kernels.cumsum (full chunks and tail chunk on separate constexpr paths)."""
+
+import pytest
+import torch
+
+from reference_kernels import torch_reference as oracle
+from reference_kernels.cumsum import chunk_local_cumsum
+
+CASES = [
+    pytest.param(2, 50, 4, 16, None, torch.float32, id="B2-T50-H4-BT16-tail"),
+    pytest.param(2, 64, 3, 32, None, torch.float32, id="B2-T64-H3-BT32-no-tail"),
+    pytest.param(1, 10, 2, 16, None, torch.float32, id="B1-T10-H2-BT16-tail-only"),
+    pytest.param(1, 129, 3, 16, (0, 37, 100, 129), torch.float32, id="varlen0-37-100-129-H3-BT16"),
+    pytest.param(1, 80, 2, 16, (0, 5, 37, 80), torch.float16, id="varlen0-5-37-80-H2-BT16-fp16-in"),
+    pytest.param(1, 96, 20, 32, (0, 32, 96), torch.float32, id="varlen0-32-96-H20-BT32-no-tail"),
+]
+
+
+@pytest.mark.parametrize(("B", "T", "H", "BT", "cu", "dtype"), CASES)
+def test_chunk_local_cumsum(B, T, H, BT, cu, dtype):
+    gen = torch.Generator().manual_seed(0)
+    g = torch.randn(B, T, H, generator=gen).to(dtype)
+    cu_seqlens = None if cu is None else torch.tensor(cu, dtype=torch.int64)
+    out = chunk_local_cumsum(g, BT, cu_seqlens=cu_seqlens)
+    ref = oracle.chunk_local_cumsum_ref(g, BT, cu_seqlens=cu_seqlens)
+    assert out.dtype == torch.float32 and out.shape == g.shape
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
