@@ -46,6 +46,28 @@ def _check_parser() -> argparse.ArgumentParser:
         help="how findings are printed (default: full)",
     )
     p.add_argument("-o", "--output-file", help="write the report to this file instead of stdout")
+    p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
+    p.add_argument("--no-fix", dest="fix", action="store_false", help="do not apply fixes")
+    p.add_argument(
+        "--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes"
+    )
+    p.add_argument(
+        "--no-unsafe-fixes",
+        dest="unsafe_fixes",
+        action="store_false",
+        help="never apply unsafe fixes",
+    )
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the diff --fix would apply; write nothing (exit 1 if any)",
+    )
+    p.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
+    p.add_argument(
+        "--exit-non-zero-on-fix",
+        action="store_true",
+        help="exit 1 when a fix was applied, even if nothing remains",
+    )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument(
@@ -127,10 +149,29 @@ def _check_command(argv: list[str]) -> int:
     for message in found.errors:
         sys.stderr.write(f"error: {message}\n")
     results = lint_files(found.files, settings, jobs=args.jobs)
+    internal = [r.error and f"{r.path}: {r.error}" for r in results if r.error]
+    fixing = None
+    if args.fix if args.fix is not None else False or args.diff:
+        pass
+    if args.diff or (args.fix if args.fix is not None else settings.fix):
+        from ascend_lint.fix_command import run_fixes
+
+        unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else settings.unsafe_fixes
+        fixing = run_fixes(results, settings, unsafe=unsafe, diff=args.diff)
+        internal += fixing.errors
+        if args.diff:
+            sys.stdout.write(fixing.diff)
+            if fixing.would_fix:
+                noun = "error" if fixing.would_fix == 1 else "errors"
+                sys.stderr.write(f"Would fix {fixing.would_fix} {noun}.\n")
+            for message in internal:
+                sys.stderr.write(f"error: {message}\n")
+            if found.errors or internal:
+                return EXIT_ERROR
+            return EXIT_FINDINGS if fixing.diff else EXIT_CLEAN
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key())
-    internal = [r for r in results if r.error]
-    for r in internal:
-        sys.stderr.write(f"error: {r.path}: {r.error}\n")
+    for message in internal:
+        sys.stderr.write(f"error: {message}\n")
 
     with contextlib.ExitStack() as stack:
         out = (
@@ -142,27 +183,57 @@ def _check_command(argv: list[str]) -> int:
             _statistics(diagnostics, out)
         else:
             REPORTERS[settings.output_format](diagnostics, out)
+        if fixing is not None and args.show_fixes:
+            _show_fixes(fixing.applied, out)
         if not args.quiet and settings.output_format in ("full", "concise") and not args.statistics:
-            _summary(diagnostics, len(found.files), out)
+            _summary(diagnostics, len(found.files), out, fixing)
 
     if found.errors or internal:
         return EXIT_ERROR
-    if diagnostics and not args.exit_zero:
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if diagnostics or (args.exit_non_zero_on_fix and fixing is not None and fixing.applied):
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
 
-def _summary(diagnostics, n_files: int, out) -> None:
+def _summary(diagnostics, n_files: int, out, fixing=None) -> None:
+    fixed = len(fixing.applied) if fixing is not None else 0
     if not diagnostics:
-        out.write("All checks passed!\n")
+        if fixed:
+            out.write(
+                f"Found {fixed} error{'s' if fixed != 1 else ''} ({fixed} fixed, 0 remaining).\n"
+            )
+        else:
+            out.write("All checks passed!\n")
         return
-    fixable = sum(1 for d in diagnostics if d.fix and d.fix.applicability.value == "safe")
-    noun = "error" if len(diagnostics) == 1 else "errors"
-    out.write(
-        f"Found {len(diagnostics)} {noun} in {len({d.path for d in diagnostics})} of {n_files} files.\n"
-    )
-    if fixable:
-        out.write(f"[*] {fixable} fixable with the `--fix` option.\n")
+    total = len(diagnostics) + fixed
+    noun = "error" if total == 1 else "errors"
+    where = f"in {len({d.path for d in diagnostics})} of {n_files} files"
+    if fixing is not None:
+        out.write(f"Found {total} {noun} ({fixed} fixed, {len(diagnostics)} remaining) {where}.\n")
+    else:
+        out.write(f"Found {total} {noun} {where}.\n")
+    safe = sum(1 for d in diagnostics if d.fix and d.fix.applicability.value == "safe")
+    unsafe = sum(1 for d in diagnostics if d.fix and d.fix.applicability.value == "unsafe")
+    if safe:
+        out.write(f"[*] {safe} fixable with the `--fix` option.\n")
+    if unsafe:
+        out.write(f"({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option.)\n")
+
+
+def _show_fixes(applied, out) -> None:
+    if not applied:
+        out.write("No errors fixed.\n")
+        return
+    by_file: dict[str, Counter] = {}
+    for d in applied:
+        by_file.setdefault(d.path, Counter())[(d.code, d.name)] += 1
+    out.write(f"Fixed {len(applied)} error{'s' if len(applied) != 1 else ''}:\n")
+    for path, counts in sorted(by_file.items()):
+        out.write(f"- {path}:\n")
+        for (code, name), n in sorted(counts.items()):
+            out.write(f"    {n} x {code} ({name})\n")
 
 
 def _statistics(diagnostics, out) -> None:
@@ -213,7 +284,7 @@ def _rule_command(argv: list[str]) -> int:
                 "summary": r.summary,
                 "fix": r.fix_applicability.value if r.fix_applicability else None,
                 "url": rule_url(r.code),
-                "reference_kernel": r.reference,
+                "reference_kernel": r.reference or None,
                 "explanation": rule_doc(r.code),
             }
             for r in rules
@@ -225,6 +296,8 @@ def _rule_command(argv: list[str]) -> int:
             print("\n" + "-" * 80 + "\n")
         doc = rule_doc(r.code)
         print(doc.rstrip() if doc else f"# {r.name} ({r.code})\n\n{r.summary}")
+        if not r.reference:
+            continue
         ref = reference_source(r.reference)
         print(f"\n## Reference kernel: {r.reference}\n")
         if ref is None:

@@ -38,24 +38,16 @@ def lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
     try:
         source = SourceFile.from_bytes(path, raw)
     except SourceDecodeError as exc:
-        result.diagnostics.append(
-            _not_parsable(path, f"file is not valid source text: {exc}", 1, 0)
-        )
-        return result
+        return unparsable(result, codes, f"file is not valid source text: {exc}")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to report
             tree = ast.parse(source.text, filename=path)
     except SyntaxError as exc:
-        row = exc.lineno or 1
-        col = max((exc.offset or 1) - 1, 0)
-        result.diagnostics.append(_not_parsable(path, f"SyntaxError: {exc.msg}", row, col))
-        return result
+        col = max((exc.offset or 1) - 1, 0)  # 1-based, in characters for str input
+        return unparsable(result, codes, f"SyntaxError: {exc.msg}", exc.lineno or 1, col)
     except (ValueError, RecursionError, MemoryError) as exc:
-        result.diagnostics.append(
-            _not_parsable(path, f"cannot parse: {type(exc).__name__}: {exc}", 1, 0)
-        )
-        return result
+        return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
     try:
         index = KernelIndex.build(tree)
     except RecursionError:
@@ -84,7 +76,7 @@ def lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
                         start=start,
                         end=end,
                         fix=finding.fix,
-                        reference=rule.reference,
+                        reference=rule.reference or None,
                     )
                 )
         except RecursionError:
@@ -106,6 +98,13 @@ def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _not_parsable(path: str, message: str, row: int, col: int) -> Diagnostic:
-    pos = Position(row, col)
-    return Diagnostic(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message, path, pos, pos)
+def unparsable(
+    result: FileResult, codes: frozenset[str], message: str, row: int = 1, col: int = 0
+) -> FileResult:
+    """Report a file no rule could check (ASC000), unless that code is ignored."""
+    if SYNTAX_ERROR_CODE in codes:
+        pos = Position(row, col)
+        result.diagnostics.append(
+            Diagnostic(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message, result.path, pos, pos)
+        )
+    return result

@@ -1,26 +1,41 @@
-"""Applying fixes: text edits, overlap resolution, re-parse check, repeat until stable."""
+"""Applying fixes: text edits, overlap resolution, re-parse check, repeat until stable,
+and atomic writes that keep the file's encoding, BOM, line endings and mode."""
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import codecs
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import libcst
 
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
-from ascend_lint.source import SourceFile
+from ascend_lint.source import SourceDecodeError, SourceFile
 
 MAX_ROUNDS = 10  # fixes converge in one or two rounds; this bounds a pathological case
 
 
 @dataclass
 class FixOutcome:
-    text: str
-    applied: list[Diagnostic]
+    path: str
+    original: bytes
+    fixed: bytes
+    applied: list[Diagnostic] = field(default_factory=list)
+    remaining: list[Diagnostic] = field(default_factory=list)  # findings left after fixing
     error: str | None = None  # a fix that broke parsing: the file is left as it was
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
 
 
 def apply_edits(source: SourceFile, fixes: list[Fix]) -> tuple[str, list[int]]:
-    """Apply non-overlapping fixes; a fix that overlaps an earlier one waits for the next round."""
+    """Apply non-overlapping fixes, leftmost first; a fix that overlaps one already
+    taken waits for the next round (after re-linting, its edits may be different)."""
     spans = []
     for i, fix in enumerate(fixes):
         edits = sorted(
@@ -33,47 +48,107 @@ def apply_edits(source: SourceFile, fixes: list[Fix]) -> tuple[str, list[int]]:
         )
         spans.append((edits[0][0], edits[-1][1], i, edits))
     spans.sort()
-    chosen: list[tuple[int, int, int, list]] = []
+    chosen = []
     last_end = -1
     for start, end, i, edits in spans:
-        if start < last_end or (start == last_end and start == end and chosen):
+        if start < last_end:
             continue
-        chosen.append((start, end, i, edits))
+        chosen.append((i, edits))
         last_end = end
     text = source.text
-    for _start, _end, _i, edits in reversed(chosen):
+    for _i, edits in reversed(chosen):
         for s, e, content in reversed(edits):
             text = text[:s] + content + text[e:]
-    return text, [i for *_, i, _ in chosen]
+    return text, [i for i, _ in chosen]
+
+
+def encode_like(source: SourceFile, text: str) -> bytes:
+    data = text.encode(source.encoding)
+    return codecs.BOM_UTF8 + data if source.has_bom else data
+
+
+def parses(text: str) -> str | None:
+    """None if both parsers accept `text`, else the error. libcst's parser is the stricter
+    round-trip check; `ast` is what Python itself will run."""
+    try:
+        ast.parse(text)
+        libcst.parse_module(text)
+    except SyntaxError as exc:
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    except libcst.ParserSyntaxError as exc:
+        return f"{exc.message} (line {exc.raw_line})"
+    except (ValueError, RecursionError) as exc:
+        return str(exc)
+    return None
 
 
 def fix_source(
-    path: str, raw: bytes, codes: frozenset[str], allowed: frozenset[Applicability]
+    path: str,
+    raw: bytes,
+    codes: frozenset[str],
+    allowed: frozenset[Applicability],
+    fixable: frozenset[str] | None = None,
 ) -> FixOutcome:
-    source = SourceFile.from_bytes(path, raw)
-    original = source.text
+    """Fix, re-lint and repeat until nothing changes. On any failure the original bytes
+    are returned untouched with an error naming the rules whose fixes were involved."""
+    outcome = FixOutcome(path, raw, raw)
+    try:
+        source = SourceFile.from_bytes(path, raw)
+    except SourceDecodeError as exc:
+        outcome.error = str(exc)
+        return outcome
     applied: list[Diagnostic] = []
+    data = raw
     for _ in range(MAX_ROUNDS):
-        result = lint_source(path, source.text.encode(source.encoding), codes)
-        fixable = [
-            d for d in result.diagnostics if d.fix is not None and d.fix.applicability in allowed
+        result = lint_source(path, data, codes)
+        outcome.remaining = result.diagnostics
+        candidates = [
+            d
+            for d in result.diagnostics
+            if d.fix is not None
+            and d.fix.applicability in allowed
+            and (fixable is None or d.code in fixable)
         ]
-        if not fixable:
+        if not candidates or result.error:
             break
-        text, used = apply_edits(source, [d.fix for d in fixable])
+        text, used = apply_edits(source, [d.fix for d in candidates])
         if text == source.text:
             break
-        try:
-            ast.parse(text)
-        except SyntaxError as exc:
-            rules = ", ".join(sorted({fixable[i].code for i in used}))
-            return FixOutcome(
-                original,
-                [],
-                f"a fix by {rules} produced invalid code ({exc.msg}); file left unchanged",
-            )
-        applied += [fixable[i] for i in used]
-        source = SourceFile(
-            path, text.encode(source.encoding), text, source.encoding, source.has_bom
-        )
-    return FixOutcome(source.text, applied)
+        problem = parses(text)
+        if problem is not None:
+            rules = ", ".join(sorted({candidates[i].code for i in used}))
+            outcome.error = f"internal error: a fix by {rules} produced invalid code ({problem}); file left unchanged"
+            outcome.remaining = lint_source(path, raw, codes).diagnostics
+            return outcome
+        applied += [candidates[i] for i in used]
+        data = encode_like(source, text)
+        source = SourceFile.from_bytes(path, data)
+    outcome.fixed = data
+    outcome.applied = applied
+    return outcome
+
+
+class ChangedOnDisk(Exception):
+    """The file changed between reading and writing: another tool or editor got there first."""
+
+
+def write_atomic(path: str, data: bytes, expected: bytes) -> None:
+    """Replace `path` with `data` in one rename, keeping its permission bits. Refuses if
+    the file on disk is no longer `expected`. A failure leaves the original intact."""
+    with open(path, "rb") as fh:
+        if fh.read() != expected:
+            raise ChangedOnDisk(path)
+    mode = os.stat(path).st_mode
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".ascend-lint-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

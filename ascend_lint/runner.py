@@ -7,7 +7,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ascend_lint.diagnostics import Position
-from ascend_lint.engine import FileResult, _not_parsable, lint_source
+from ascend_lint.engine import FileResult, lint_source, unparsable
 from ascend_lint.settings import Settings
 
 _POOL_MIN_FILES = 24
@@ -18,11 +18,7 @@ def lint_path(path: str, codes: frozenset[str]) -> FileResult:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
-        result = FileResult(path)
-        result.diagnostics.append(
-            _not_parsable(path, f"cannot read file: {exc.strerror or exc}", 1, 0)
-        )
-        return result
+        return unparsable(FileResult(path), codes, f"cannot read file: {exc.strerror or exc}")
     return lint_source(path, raw, codes)
 
 

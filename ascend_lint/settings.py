@@ -17,7 +17,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 from ascend_lint.reporters import OUTPUT_FORMATS
 from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE
 
-ALL_CODES = frozenset({*RULES_BY_CODE, SYNTAX_ERROR_CODE})
+ALL_CODES = frozenset(RULES_BY_CODE)
 DEFAULT_EXCLUDE = (
     ".git",
     ".hg",
@@ -48,6 +48,10 @@ _KEYS: dict[str, type | tuple[type, ...]] = {
     "exclude": list,
     "extend-exclude": list,
     "output-format": str,
+    "fix": bool,
+    "unsafe-fixes": bool,
+    "fixable": list,
+    "unfixable": list,
 }
 
 
@@ -64,6 +68,10 @@ class Settings:
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     extend_exclude: list[str] = field(default_factory=list)
     output_format: str = "full"
+    fix: bool = False
+    unsafe_fixes: bool = False
+    fixable: list[str] = field(default_factory=lambda: ["ALL"])
+    unfixable: list[str] = field(default_factory=list)
     root: Path = field(default_factory=Path.cwd)  # folder of the pyproject.toml in use
     config_path: Path | None = None
 
@@ -71,11 +79,11 @@ class Settings:
         chosen = set(expand_codes(self.select, "select")) | set(
             expand_codes(self.extend_select, "extend-select")
         )
-        chosen -= set(expand_codes(self.ignore, "ignore"))
-        # A file that cannot be parsed is always reported, unless explicitly ignored.
-        if SYNTAX_ERROR_CODE not in expand_codes(self.ignore, "ignore"):
-            chosen.add(SYNTAX_ERROR_CODE)
-        return frozenset(chosen)
+        ignored = set(expand_codes(self.ignore, "ignore"))
+        # A file no rule could check is reported whatever the selection, unless ignored
+        # by name: `--select ASC004` must not hide that a file was never checked.
+        chosen.add(SYNTAX_ERROR_CODE)
+        return frozenset(chosen - ignored)
 
     def codes_for(self, path: str, enabled: frozenset[str]) -> frozenset[str]:
         if not self.per_file_ignores:
@@ -177,7 +185,7 @@ def load_settings(config: Path | None, start: Path) -> Settings:
                 f"{path}: `{key}` must be a {expected.__name__}, got {type(value).__name__} `{value!r}`"
             )
         where = f"{path}: {key}"
-        if key in ("select", "ignore", "extend-select"):
+        if key in ("select", "ignore", "extend-select", "fixable", "unfixable"):
             expand_codes(value, where)
             setattr(settings, key.replace("-", "_"), [str(v) for v in value])
         elif key == "per-file-ignores":
@@ -186,6 +194,8 @@ def load_settings(config: Path | None, start: Path) -> Settings:
                     raise ConfigError(f"{where}.{pattern} must be a list of codes")
                 expand_codes(codes, f"{where}.{pattern}")
             settings.per_file_ignores = {k: [str(c) for c in v] for k, v in value.items()}
+        elif key in ("fix", "unsafe-fixes"):
+            setattr(settings, key.replace("-", "_"), value)
         elif key == "exclude":
             settings.exclude = [str(v) for v in value]
         elif key == "extend-exclude":

@@ -23,9 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--eval-dir", default=str(ROOT.parent / "shared" / "eval"))
-    ap.add_argument("--rules", default="", help="comma-separated codes to score (default: all in scope)")
+    ap.add_argument(
+        "--rules", default="", help="comma-separated codes to score (default: all in scope)"
+    )
     ap.add_argument("--out", default=str(ROOT / "docs" / "EVAL.md"))
     args = ap.parse_args()
     eval_dir = Path(args.eval_dir)
@@ -38,7 +42,15 @@ def main() -> int:
         findings = Path(tmp) / "findings.json"
         with open(findings, "w") as fh:
             lint = subprocess.run(
-                [sys.executable, "-m", "ascend_lint", "--no-cache", "--output-format", "json", str(corpus)],
+                [
+                    sys.executable,
+                    "-m",
+                    "ascend_lint",
+                    "--no-cache",
+                    "--output-format",
+                    "json",
+                    str(corpus),
+                ],
                 stdout=fh,
                 cwd=ROOT,
             )
@@ -62,7 +74,7 @@ no expected or ambiguous label (see `../shared/eval/README.md` for the conventio
 {table}
 ```
 
-* command: `MIRROR_ROOT=<mirror root> python benchmarks/eval_corpus.py{' --rules ' + args.rules if args.rules else ''}`
+* command: `MIRROR_ROOT=<mirror root> python benchmarks/eval_corpus.py{" --rules " + args.rules if args.rules else ""}`
 * ascend-lint {__version__}, Python {sys.version.split()[0]}, {datetime.date.today().isoformat()}
 """
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -20,17 +20,26 @@ def build(code: str) -> KernelIndex:
         ("import triton\nimport triton.language as tl", "@triton.jit", "tl"),
         ("import triton as tr\nimport triton.language as language", "@tr.jit", "language"),
         ("from triton import jit\nfrom triton import language as tl", "@jit", "tl"),
-        ("import triton\nimport triton.language as tl", '@triton.jit(do_not_specialize=["T"])', "tl"),
+        (
+            "import triton\nimport triton.language as tl",
+            '@triton.jit(do_not_specialize=["T"])',
+            "tl",
+        ),
         ("import triton\nfrom triton import language", "@triton.jit()", "language"),
         ("from vllm.triton_utils import tl, triton", "@triton.jit", "tl"),
     ],
 )
 def test_jit_under_every_import_spelling(imports, decorator, lang):
-    index = build(f"{imports}\n\n{decorator}\ndef k(x, BT: {lang}.constexpr):\n    i = {lang}.program_id(0)\n")
+    index = build(
+        f"{imports}\n\n{decorator}\ndef k(x, BT: {lang}.constexpr):\n    i = {lang}.program_id(0)\n"
+    )
     [k] = index.kernels
     assert k.name == "k"
     assert k.constexpr_params == {"BT"}
-    assert index.aliases.resolve(ast.parse(f"{lang}.program_id").body[0].value) == "triton.language.program_id"
+    assert (
+        index.aliases.resolve(ast.parse(f"{lang}.program_id").body[0].value)
+        == "triton.language.program_id"
+    )
 
 
 def test_stacked_decorators_staticmethods_and_nested_definitions():

@@ -24,8 +24,10 @@ def _rules() -> list[dict]:
     # package to list the formats in --help.
     from ascend_lint.rules import ALL_RULES, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME
 
-    described = [(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, SYNTAX_ERROR_SUMMARY, None)]
-    described += [(r.code, r.name, r.summary, r.reference) for r in ALL_RULES]
+    described = [(r.code, r.name, r.summary, r.reference) for r in ALL_RULES]
+    # ASC000 is reported by the engine; describe it too when no rule class carries it.
+    if all(code != SYNTAX_ERROR_CODE for code, *_ in described):
+        described.insert(0, (SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, SYNTAX_ERROR_SUMMARY, None))
     out = []
     for code, name, summary, reference in described:
         doc = rule_doc(code)

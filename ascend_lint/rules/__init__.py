@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules.asc000_unparsable_file import UnparsableFile
 from ascend_lint.rules.asc001_strided_time_gather import StridedTimeGather
 from ascend_lint.rules.asc002_stale_pointer_math import StalePointerMath
 from ascend_lint.rules.asc003_runtime_branch_in_loop import RuntimeBranchInLoop
 from ascend_lint.rules.asc004_launch_num_warps_stages import LaunchNumWarpsStages
 
 ALL_RULES: tuple[type[Rule], ...] = (
+    UnparsableFile,
     StridedTimeGather,
     StalePointerMath,
     RuntimeBranchInLoop,
@@ -16,9 +18,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
 
-# Not a rule class: the engine reports a file it cannot read, decode or parse.
-SYNTAX_ERROR_CODE = "ASC000"
-SYNTAX_ERROR_NAME = "unparsable-file"
+# Reported by the engine itself: a file no rule could check.
+SYNTAX_ERROR_CODE = UnparsableFile.code
+SYNTAX_ERROR_NAME = UnparsableFile.name
 
 __all__ = [
     "ALL_RULES",

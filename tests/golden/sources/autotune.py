@@ -1,0 +1,9 @@
+# Golden-output fixture: a fixable ASC004 in an autotune config.
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BT": 64}, num_stages=2)], key=["T"])
+@triton.jit
+def tuned_kernel(x, T, BT: tl.constexpr):
+    pass
