@@ -218,9 +218,13 @@ class JitFunction:
     statements: list[ast.stmt] = field(default_factory=list)  # in source order, nested included
     assignments: dict[str, list[ast.AST]] = field(default_factory=dict)
     jit_names: frozenset[str] = frozenset()  # every @triton.jit name of the module
-    calls: list[tuple[ast.Call, ast.stmt]] = field(
-        default_factory=list
-    )  # each call, with its statement
+    # each call in the body, with the statement that holds it
+    calls: list[tuple[ast.Call, ast.stmt]] = field(default_factory=list)
+    loop_variables: set[str] = field(default_factory=set)  # targets of range / tl.range loops
+    # name -> [(index in `statements` of the assigning statement, value)], in source order
+    definitions: dict[str, list[tuple[int, ast.AST]]] = field(default_factory=dict)
+    _facts: ValueFacts | None = None
+    _statement_order: dict[int, int] | None = None
 
     def is_runtime(self, expr: ast.AST, aliases: Aliases) -> bool:
         """True if `expr` can differ between program instances or launches."""
@@ -228,6 +232,30 @@ class JitFunction:
 
     def runtime_names_in(self, expr: ast.AST, aliases: Aliases) -> list[str]:
         return sorted(n for n in names_in(expr) if n in self.runtime_names)
+
+    def facts(self, aliases: Aliases) -> ValueFacts:
+        """int64 values, loop-derived values, program ids and pointers of this kernel."""
+        if self._facts is None:
+            self._facts = ValueFacts.compute(self, aliases)
+        return self._facts
+
+    def value_before(self, name: str, stmt: ast.stmt) -> ast.AST | None:
+        """The value of the last assignment to `name` that precedes `stmt` in source order
+        (loops and branches are not followed: a straight-line approximation)."""
+        here = self._order().get(id(stmt), len(self.statements))
+        best = None
+        for index, value in self.definitions.get(name, []):
+            if index < here:
+                best = value
+        return best
+
+    def order_of(self, stmt: ast.stmt) -> int:
+        return self._order()[id(stmt)]
+
+    def _order(self) -> dict[int, int]:
+        if self._statement_order is None:
+            self._statement_order = {id(s): i for i, s in enumerate(self.statements)}
+        return self._statement_order
 
     def context(self, stmt: ast.stmt) -> Context:
         return self.contexts.get(id(stmt), Context((), ()))
@@ -335,9 +363,9 @@ class _KernelScanner:
         self._classify()
 
     def _assign(self, name: str, value: ast.AST | None, loops: tuple[Loop, ...]) -> None:
-        self.fn.assignments.setdefault(name, []).append(
-            value if value is not None else ast.Constant(None)
-        )
+        value = value if value is not None else ast.Constant(None)
+        self.fn.assignments.setdefault(name, []).append(value)
+        self.fn.definitions.setdefault(name, []).append((len(self.fn.statements) - 1, value))
         if value is None:
             self.runtime_seeds.add(name)
         elif any(not loop.static for loop in loops) and name in names_in(value):
@@ -390,6 +418,7 @@ class _KernelScanner:
                         self.fn.assignments.setdefault(name, []).append(stmt.iter)
                     else:
                         self.runtime_seeds.add(name)
+                        self.fn.loop_variables.add(name)
                 self._block(stmt.body, (*loops, loop), branches)
                 self._block(stmt.orelse, loops, branches)
             elif isinstance(stmt, ast.While):
@@ -1130,3 +1159,153 @@ def _is_dict_builder(node: ast.AST) -> bool:
     return isinstance(node, ast.Dict) or (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
     )
+
+
+# ------------------------------------------------------------------------ value facts
+
+_INT64 = f"{LANGUAGE}.int64"
+_POINTER_OPS = {
+    f"{LANGUAGE}.{op}"
+    for op in (
+        "load",
+        "store",
+        "make_block_ptr",
+        "atomic_add",
+        "atomic_max",
+        "atomic_min",
+        "atomic_xchg",
+        "atomic_cas",
+    )
+}
+_BLOCK_POINTER_OPS = {f"{LANGUAGE}.make_block_ptr", f"{LANGUAGE}.advance"}
+
+
+def is_int64_cast(expr: ast.AST, aliases: Aliases) -> bool:
+    """`x.to(tl.int64)` or `tl.cast(x, tl.int64)`."""
+    if not isinstance(expr, ast.Call):
+        return False
+    if isinstance(expr.func, ast.Attribute) and expr.func.attr == "to" and expr.args:
+        return aliases.resolve(expr.args[0]) == _INT64
+    if aliases.resolve(expr.func) == f"{LANGUAGE}.cast" and len(expr.args) >= 2:
+        return aliases.resolve(expr.args[1]) == _INT64
+    return False
+
+
+def pointer_root(expr: ast.AST) -> str | None:
+    """The name a pointer expression starts from: `q + (bos * H + i_h) * K` -> 'q'."""
+    while isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        expr = expr.left
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+@dataclass
+class ValueFacts:
+    """Per-kernel facts about values that several rules share."""
+
+    int64: set[str]  # names holding int64 values (cast, annotated, or computed from such)
+    loop_derived: set[str]  # runtime loop variables and values computed from them
+    program_ids: set[str]  # names set straight from tl.program_id, by sums without a multiply
+    pointers: set[str]  # pointer parameters and locals computed from them by + / -
+    block_pointers: set[str]  # names set from tl.make_block_ptr / tl.advance
+
+    @classmethod
+    def compute(cls, fn: JitFunction, aliases: Aliases) -> ValueFacts:
+        int64 = {
+            a.arg for a in _all_params(fn.node.args) if _is_int64_annotation(a.annotation, aliases)
+        }
+        pointers: set[str] = set()
+        for call, _ in fn.calls:
+            if aliases.resolve(call.func) in _POINTER_OPS and call.args:
+                root = pointer_root(call.args[0])
+                if root is not None:
+                    pointers.add(root)
+        for stmt in fn.statements:
+            # `q += offset` on a runtime parameter only makes sense for a pointer.
+            if (
+                isinstance(stmt, ast.AugAssign)
+                and isinstance(stmt.op, (ast.Add, ast.Sub))
+                and isinstance(stmt.target, ast.Name)
+                and stmt.target.id in fn.params
+                and stmt.target.id not in fn.constexpr_params
+            ):
+                pointers.add(stmt.target.id)
+        loop_derived = set(fn.loop_variables)
+        program_ids: set[str] = set()
+        block_pointers: set[str] = set()
+        for _ in range(_MAX_FIXPOINT_ROUNDS):
+            sizes = (
+                len(int64),
+                len(pointers),
+                len(loop_derived),
+                len(program_ids),
+                len(block_pointers),
+            )
+            for name, values in fn.assignments.items():
+                if any(_is_int64_value(v, int64, aliases) for v in values):
+                    int64.add(name)
+                if any(names_in(v) & loop_derived for v in values):
+                    loop_derived.add(name)
+                if all(from_program_id(v, program_ids | {name}, aliases) for v in values) and any(
+                    from_program_id(v, program_ids, aliases) for v in values
+                ):
+                    program_ids.add(name)
+                if any(pointer_root(v) in pointers for v in values):
+                    pointers.add(name)
+                if name in pointers:
+                    # `q_ptr = q + offset` with q_ptr a pointer: q is one too
+                    pointers.update(r for v in values if (r := pointer_root(v)) is not None)
+                if any(
+                    isinstance(v, ast.Call) and aliases.resolve(v.func) in _BLOCK_POINTER_OPS
+                    for v in values
+                ):
+                    block_pointers.add(name)
+            if sizes == (
+                len(int64),
+                len(pointers),
+                len(loop_derived),
+                len(program_ids),
+                len(block_pointers),
+            ):
+                break
+        return cls(int64, loop_derived, program_ids, pointers - block_pointers, block_pointers)
+
+
+def _is_int64_annotation(ann: ast.AST | None, aliases: Aliases) -> bool:
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return ann.value.endswith("int64")
+    return aliases.resolve(ann) == _INT64
+
+
+def _is_int64_value(expr: ast.AST, int64: set[str], aliases: Aliases) -> bool:
+    """Arithmetic with an int64 operand is int64; a call (a load, `.to(tl.int32)`) has
+    its own type, int64 only when it is a cast to int64."""
+    if isinstance(expr, ast.Name):
+        return expr.id in int64
+    if isinstance(expr, ast.Call):
+        return is_int64_cast(expr, aliases)
+    if isinstance(expr, ast.BinOp):
+        return _is_int64_value(expr.left, int64, aliases) or _is_int64_value(
+            expr.right, int64, aliases
+        )
+    if isinstance(expr, ast.UnaryOp):
+        return _is_int64_value(expr.operand, int64, aliases)
+    if isinstance(expr, ast.IfExp):
+        return _is_int64_value(expr.body, int64, aliases) or _is_int64_value(
+            expr.orelse, int64, aliases
+        )
+    return False
+
+
+def from_program_id(expr: ast.AST, known: set[str], aliases: Aliases) -> bool:
+    """`tl.program_id(1)`, `tl.program_id(0) + NT_OFFSET`, or a name already known as such."""
+    if isinstance(expr, ast.Call):
+        return aliases.resolve(expr.func) == f"{LANGUAGE}.program_id"
+    if isinstance(expr, ast.Name):
+        return expr.id in known
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return from_program_id(expr.left, known, aliases) or from_program_id(
+            expr.right, known, aliases
+        )
+    return False

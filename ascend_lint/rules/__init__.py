@@ -8,6 +8,13 @@ from ascend_lint.rules.asc001_strided_time_gather import StridedTimeGather
 from ascend_lint.rules.asc002_stale_pointer_math import StalePointerMath
 from ascend_lint.rules.asc003_runtime_branch_in_loop import RuntimeBranchInLoop
 from ascend_lint.rules.asc004_launch_num_warps_stages import LaunchNumWarpsStages
+from ascend_lint.rules.asc005_runtime_dma_path_split import RuntimeDmaPathSplit
+from ascend_lint.rules.asc006_constexpr_or_runtime import ConstexprOrRuntime
+from ascend_lint.rules.asc007_late_int64_cast import LateInt64Cast
+from ascend_lint.rules.asc008_int64_block_ptr_offset import Int64BlockPtrOffset
+from ascend_lint.rules.asc009_int32_varlen_offsets import Int32VarlenOffsets
+from ascend_lint.rules.asc010_dot_lhs_reuse import DotLhsReuse
+from ascend_lint.rules.asc011_inplace_pointer_advance_in_loop import InplacePointerAdvanceInLoop
 
 ALL_RULES: tuple[type[Rule], ...] = (
     UnparsableFile,
@@ -15,6 +22,13 @@ ALL_RULES: tuple[type[Rule], ...] = (
     StalePointerMath,
     RuntimeBranchInLoop,
     LaunchNumWarpsStages,
+    RuntimeDmaPathSplit,
+    ConstexprOrRuntime,
+    LateInt64Cast,
+    Int64BlockPtrOffset,
+    Int32VarlenOffsets,
+    DotLhsReuse,
+    InplacePointerAdvanceInLoop,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
 

@@ -1,0 +1,72 @@
+"""ASC008 int64-block-ptr-offset: int64 values as make_block_ptr offsets or block shape."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascend_lint.index import is_int64_cast, names_in
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules.asc001_strided_time_gather import MAKE_BLOCK_PTR, block_ptr_arg
+
+
+class Int64BlockPtrOffset(Rule):
+    code = "ASC008"
+    name = "int64-block-ptr-offset"
+    summary = (
+        "int64 value as a `make_block_ptr` offset or block shape: rejected by the Ascend compiler"
+    )
+    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        aliases = ctx.index.aliases
+        for fn in ctx.index.kernels:
+            int64 = fn.facts(aliases).int64
+            for call, _ in ctx.index.calls_in(fn, MAKE_BLOCK_PTR):
+                for part in ("offsets", "block_shape"):
+                    arg = block_ptr_arg(call, part)
+                    elts = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else []
+                    for elt in elts:
+                        wide = sorted(names_in(elt) & int64)
+                        casts = [n for n in ast.walk(elt) if is_int64_cast(n, aliases)]
+                        if wide or casts:
+                            what = (
+                                f"`{wide[0]}` is int64"
+                                if wide
+                                else f"`{ast.unparse(casts[0])}` is int64"
+                            )
+                            yield Finding(
+                                elt,
+                                f"block pointer {part.replace('_', ' ')} `{ast.unparse(elt)}`: {what}; "
+                                "keep offsets int32 (e.g. `i_t * BT`) and put int64 math in the base pointer",
+                            )
+                            break
+
+    VALID = [
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, T, BT: tl.constexpr):
+    i_t = tl.program_id(0)
+    i_b = tl.cast(tl.program_id(1), tl.int64)
+    base = x + i_b * T
+    p = tl.make_block_ptr(base, (T,), (1,), (i_t * BT,), (BT,), (0,))
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, T, BT: tl.constexpr):
+    i_t = tl.program_id(0).to(tl.int64)
+    p = tl.make_block_ptr(x, (T,), (1,), (i_t * BT,), (BT,), (0,))
+    q = tl.make_block_ptr(x, (T,), (1,), (tl.cast(0, tl.int64),), (BT,), (0,))
+""",
+            rows=[8, 9],
+        ),
+    ]

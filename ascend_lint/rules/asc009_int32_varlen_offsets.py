@@ -1,0 +1,134 @@
+"""ASC009 int32-varlen-offsets: sequence offsets narrowed to int32 and used in pointer math."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from ascend_lint.index import LANGUAGE, Aliases, additive_terms, names_in, pointer_names
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+
+_OFFSETS = re.compile(r"cu_seq|seqlens", re.IGNORECASE)
+_INT32 = f"{LANGUAGE}.int32"
+
+
+def _int32_offset_load(value: ast.AST, aliases: Aliases) -> bool:
+    """`tl.load(cu_seqlens + i).to(tl.int32)` (or `tl.cast(..., tl.int32)`)."""
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "to" and value.args:
+        inner, dtype = value.func.value, value.args[0]
+    elif aliases.resolve(value.func) == f"{LANGUAGE}.cast" and len(value.args) >= 2:
+        inner, dtype = value.args[0], value.args[1]
+    else:
+        return False
+    return (
+        aliases.resolve(dtype) == _INT32
+        and isinstance(inner, ast.Call)
+        and aliases.resolve(inner.func) == f"{LANGUAGE}.load"
+        and bool(inner.args)
+        and any(_OFFSETS.search(n) for n in names_in(inner.args[0]))
+    )
+
+
+class Int32VarlenOffsets(Rule):
+    code = "ASC009"
+    name = "int32-varlen-offsets"
+    summary = "`tl.load(cu_seqlens + i).to(tl.int32)` feeding pointer arithmetic: token offsets wrap past 2**31 elements"
+    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        aliases = ctx.index.aliases
+        for fn in ctx.index.kernels:
+            pointers = fn.facts(aliases).pointers | fn.facts(aliases).block_pointers
+            for stmt in fn.statements:
+                if not isinstance(stmt, ast.Assign):
+                    continue
+                narrowed = self._narrowed_targets(stmt, aliases)
+                if not narrowed:
+                    continue
+                derived = pointer_names(fn, narrowed) - pointers
+                if self._feeds_pointer_math(fn, derived, pointers, aliases):
+                    names = ", ".join(f"`{n}`" for n in sorted(narrowed))
+                    yield Finding(
+                        stmt,
+                        f"{names} loaded from the sequence offsets as int32 and used in pointer arithmetic; "
+                        "load them as int64 and narrow only the local length (`T = (eos - bos).to(tl.int32)`)",
+                    )
+
+    @staticmethod
+    def _narrowed_targets(stmt: ast.Assign, aliases: Aliases) -> set[str]:
+        out: set[str] = set()
+        for target in stmt.targets:
+            if isinstance(target, ast.Name) and _int32_offset_load(stmt.value, aliases):
+                out.add(target.id)
+            elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple):
+                for t, v in zip(target.elts, stmt.value.elts):
+                    if isinstance(t, ast.Name) and _int32_offset_load(v, aliases):
+                        out.add(t.id)
+        return out
+
+    @staticmethod
+    def _feeds_pointer_math(fn, derived: set[str], pointers: set[str], aliases: Aliases) -> bool:
+        for stmt in fn.statements:
+            if (
+                isinstance(stmt, ast.AugAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.target.id in pointers
+            ):
+                if names_in(stmt.value) & derived:
+                    return True
+            for node in (
+                ast.walk(stmt) if not isinstance(stmt, (ast.For, ast.While, ast.If)) else [stmt]
+            ):
+                if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+                    terms = additive_terms(node)
+                    if (
+                        any(isinstance(t, ast.Name) and t.id in pointers for t in terms)
+                        and names_in(node) & derived
+                    ):
+                        return True
+        return False
+
+    VALID = [
+        # int64 offsets; only the local length is narrowed
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, cu_seqlens, H: tl.constexpr):
+    i_n, i_h = tl.program_id(0), tl.program_id(1)
+    bos, eos = tl.load(cu_seqlens + i_n), tl.load(cu_seqlens + i_n + 1)
+    T = (eos - bos).to(tl.int32)
+    b = tl.load(x + bos * H + i_h)
+""",
+        # an int32 load used only in a comparison
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, cu_seqlens, i_tg, N):
+    lo = 0
+    mid = (lo + N) // 2
+    if i_tg < tl.load(cu_seqlens + mid + 1).to(tl.int32):
+        lo = mid
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, cu_seqlens, H: tl.constexpr):
+    i_n, i_h = tl.program_id(0), tl.program_id(1)
+    bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+    x += (bos * H + i_h)
+""",
+            rows=[8],
+        ),
+    ]

@@ -1,0 +1,65 @@
+"""ASC011 inplace-pointer-advance-in-loop: `ptr += ...` inside a kernel loop."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+
+
+class InplacePointerAdvanceInLoop(Rule):
+    code = "ASC011"
+    name = "inplace-pointer-advance-in-loop"
+    summary = "`ptr += step` inside a loop: loop-carried pointers have miscompiled (NaN) on Ascend"
+    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        aliases = ctx.index.aliases
+        for fn in ctx.index.kernels:
+            pointers = fn.facts(aliases).pointers
+            for stmt in fn.statements:
+                if (
+                    isinstance(stmt, ast.AugAssign)
+                    and isinstance(stmt.op, (ast.Add, ast.Sub))
+                    and isinstance(stmt.target, ast.Name)
+                    and stmt.target.id in pointers
+                    and fn.context(stmt).loops
+                ):
+                    name = stmt.target.id
+                    yield Finding(
+                        stmt,
+                        f"`{name}` is advanced in place inside a loop; rebuild it from its base "
+                        f"each iteration (`p = base + i * step`)",
+                    )
+
+    VALID = [
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(q, bos, T, H: tl.constexpr, K: tl.constexpr):
+    q += bos * H * K
+    acc = 0.0
+    for i in range(T):
+        p_q = q + i * H * K
+        acc += tl.load(p_q)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(q, T, H: tl.constexpr, K: tl.constexpr):
+    p_q = q + tl.program_id(0)
+    for i in range(T):
+        b = tl.load(p_q)
+        p_q += H * K
+""",
+            rows=[10],
+        ),
+    ]
