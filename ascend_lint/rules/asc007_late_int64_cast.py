@@ -146,7 +146,8 @@ def k(h, T, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr):
     h_base = h + (tl.cast(i_t, tl.int64) * HV + i_h) * K * V
     i_tg = tl.cast(i_t, tl.int64)
     for i in range(T):
-        j = (i * 2).to(tl.int64)
+        j = i.to(tl.int64)
+        j2 = (i + 2).to(tl.int64)
     s = (i_t + i_h).to(tl.int64)
 """,
     ]
