@@ -47,5 +47,51 @@ class Diagnostic:
     noqa_row: int | None = None
     extra: dict = field(default_factory=dict)
 
+    def to_dict(self) -> dict:
+        """Everything but the path, for the cache."""
+        fix = None
+        if self.fix is not None:
+            fix = [
+                self.fix.applicability.value,
+                self.fix.message,
+                [[*_pos(e.start), *_pos(e.end), e.content] for e in self.fix.edits],
+            ]
+        return {
+            "c": self.code,
+            "n": self.name,
+            "m": self.message,
+            "s": _pos(self.start),
+            "e": _pos(self.end),
+            "f": fix,
+            "r": self.reference,
+            "q": self.noqa_row,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict, path: str) -> Diagnostic:
+        fix = None
+        if data["f"] is not None:
+            applicability, message, edits = data["f"]
+            fix = Fix(
+                Applicability(applicability),
+                message,
+                tuple(Edit(Position(a, b), Position(c, d), text) for a, b, c, d, text in edits),
+            )
+        return cls(
+            data["c"],
+            data["n"],
+            data["m"],
+            path,
+            Position(*data["s"]),
+            Position(*data["e"]),
+            fix,
+            data["r"],
+            data["q"],
+        )
+
     def sort_key(self) -> tuple:
         return (self.path, self.start.row, self.start.column, self.code)
+
+
+def _pos(p: Position) -> list[int]:
+    return [p.row, p.column]

@@ -76,9 +76,18 @@ def call_name(node: ast.AST) -> str | None:
 
 
 def names_in(node: ast.AST | None) -> set[str]:
+    """Every identifier an expression mentions."""
     if node is None:
         return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        else:
+            stack.extend(children(n))
+    return found
 
 
 def additive_terms(node: ast.AST) -> list[ast.AST]:
@@ -150,7 +159,7 @@ class Aliases:
     @classmethod
     def collect(cls, tree: ast.Module) -> Aliases:
         aliases = cls()
-        for node in ast.walk(tree):
+        for node in all_statements(tree.body):
             if isinstance(node, ast.Import):
                 for item in node.names:
                     if item.name in (TRITON, LANGUAGE) or item.name.startswith(TRITON + "."):
@@ -225,6 +234,7 @@ class JitFunction:
     definitions: dict[str, list[tuple[int, ast.AST]]] = field(default_factory=dict)
     _facts: ValueFacts | None = None
     _statement_order: dict[int, int] | None = None
+    _statement_names: list[tuple[frozenset[str], frozenset[str]]] | None = None
 
     def is_runtime(self, expr: ast.AST, aliases: Aliases) -> bool:
         """True if `expr` can differ between program instances or launches."""
@@ -238,6 +248,33 @@ class JitFunction:
         if self._facts is None:
             self._facts = ValueFacts.compute(self, aliases)
         return self._facts
+
+    def statement_names(self) -> list[tuple[frozenset[str], frozenset[str]]]:
+        """For each statement (as in `statements`): the names whose data it reads and the
+        names it assigns. `x.dtype`/`x.shape` are metadata, not reads; `x += y` reads x."""
+        if self._statement_names is None:
+            table = []
+            for stmt in self.statements:
+                reads: set[str] = set()
+                meta: set[int] = set()
+                for node in own_nodes(stmt):
+                    if isinstance(node, ast.Attribute) and node.attr in ("dtype", "shape", "type"):
+                        meta.add(id(node.value))
+                    elif (
+                        isinstance(node, ast.Name)
+                        and isinstance(node.ctx, ast.Load)
+                        and id(node) not in meta
+                    ):
+                        reads.add(node.id)
+                writes: set[str] = set()
+                targets = _statement_targets(stmt)
+                for t in targets:
+                    writes |= names_in(t)
+                if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                    reads.add(stmt.target.id)
+                table.append((frozenset(reads), frozenset(writes)))
+            self._statement_names = table
+        return self._statement_names
 
     def value_before(self, name: str, stmt: ast.stmt) -> ast.AST | None:
         """The value of the last assignment to `name` that precedes `stmt` in source order
@@ -261,12 +298,43 @@ class JitFunction:
         return self.contexts.get(id(stmt), Context((), ()))
 
 
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """Direct child nodes; a leaner `ast.iter_child_nodes` (the index walks every node)."""
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        # ctx/op/ops hold marker nodes (Load, Add, Lt...) that no rule looks at.
+        fields = _FIELDS[type(node)] = tuple(
+            f for f in node._fields if f not in ("ctx", "op", "ops")
+        )
+    out: list[ast.AST] = []
+    for f in fields:
+        value = getattr(node, f, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
+
+
+def _statement_targets(stmt: ast.stmt) -> list[ast.AST]:
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    return []
+
+
 def own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
     """Nodes of a statement, not descending into nested statements."""
     stack: list[ast.AST] = []
-    for name, value in ast.iter_fields(stmt):
-        if name in ("body", "orelse", "finalbody", "handlers"):
+    for name in stmt._fields:
+        if name in _BLOCK_FIELDS:
             continue
+        value = getattr(stmt, name, None)
         if isinstance(value, list):
             stack.extend(v for v in value if isinstance(v, ast.AST))
         elif isinstance(value, ast.AST):
@@ -274,7 +342,25 @@ def own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
+
+
+def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included, without visiting expressions."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for name in _BLOCK_FIELDS:
+            block = getattr(stmt, name, None)
+            if block:
+                for item in reversed(block):
+                    if isinstance(
+                        item, (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))
+                    ):
+                        stack.extend(reversed(item.body))
+                    else:
+                        stack.append(item)
 
 
 def _is_compile_time(expr: ast.AST, fn: JitFunction, aliases: Aliases) -> bool:
@@ -685,7 +771,7 @@ class KernelIndex:
                     self.host_calls.append((node, host))
                 elif isinstance(node, ast.Dict):
                     self.host_dicts.append((node, host))
-            stack.extend((child, host) for child in ast.iter_child_nodes(node))
+            stack.extend((child, host) for child in children(node))
         self.host_calls.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
         for call, host in self.host_calls:
             name = call_name(call.func)
@@ -1230,6 +1316,7 @@ class ValueFacts:
             ):
                 pointers.add(stmt.target.id)
         loop_derived = set(fn.loop_variables)
+        mentions = {id(v): names_in(v) for values in fn.assignments.values() for v in values}
         program_ids: set[str] = set()
         block_pointers: set[str] = set()
         for _ in range(_MAX_FIXPOINT_ROUNDS):
@@ -1243,7 +1330,7 @@ class ValueFacts:
             for name, values in fn.assignments.items():
                 if any(_is_int64_value(v, int64, aliases) for v in values):
                     int64.add(name)
-                if any(names_in(v) & loop_derived for v in values):
+                if any(mentions[id(v)] & loop_derived for v in values):
                     loop_derived.add(name)
                 if all(from_program_id(v, program_ids | {name}, aliases) for v in values) and any(
                     from_program_id(v, program_ids, aliases) for v in values

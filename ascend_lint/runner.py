@@ -1,4 +1,5 @@
-"""Lint many files: in this process for a few, in a process pool for many."""
+"""Lint many files: read and prefilter in this process, answer unchanged files from the
+cache, and parse the rest here (a few) or in a process pool sized to the cores (many)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from ascend_lint.diagnostics import Position
-from ascend_lint.engine import FileResult, lint_source, unparsable
+from ascend_lint.cache import Cache, content_key
+from ascend_lint.engine import FileResult, lint_source, may_contain_kernels, unparsable
 from ascend_lint.settings import Settings
 
-_POOL_MIN_FILES = 24
+# Below this many files (or bytes) to parse, starting workers costs more than it saves.
+_POOL_MIN_FILES = 16
+_POOL_MIN_BYTES = 512 * 1024
 
 
 def lint_path(path: str, codes: frozenset[str]) -> FileResult:
@@ -22,30 +25,54 @@ def lint_path(path: str, codes: frozenset[str]) -> FileResult:
     return lint_source(path, raw, codes)
 
 
-def _job(args: tuple[str, frozenset[str]]) -> FileResult:
-    return lint_path(*args)
+def _job(args: tuple[str, bytes, frozenset[str]]) -> FileResult:
+    return lint_source(*args)
 
 
-def lint_files(files: list[Path], settings: Settings, jobs: int | None = None) -> list[FileResult]:
+def lint_files(
+    files: list[Path], settings: Settings, jobs: int | None = None, cache: Cache | None = None
+) -> list[FileResult]:
     enabled = settings.enabled_codes()
-    work = [(str(f), settings.codes_for(str(f), enabled)) for f in files]
+    results: list[FileResult] = []
+    pending: list[tuple[int, str, bytes, frozenset[str], str]] = []  # index, path, raw, codes, key
+    for f in files:
+        path = str(f)
+        codes = settings.codes_for(path, enabled)
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+        except OSError as exc:
+            results.append(
+                unparsable(FileResult(path), codes, f"cannot read file: {exc.strerror or exc}")
+            )
+            continue
+        if not may_contain_kernels(raw):
+            results.append(FileResult(path, skipped=True))
+            continue
+        key = content_key(raw, codes)
+        cached = cache.get(path, key) if cache is not None else None
+        if cached is not None:
+            results.append(FileResult(path, cached))
+            continue
+        results.append(FileResult(path))  # placeholder, filled below
+        pending.append((len(results) - 1, path, raw, codes, key))
+
     jobs = jobs or min(os.cpu_count() or 1, 8)
-    if jobs <= 1 or len(work) < _POOL_MIN_FILES:
-        return [_job(w) for w in work]
-    # Largest files first, so one big file does not finish alone at the end.
-    order = sorted(range(len(work)), key=lambda i: -_size(work[i][0]))
-    results: list[FileResult | None] = [None] * len(work)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for i, result in zip(order, pool.map(_job, [work[i] for i in order], chunksize=4)):
-            results[i] = result
-    return [r for r in results if r is not None]
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-__all__ = ["FileResult", "Position", "lint_files", "lint_path"]
+    size = sum(len(p[2]) for p in pending)
+    work = [(path, raw, codes) for _, path, raw, codes, _ in pending]
+    if jobs <= 1 or len(pending) < _POOL_MIN_FILES or size < _POOL_MIN_BYTES:
+        linted = [_job(w) for w in work]
+    else:
+        # Largest files first, so one big file does not finish alone at the end.
+        order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
+        linted = [None] * len(work)
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for i, result in zip(order, pool.map(_job, [work[i] for i in order], chunksize=2)):
+                linted[i] = result
+    for (slot, path, _raw, _codes, key), result in zip(pending, linted):
+        results[slot] = result
+        if cache is not None and result.error is None:
+            cache.put(path, key, result.diagnostics)
+    if cache is not None:
+        cache.save()
+    return results

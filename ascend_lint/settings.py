@@ -49,6 +49,7 @@ _KEYS: dict[str, type | tuple[type, ...]] = {
     "extend-exclude": list,
     "output-format": str,
     "fix": bool,
+    "cache-dir": str,
     "unsafe-fixes": bool,
     "fixable": list,
     "unfixable": list,
@@ -69,6 +70,7 @@ class Settings:
     extend_exclude: list[str] = field(default_factory=list)
     output_format: str = "full"
     fix: bool = False
+    cache_dir: str | None = None
     unsafe_fixes: bool = False
     fixable: list[str] = field(default_factory=lambda: ["ALL"])
     unfixable: list[str] = field(default_factory=list)
@@ -194,6 +196,8 @@ def load_settings(config: Path | None, start: Path) -> Settings:
                     raise ConfigError(f"{where}.{pattern} must be a list of codes")
                 expand_codes(codes, f"{where}.{pattern}")
             settings.per_file_ignores = {k: [str(c) for c in v] for k, v in value.items()}
+        elif key == "cache-dir":
+            settings.cache_dir = str(path.parent / value)
         elif key in ("fix", "unsafe-fixes"):
             setattr(settings, key.replace("-", "_"), value)
         elif key == "exclude":

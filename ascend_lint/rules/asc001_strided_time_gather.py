@@ -43,21 +43,17 @@ def one_d_stride(call: ast.Call) -> ast.AST | None:
 def _time_vectors(fn: JitFunction, index: KernelIndex) -> set[str]:
     """Locals that hold a 1-D `tl.arange` range over a time block (`o_t = i_t*BT + tl.arange(0, BT)`)."""
     vectors: set[str] = set()
-    for name, values in fn.assignments.items():
-        for value in values:
-            for node in ast.walk(value):
-                if (
-                    isinstance(node, ast.Call)
-                    and index.aliases.resolve(node.func) == ARANGE
-                    and node.args
-                ):
-                    end = node.args[-1]
-                    if (
-                        isinstance(end, ast.Name)
-                        and _TIME_BLOCK.match(end.id)
-                        and not _broadcasts(value)
-                    ):
-                        vectors.add(name)
+    for call, stmt in index.calls_in(fn, ARANGE):
+        end = call.args[-1] if call.args else None
+        if not (isinstance(end, ast.Name) and _TIME_BLOCK.match(end.id)):
+            continue
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            if not _broadcasts(stmt.value):
+                vectors.add(stmt.targets[0].id)
     return vectors
 
 

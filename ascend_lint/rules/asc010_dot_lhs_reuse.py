@@ -35,37 +35,16 @@ def lhs_tile(expr: ast.AST, aliases: Aliases) -> str | None:
             return None
 
 
-def _defines(stmt: ast.stmt, name: str) -> bool:
-    targets: list[ast.AST] = []
-    if isinstance(stmt, ast.Assign):
-        targets = list(stmt.targets)
-    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For)):
-        targets = [stmt.target]
-    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
-
-
-def _reads(stmt: ast.stmt, name: str, skip: ast.AST | None = None) -> bool:
-    """Does the statement itself (not nested blocks) read `name`'s data, outside `skip`?"""
-    skipped = {id(n) for n in ast.walk(skip)} if skip is not None else set()
-    for node in own_nodes(stmt):
-        if isinstance(node, ast.Attribute) and node.attr in ("dtype", "shape", "type"):
-            skipped.add(id(node.value))  # metadata, not a read of the tile's data
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            return True
-    # `x += ...` reads x too
-    return (
-        isinstance(stmt, ast.AugAssign)
-        and isinstance(stmt.target, ast.Name)
-        and stmt.target.id == name
-    )
-
-
 def _exclusive(a, b) -> bool:
     """Two statements on different sides of the same `if`: never both run."""
     sides = {id(br.node): br.taken for br in a}
     return any(id(br.node) in sides and sides[id(br.node)] != br.taken for br in b)
+
+
+def _outside(stmt: ast.stmt, call: ast.Call) -> list[ast.AST]:
+    """Nodes of the statement outside `call` (the dot itself)."""
+    skipped = {id(n) for n in ast.walk(call)}
+    return [n for n in own_nodes(stmt) if id(n) not in skipped]
 
 
 class DotLhsReuse(Rule):
@@ -77,7 +56,6 @@ class DotLhsReuse(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
-            order = {id(s): i for i, s in enumerate(fn.statements)}
             for call, stmt in ctx.index.calls_in(fn, DOT):
                 if not call.args:
                     continue
@@ -87,7 +65,7 @@ class DotLhsReuse(Rule):
                 rhs = call.args[1] if len(call.args) > 1 else None
                 if rhs is not None and lhs_tile(rhs, aliases) == tile:
                     continue  # `tl.dot(b_k, tl.trans(b_k))`: one operand read, considered safe
-                reuse = self._reuse(fn, stmt, call, tile, order)
+                reuse = self._reuse(fn, stmt, call, tile)
                 if reuse is not None:
                     yield Finding(
                         call,
@@ -96,35 +74,35 @@ class DotLhsReuse(Rule):
                     )
 
     @staticmethod
-    def _reuse(
-        fn: JitFunction, stmt: ast.stmt, call: ast.Call, tile: str, order: dict[int, int]
-    ) -> str | None:
-        here = order[id(stmt)]
+    def _reuse(fn: JitFunction, stmt: ast.stmt, call: ast.Call, tile: str) -> str | None:
+        names = fn.statement_names()
+        here = fn.order_of(stmt)
         # Read again in the same statement, outside this dot.
-        others = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and c is not call]
-        if any(
-            isinstance(n, ast.Name) and n.id == tile
-            for c in others
-            for n in ast.walk(c)
-            if c is not call
-        ) and _reads(stmt, tile, skip=call):
+        if any(isinstance(n, ast.Name) and n.id == tile for n in _outside(stmt, call)):
             return f"read again on line {stmt.lineno}"
-        # Read again after it, before it is redefined.
+        # Read again after it, before it is redefined (not on the other side of an if).
         branches = fn.context(stmt).branches
-        for later in fn.statements[here + 1 :]:
+        for index in range(here + 1, len(fn.statements)):
+            later = fn.statements[index]
             if _exclusive(branches, fn.context(later).branches):
-                continue  # the other side of an if around the dot
-            if _reads(later, tile):
+                continue
+            reads, writes = names[index]
+            if tile in reads:
                 return f"read again on line {later.lineno}"
-            if _defines(later, tile):
+            if tile in writes:
                 break
         # Used in a loop it was defined outside of: every iteration after the first reuses it.
         loops = fn.context(stmt).loops
         if loops:
             loop = loops[-1].node
-            defs = [s for s in fn.statements if _defines(s, tile) and order[id(s)] < here]
-            inside = {id(s) for s in ast.walk(loop) if isinstance(s, ast.stmt)}
-            if defs and not any(id(d) in inside for d in defs):
+            defs = [i for i in range(here) if tile in names[i][1]]
+            inside = [
+                i
+                for i in defs
+                if any(lp.node is loop for lp in fn.context(fn.statements[i]).loops)
+                or fn.statements[i] is loop
+            ]
+            if defs and not inside:
                 return f"defined before the loop on line {loop.lineno} and used as lhs in every iteration"
         return None
 
