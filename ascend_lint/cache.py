@@ -17,9 +17,26 @@ CACHE_DIR_NAME = ".ascend_lint_cache"
 _FILE = "lint-cache.json"
 
 
+def _tool_fingerprint() -> str:
+    """The version plus the size and mtime of the linter's own modules, so an edited
+    checkout or editable install never answers from results of older rule code."""
+    package = Path(__file__).resolve().parent
+    parts = [__version__]
+    for module in sorted(package.rglob("*.py")):
+        st = module.stat()
+        parts.append(f"{module.relative_to(package)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
+
+
+_FINGERPRINT: str | None = None
+
+
 def content_key(raw: bytes, codes: frozenset[str]) -> str:
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        _FINGERPRINT = _tool_fingerprint()
     digest = hashlib.blake2b(raw, digest_size=16)
-    digest.update(("\0" + __version__ + "\0" + ",".join(sorted(codes))).encode())
+    digest.update(("\0" + _FINGERPRINT + "\0" + ",".join(sorted(codes))).encode())
     return digest.hexdigest()
 
 

@@ -8,6 +8,7 @@ re-parses and re-lints for the rest.
 from __future__ import annotations
 
 import ast
+import functools
 
 from ascend_lint.diagnostics import Edit, Position
 from ascend_lint.source import SourceFile
@@ -20,19 +21,6 @@ def node_span(source: SourceFile, node: ast.AST) -> tuple[Position, Position]:
     return start, end
 
 
-def _element_spans(container: ast.AST) -> list[tuple[ast.AST, ast.AST, str | None]]:
-    """(first node, last node, key) of each comma-separated element, in source order."""
-    out: list[tuple[ast.AST, ast.AST, str | None]] = []
-    if isinstance(container, ast.Call):
-        out += [(a, a, None) for a in container.args]
-        out += [(k, k, k.arg) for k in container.keywords]
-    elif isinstance(container, ast.Dict):
-        for k, v in zip(container.keys, container.values):
-            key = k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
-            out.append((k if k is not None else v, v, key))
-    return sorted(out, key=lambda e: (e[0].lineno, e[0].col_offset))
-
-
 def _offset(source: SourceFile, row: int, utf8_col: int) -> int:
     return source.offset(row, source.char_column(row, utf8_col))
 
@@ -43,18 +31,70 @@ def _skip_blanks(text: str, i: int) -> int:
     return i
 
 
+_SPACE = " \t\r\n\\\f"
+
+
+def _widen(text: str, start: int, end: int, lo: int, hi: int) -> tuple[int, int]:
+    """Grow [start, end) over parentheses that wrap it (`(x)`, `"k": (4)`): `ast` spans
+    leave them out. `lo`/`hi` are the container's own brackets, never taken."""
+    while True:
+        s = start - 1
+        while s > lo and text[s] in _SPACE:
+            s -= 1
+        e = end
+        while e < hi and text[e] in _SPACE:
+            e += 1
+        if not (lo < s and e < hi and text[s] == "(" and text[e] == ")"):
+            return start, end
+        start, end = s, e + 1
+
+
+def _node_offsets(source: SourceFile, node: ast.AST) -> tuple[int, int]:
+    return (
+        _offset(source, node.lineno, node.col_offset),
+        _offset(source, node.end_lineno or node.lineno, node.end_col_offset or 0),
+    )
+
+
+def _element_spans(source: SourceFile, container: ast.AST) -> list[tuple[int, int, str | None]]:
+    """(start, end, key) text offsets of each comma-separated element, in source order,
+    with the parentheses around it and a dict entry's `**` included."""
+    text = source.text
+    lo, hi = _node_offsets(source, container)
+    hi -= 1  # the closing bracket
+    out: list[tuple[int, int, str | None]] = []
+    if isinstance(container, ast.Call):
+        lo = text.find("(", _node_offsets(source, container.func)[1])
+        for node, key in [(a, None) for a in container.args] + [
+            (k, k.arg) for k in container.keywords
+        ]:
+            out.append((*_widen(text, *_node_offsets(source, node), lo, hi), key))
+    elif isinstance(container, ast.Dict):
+        for k, v in zip(container.keys, container.values):
+            v_start, v_end = _widen(text, *_node_offsets(source, v), lo, hi)
+            if k is None:  # `**other`
+                start = v_start
+                while start > lo and text[start - 1] in _SPACE:
+                    start -= 1
+                start = start - 2 if text[start - 2 : start] == "**" else v_start
+                out.append((start, v_end, None))
+                continue
+            start = _widen(text, *_node_offsets(source, k), lo, hi)[0]
+            key = k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+            out.append((start, v_end, key))
+    return sorted(out)
+
+
 def remove_argument(source: SourceFile, container: ast.AST, key: str) -> Edit | None:
     """Delete keyword `key=` from a call, or the `'key': ...` entry from a dict display,
     with the comma that separated it. An element alone on its line goes with the whole
     line, so the remaining layout is untouched."""
-    elements = _element_spans(container)
+    elements = _element_spans(source, container)
     idx = next((i for i, (_, _, k) in enumerate(elements) if k == key), None)
     if idx is None:
         return None
     text = source.text
-    first, last, _ = elements[idx]
-    start = _offset(source, first.lineno, first.col_offset)
-    end = _offset(source, last.end_lineno, last.end_col_offset)
+    start, end, _ = elements[idx]
     comma = _skip_blanks(text, end)
     has_comma = comma < len(text) and text[comma] == ","
     after = comma + 1 if has_comma else end
@@ -64,21 +104,14 @@ def remove_argument(source: SourceFile, container: ast.AST, key: str) -> Edit | 
     rest = text[after:line_end].strip()
     alone_on_line = text[line_start:start].strip() == "" and (rest == "" or rest.startswith("#"))
     is_last = idx == len(elements) - 1
-    if alone_on_line and (has_comma or not is_last):
+    if alone_on_line and (has_comma or not is_last or idx == 0):
         return _edit(source, line_start, min(line_end + 1, len(text)), "")
     if not is_last:
-        nxt = elements[idx + 1][0]
-        return _edit(source, start, _offset(source, nxt.lineno, nxt.col_offset), "")
+        return _edit(source, start, elements[idx + 1][0], "")
     if idx > 0:
         # Last element: remove the comma before it; a trailing comma after it stays as
         # the previous element's trailing comma.
-        prev = elements[idx - 1][1]
-        return _edit(
-            source,
-            _offset(source, prev.end_lineno, prev.end_col_offset),
-            end if has_comma else after,
-            "",
-        )
+        return _edit(source, elements[idx - 1][1], end if has_comma else after, "")
     return _edit(source, start, after, "")
 
 
@@ -87,7 +120,106 @@ def _edit(source: SourceFile, start: int, end: int, content: str) -> Edit:
 
 
 def remove_statement(source: SourceFile, stmt: ast.stmt) -> Edit:
-    """Delete a whole simple statement that sits alone on its lines."""
-    start = Position(stmt.lineno, 0)
+    """Delete a simple statement that starts its line: the whole line when nothing else
+    is on it, only `stmt;` when another statement follows on the line, and `pass` in its
+    place when it is the only statement of a block (an empty block does not parse)."""
+    text = source.text
+    start, end = _node_offsets(source, stmt)
+    after = _skip_blanks(text, end)
+    if text.startswith(";", after):
+        end = after + 1
+        after = _skip_blanks(text, end)
+    if after < len(text) and text[after] not in "#\r\n":  # `stmt; other()`
+        return _edit(source, start, after, "")
+    if _only_statement_in_block(source.text, stmt):
+        return _edit(source, start, end, "pass")
     end_row = stmt.end_lineno or stmt.lineno
-    return Edit(start, Position(end_row + 1, 0), "")
+    line_end = source.offset(end_row + 1, 0) if end_row < len(source.lines) else len(text)
+    return _edit(source, source.offset(stmt.lineno, 0), line_end, "")
+
+
+@functools.lru_cache(maxsize=4)
+def _block_sizes(text: str) -> dict[tuple[int, int], int]:
+    """(row, col) of each statement in a compound statement's block -> the block's length."""
+    sizes: dict[tuple[int, int], int] = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Module):
+            continue  # an empty module is fine
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                for st in block:
+                    if isinstance(st, ast.stmt):
+                        sizes[(st.lineno, st.col_offset)] = len(block)
+    return sizes
+
+
+def _only_statement_in_block(text: str, stmt: ast.stmt) -> bool:
+    try:
+        return _block_sizes(text).get((stmt.lineno, stmt.col_offset)) == 1
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+
+
+def transposed_offset(
+    expr: ast.AST, length: str, is_heads, is_length, pointer: str | None = None
+) -> str | None:
+    """Rewrite [B, T, HV] address math for [B, HV, T] storage, term by term:
+
+    * the bare head index (`i_h`) becomes `i_h * <length>`;
+    * a term scaled by the head count but not by a length (`bos * HV`, `t * HV`) loses
+      the head count: time is now the unit-stride axis;
+    * a term scaled by both (`i_b * T * HV`, a batch offset) is the same in both layouts.
+
+    Returns None when the expression is not a plain sum of that shape.
+    """
+    terms = _signed_terms(expr, "+")
+    heads = [
+        i
+        for i, (_, t) in enumerate(terms)
+        if isinstance(t, ast.Name)
+        and t.id != pointer
+        and not is_heads(t.id)
+        and not is_length(t.id)
+    ]
+    if len(heads) != 1:
+        return None
+    out = []
+    for i, (sign, term) in enumerate(terms):
+        parts = _factors(term)
+        names = [p.id for p in parts if isinstance(p, ast.Name)]
+        if isinstance(term, ast.Name) and term.id == pointer:
+            text = term.id
+        elif i == heads[0]:
+            text = f"{term.id} * {length}"
+        elif any(is_heads(n) for n in names) and not any(is_length(n) for n in names):
+            kept = [p for p in parts if not (isinstance(p, ast.Name) and is_heads(p.id))]
+            text = " * ".join(_text(p) for p in kept) if kept else "1"
+        else:
+            text = ast.unparse(term)
+        out.append((sign, text))
+    first_sign, first = out[0]
+    result = first if first_sign == "+" else f"-{first}"
+    for sign, text in out[1:]:
+        result += f" {sign} {text}"
+    return result
+
+
+def _signed_terms(node: ast.AST, sign: str) -> list[tuple[str, ast.AST]]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        right_sign = sign if isinstance(node.op, ast.Add) else ("-" if sign == "+" else "+")
+        return _signed_terms(node.left, sign) + _signed_terms(node.right, right_sign)
+    return [(sign, node)]
+
+
+def _factors(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
+def _text(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return (
+        f"({text})" if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Mult) else text
+    )

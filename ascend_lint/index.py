@@ -22,6 +22,7 @@ What the index knows:
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -114,6 +115,21 @@ def factors(node: ast.AST) -> list[ast.AST]:
     ):
         return factors(node.func.value)
     return [node]
+
+
+# Naming conventions of Triton kernels, used where a rule must tell axes apart.
+# Head counts multiply the time index in a [B, T, HV] layout ...
+_HEAD_COUNT = re.compile(r"^(H|HV|HQ|HK|NH|H_?V|N_?HEADS?|NUM_HEADS|num_heads|n_heads|nheads)$")
+# ... and a sequence length multiplies the head index in the transposed [B, HV, T] one.
+_LENGTH = re.compile(r"^(T\w*|L|N_CTX|\w*(len|LEN|seq|SEQ)\w*)$")
+
+
+def is_head_count(name: str) -> bool:
+    return bool(_HEAD_COUNT.match(name))
+
+
+def is_length(name: str) -> bool:
+    return bool(_LENGTH.match(name))
 
 
 def is_literal(node: ast.AST | None, value: object) -> bool:

@@ -33,6 +33,13 @@ def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
     return out
 
 
+_FIX_LABEL = {
+    "safe": "fix",
+    "unsafe": "unsafe fix (--unsafe-fixes)",
+    "display-only": "suggestion (not applied automatically)",
+}
+
+
 def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
     cache = LineCache()
     for d in diagnostics:
@@ -42,7 +49,7 @@ def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
         if lines:
             out.write("\n".join(_frame(d, lines)) + "\n")
         if d.fix is not None:
-            out.write(f"  = fix ({d.fix.applicability.value}): {d.fix.message}\n")
+            out.write(f"  = {_FIX_LABEL[d.fix.applicability.value]}: {d.fix.message}\n")
         if d.reference:
             out.write(f"  = help: corrected pattern: {d.reference} (`ascend-lint rule {d.code}`)\n")
         out.write("\n")

@@ -6,6 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from ascend_lint.diagnostics import Applicability
 from ascend_lint.index import (
     LANGUAGE,
     JitFunction,
@@ -14,30 +15,20 @@ from ascend_lint.index import (
     contig_branch,
     factors,
     is_literal,
+    pointer_root,
 )
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules._layout import (
+    MAKE_BLOCK_PTR,
+    block_ptr_arg,
+    length_name,
+    one_d_stride,
+    transposed_fix,
+)
 
-MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
 ARANGE = f"{LANGUAGE}.arange"
-_BLOCK_PTR_PARAMS = ("base", "shape", "strides", "offsets", "block_shape", "order")
 # Block sizes that tile the time axis in Triton kernels (BT, BC, BS, BLOCK_T, ...).
 _TIME_BLOCK = re.compile(r"^(B[TCSL]\w*|BLOCK_?(T|S|L|SEQ|M)\w*|T|L|CHUNK\w*)$")
-
-
-def block_ptr_arg(call: ast.Call, name: str) -> ast.AST | None:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    i = _BLOCK_PTR_PARAMS.index(name)
-    return call.args[i] if i < len(call.args) else None
-
-
-def one_d_stride(call: ast.Call) -> ast.AST | None:
-    """The single stride of a 1-D block pointer, or None when it is not 1-D."""
-    strides = block_ptr_arg(call, "strides")
-    if isinstance(strides, (ast.Tuple, ast.List)) and len(strides.elts) == 1:
-        return strides.elts[0]
-    return None
 
 
 def _time_vectors(fn: JitFunction, index: KernelIndex) -> set[str]:
@@ -71,6 +62,7 @@ class StridedTimeGather(Rule):
     name = "strided-time-gather"
     summary = "1-D block pointer or vector access along time with a non-unit stride (a DMA gather)"
     reference = "reference_kernels/chunk_o.py::chunk_bwd_kernel_dv_local"
+    fix_applicability = Applicability.DISPLAY_ONLY
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
@@ -86,10 +78,25 @@ class StridedTimeGather(Rule):
                     and index.flag_selects_fallback_only_for_one_head(branch[0])
                 ):
                     continue  # the documented fallback, selected only when the stride is 1
+                base = block_ptr_arg(call, "base")
+                # Display-only: the kernel side of the fix is mechanical, but it is only
+                # right together with the host-side transpose, which no edit here makes.
+                fix = None
+                if base is not None:
+                    fix = transposed_fix(
+                        ctx,
+                        fn,
+                        base,
+                        pointer_root(base),
+                        stride,
+                        length_name(fn, call),
+                        Applicability.DISPLAY_ONLY,
+                    )
                 yield Finding(
                     call,
                     f"1-D block pointer with stride `{ast.unparse(stride)}` gathers along time; "
                     "transpose the tensor on the host and load with stride `(1,)`",
+                    fix=fix,
                 )
             yield from self._vector_gathers(fn, ctx)
 

@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
+from ascend_lint.diagnostics import Applicability
 from ascend_lint.index import (
     JitFunction,
     additive_terms,
     contig_branch,
     factors,
+    is_head_count,
+    is_length,
     is_literal,
     names_in,
     own_nodes,
     pointer_names,
+    pointer_root,
 )
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-from ascend_lint.rules.asc001_strided_time_gather import MAKE_BLOCK_PTR, block_ptr_arg, one_d_stride
-
-# Head counts multiply the time index in the [B, T, HV] layout ...
-_HEADS = re.compile(r"^(H|HV|HQ|HK|NH|H_?V|N_?HEADS?|NUM_HEADS|num_heads|n_heads|nheads)$")
-# ... and a sequence length multiplies the head index in the transposed [B, HV, T] one.
-_LENGTH = re.compile(r"^(T\w*|L|N_CTX|\w*(len|LEN|seq|SEQ)\w*)$")
+from ascend_lint.rules._layout import (
+    MAKE_BLOCK_PTR,
+    block_ptr_arg,
+    length_name,
+    one_d_stride,
+    transposed_fix,
+)
 
 
 def legacy_term(expr: ast.AST) -> ast.AST | None:
@@ -30,8 +34,8 @@ def legacy_term(expr: ast.AST) -> ast.AST | None:
     for term in additive_terms(expr):
         names = {f.id for f in factors(term) if isinstance(f, ast.Name)}
         if (
-            any(_HEADS.match(n) for n in names)
-            and not any(_LENGTH.match(n) for n in names)
+            any(is_head_count(n) for n in names)
+            and not any(is_length(n) for n in names)
             and len(factors(term)) > 1
         ):
             return term
@@ -51,6 +55,7 @@ class StalePointerMath(Rule):
         "legacy [B, T, HV] pointer math applied to a tensor the host stored transposed [B, HV, T]"
     )
     reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+    fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
@@ -65,10 +70,10 @@ class StalePointerMath(Rule):
                 if branch and branch[1]:
                     pointers |= pointer_names(fn, _flag_tensor(branch[0], fn))
                 if pointers:
-                    yield from self._check_statement(stmt, pointers, ctx)
+                    yield from self._check_statement(fn, stmt, pointers, ctx)
 
     def _check_statement(
-        self, stmt: ast.stmt, pointers: set[str], ctx: RuleContext
+        self, fn: JitFunction, stmt: ast.stmt, pointers: set[str], ctx: RuleContext
     ) -> Iterator[Finding]:
         if (
             isinstance(stmt, ast.AugAssign)
@@ -77,7 +82,8 @@ class StalePointerMath(Rule):
         ):
             term = legacy_term(stmt.value)
             if term is not None:
-                yield Finding(stmt, self._message(stmt.target.id, term))
+                fix = transposed_fix(ctx, fn, stmt.value, None, None, length_name(fn))
+                yield Finding(stmt, self._message(stmt.target.id, term), fix=fix)
                 return
         for call in (c for c in own_nodes(stmt) if isinstance(c, ast.Call)):
             if ctx.index.aliases.resolve(call.func) != MAKE_BLOCK_PTR:
@@ -89,7 +95,11 @@ class StalePointerMath(Rule):
             term = legacy_term(base)
             if term is not None or (stride is not None and not is_literal(stride, 1)):
                 shown = term if term is not None else stride
-                yield Finding(call, self._message(sorted(names_in(base) & pointers)[0], shown))
+                root = pointer_root(base)
+                fix = transposed_fix(ctx, fn, base, root, stride, length_name(fn, call))
+                yield Finding(
+                    call, self._message(sorted(names_in(base) & pointers)[0], shown), fix=fix
+                )
                 return
         for node in own_nodes(stmt):
             if (
@@ -102,7 +112,8 @@ class StalePointerMath(Rule):
                 ]
                 term = legacy_term(node)
                 if heads and term is not None:
-                    yield Finding(node, self._message(heads[0].id, term))
+                    fix = transposed_fix(ctx, fn, node, heads[0].id, None, length_name(fn))
+                    yield Finding(node, self._message(heads[0].id, term), fix=fix)
                     return
 
     @staticmethod
