@@ -18,7 +18,7 @@ from pathlib import Path
 from ascend_lint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rule")
+COMMANDS = ("check", "rule", "clean")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,7 +34,17 @@ def _check_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="ascend-lint check", description="Lint Triton kernels for Ascend NPU anti-patterns."
     )
-    p.add_argument("paths", nargs="*", default=["."], help="files or folders to lint (default: .)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="files or folders to lint (default: .); `-` reads the source from standard input",
+    )
+    p.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="lint standard input as if it were the file NAME (its config, per-file-ignores, "
+        "excludes and name in the findings); with --fix the fixed source goes to stdout",
+    )
     p.add_argument(
         "--select", help="rule codes or prefixes to enable, comma-separated (ALL for every rule)"
     )
@@ -71,6 +81,9 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument(
+        "--cache-dir", help="cache folder (default: .ascend_lint_cache next to pyproject.toml)"
+    )
+    p.add_argument(
         "--statistics", action="store_true", help="print a count per rule instead of each finding"
     )
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
@@ -95,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] in ("-h", "--help"):
             _print_help()
             return EXIT_CLEAN
+        if argv and argv[0] == "clean":
+            return _clean_command(argv[1:])
         if argv and argv[0] == "rule":
             return _rule_command(argv[1:])
         if argv and argv[0] == "check":
@@ -116,17 +131,35 @@ def _print_help() -> None:
 
 
 def _check_command(argv: list[str]) -> int:
-    args = _check_parser().parse_args(argv)
+    parser = _check_parser()
+    args = parser.parse_args(argv)
     from ascend_lint.discovery import discover
+    from ascend_lint.engine import lint_source
     from ascend_lint.reporters import REPORTERS
     from ascend_lint.runner import lint_files
     from ascend_lint.settings import ConfigError, expand_codes, load_settings
 
+    # Standard input (for editors): `-` as the only path, or --stdin-filename (Ruff's rule:
+    # it wins over any path given, with a warning).
+    stdin_name = None
+    if args.stdin_filename is not None:
+        stdin_name = args.stdin_filename
+        for path in args.paths or []:
+            if path != "-":
+                sys.stderr.write(f"warning: ignoring `{path}` in favour of standard input\n")
+    elif args.paths and "-" in args.paths:
+        if len(args.paths) > 1:
+            parser.error("`-` (standard input) cannot be combined with other paths")
+        stdin_name = "-"
+    args.paths = args.paths or ["."]
+
     try:
-        start = Path(args.paths[0]) if args.paths else Path.cwd()
-        settings = load_settings(
-            Path(args.config) if args.config else None, start if start.exists() else Path.cwd()
-        )
+        if stdin_name is not None:
+            start = Path(stdin_name) if stdin_name != "-" else Path.cwd()
+        else:
+            start = Path(args.paths[0])
+            start = start if start.exists() else Path.cwd()
+        settings = load_settings(Path(args.config) if args.config else None, start)
         if args.select is not None:
             expand_codes(args.select, "--select")
             settings.select = [args.select]
@@ -143,30 +176,44 @@ def _check_command(argv: list[str]) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_ERROR
 
-    found = discover(args.paths, settings, force_exclude=args.force_exclude)
-    for message in found.warnings:
-        sys.stderr.write(f"warning: {message}\n")
-    for message in found.errors:
-        sys.stderr.write(f"error: {message}\n")
-    results = lint_files(found.files, settings, jobs=args.jobs)
+    source = None
+    if stdin_name is not None:
+        source = _read_stdin()
+        results = []
+        if not (args.force_exclude and _excluded(settings, Path(stdin_name))):
+            codes = settings.codes_for(stdin_name, settings.enabled_codes())
+            results = [lint_source(stdin_name, source, codes)]
+        n_files, path_errors = len(results), []
+    else:
+        found = discover(args.paths, settings, force_exclude=args.force_exclude)
+        for message in found.warnings:
+            sys.stderr.write(f"warning: {message}\n")
+        for message in found.errors:
+            sys.stderr.write(f"error: {message}\n")
+        results = lint_files(
+            found.files, settings, jobs=args.jobs, cache=_open_cache(args, settings)
+        )
+        n_files, path_errors = len(found.files), found.errors
     internal = [r.error and f"{r.path}: {r.error}" for r in results if r.error]
     fixing = None
-    if args.fix if args.fix is not None else False or args.diff:
-        pass
     if args.diff or (args.fix if args.fix is not None else settings.fix):
         from ascend_lint.fix_command import run_fixes
 
         unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else settings.unsafe_fixes
-        fixing = run_fixes(results, settings, unsafe=unsafe, diff=args.diff)
+        fixing = run_fixes(results, settings, unsafe=unsafe, diff=args.diff, stdin=source)
         internal += fixing.errors
+        if source is not None and not args.diff:
+            # The fixed source (the input itself when nothing was fixed, excluded or a
+            # fix failed) is all that goes to stdout; the report goes to stderr.
+            _write_bytes(fixing.output if fixing.output is not None else source)
         if args.diff:
-            sys.stdout.write(fixing.diff)
+            _write_bytes(fixing.diff)
             if fixing.would_fix:
                 noun = "error" if fixing.would_fix == 1 else "errors"
                 sys.stderr.write(f"Would fix {fixing.would_fix} {noun}.\n")
             for message in internal:
                 sys.stderr.write(f"error: {message}\n")
-            if found.errors or internal:
+            if path_errors or internal:
                 return EXIT_ERROR
             return EXIT_FINDINGS if fixing.diff else EXIT_CLEAN
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key())
@@ -174,11 +221,12 @@ def _check_command(argv: list[str]) -> int:
         sys.stderr.write(f"error: {message}\n")
 
     with contextlib.ExitStack() as stack:
-        out = (
-            stack.enter_context(open(args.output_file, "w", encoding="utf-8"))
-            if args.output_file
-            else sys.stdout
-        )
+        if args.output_file:
+            out = stack.enter_context(open(args.output_file, "w", encoding="utf-8"))
+        elif source is not None and fixing is not None:
+            out = sys.stderr  # stdout carries the fixed source
+        else:
+            out = sys.stdout
         if args.statistics:
             _statistics(diagnostics, out)
         else:
@@ -186,15 +234,44 @@ def _check_command(argv: list[str]) -> int:
         if fixing is not None and args.show_fixes:
             _show_fixes(fixing.applied, out)
         if not args.quiet and settings.output_format in ("full", "concise") and not args.statistics:
-            _summary(diagnostics, len(found.files), out, fixing)
+            _summary(diagnostics, n_files, out, fixing)
 
-    if found.errors or internal:
+    if path_errors or internal:
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
     if diagnostics or (args.exit_non_zero_on_fix and fixing is not None and fixing.applied):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _read_stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        return stream.read()
+    return sys.stdin.read().encode("utf-8")
+
+
+def _write_bytes(data: bytes) -> None:
+    """Fixed source or a diff, byte for byte: the file's encoding, BOM and line endings."""
+    sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is not None:
+        stream.write(data)
+        stream.flush()
+    else:
+        from ascend_lint.source import SourceDecodeError, SourceFile
+
+        try:
+            sys.stdout.write(SourceFile.from_bytes("-", data).text)
+        except SourceDecodeError:
+            sys.stdout.write(data.decode("utf-8", errors="replace"))
+        sys.stdout.flush()
+
+
+def _excluded(settings, path: Path) -> bool:
+    """--force-exclude for a name given on the command line: the file or a folder above it."""
+    return any(settings.is_excluded(p) for p in (path, *path.parents) if p.name)
 
 
 def _summary(diagnostics, n_files: int, out, fixing=None) -> None:
@@ -305,4 +382,48 @@ def _rule_command(argv: list[str]) -> int:
         else:
             path, line, code = ref
             print(f"```python\n# {path}:{line}\n{code}\n```")
+    return EXIT_CLEAN
+
+
+def _cache_dir(args, settings) -> Path:
+    import os
+
+    from ascend_lint.cache import CACHE_DIR_NAME
+
+    chosen = (
+        getattr(args, "cache_dir", None)
+        or os.environ.get("ASCEND_LINT_CACHE_DIR")
+        or settings.cache_dir
+    )
+    if chosen:
+        return Path(chosen)
+    return settings.root / CACHE_DIR_NAME
+
+
+def _open_cache(args, settings):
+    if args.no_cache:
+        return None
+    from ascend_lint.cache import Cache
+
+    return Cache(_cache_dir(args, settings))
+
+
+def _clean_command(argv: list[str]) -> int:
+    """`ascend-lint clean`: remove the cache folder of the current project."""
+    import shutil
+
+    from ascend_lint.settings import ConfigError, load_settings
+
+    p = _Parser(prog="ascend-lint clean", description="Remove the lint cache.")
+    p.add_argument("--cache-dir", help="cache folder to remove")
+    args = p.parse_args(argv)
+    try:
+        settings = load_settings(None, Path.cwd())
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_ERROR
+    folder = _cache_dir(args, settings)
+    if folder.is_dir():
+        shutil.rmtree(folder)
+        print(f"Removing cache at: {folder}")
     return EXIT_CLEAN

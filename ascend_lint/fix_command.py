@@ -1,45 +1,60 @@
 """`--fix` and `--diff` over the lint results: fix each file that has applicable fixes,
-then write it (atomically) or print its diff."""
+then write it (atomically) or print its diff. Source read from standard input is fixed
+the same way and handed back instead of written."""
 
 from __future__ import annotations
 
 import difflib
+import os
+import re
 from dataclasses import dataclass, field
 
 from ascend_lint.diagnostics import Applicability, Diagnostic
 from ascend_lint.engine import FileResult
 from ascend_lint.fixes import ChangedOnDisk, fix_source, write_atomic
 from ascend_lint.settings import Settings, expand_codes
-from ascend_lint.source import SourceDecodeError, SourceFile
 
 
 @dataclass
 class FixRun:
     applied: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    diff: str = ""
+    diff: bytes = b""  # with `diff`: the unified diff of every file
     would_fix: int = 0
+    output: bytes | None = None  # with `stdin`: the fixed source (the input if unchanged)
 
 
-def run_fixes(results: list[FileResult], settings: Settings, *, unsafe: bool, diff: bool) -> FixRun:
+def run_fixes(
+    results: list[FileResult],
+    settings: Settings,
+    *,
+    unsafe: bool,
+    diff: bool,
+    stdin: bytes | None = None,
+) -> FixRun:
+    """Fix the files of `results` (their diagnostics become what remains). With `stdin`,
+    the source of the one result, nothing is read or written: see `FixRun.output`."""
     allowed = frozenset({Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])})
     fixable = frozenset(expand_codes(settings.fixable, "fixable")) - frozenset(
         expand_codes(settings.unfixable, "unfixable")
     )
     enabled = settings.enabled_codes()
-    run = FixRun()
+    run = FixRun(output=stdin)
     for result in results:
         if not any(
             d.fix and d.fix.applicability in allowed and d.code in fixable
             for d in result.diagnostics
         ):
             continue
-        try:
-            with open(result.path, "rb") as fh:
-                raw = fh.read()
-        except OSError as exc:
-            run.errors.append(f"{result.path}: cannot read for fixing: {exc.strerror or exc}")
-            continue
+        if stdin is not None:
+            raw = stdin
+        else:
+            try:
+                with open(result.path, "rb") as fh:
+                    raw = fh.read()
+            except OSError as exc:
+                run.errors.append(f"{result.path}: cannot read for fixing: {exc.strerror or exc}")
+                continue
         outcome = fix_source(
             result.path, raw, settings.codes_for(result.path, enabled), allowed, fixable
         )
@@ -52,38 +67,41 @@ def run_fixes(results: list[FileResult], settings: Settings, *, unsafe: bool, di
             run.diff += unified_diff(result.path, raw, outcome.fixed)
             run.would_fix += len(outcome.applied)
             continue
-        try:
-            write_atomic(result.path, outcome.fixed, raw)
-        except ChangedOnDisk:
-            run.errors.append(f"{result.path}: changed on disk while being fixed; not overwritten")
-            continue
-        except OSError as exc:
-            run.errors.append(
-                f"{result.path}: cannot write fixes: {exc.strerror or exc}; file left unchanged"
-            )
-            continue
+        if stdin is not None:
+            run.output = outcome.fixed
+        else:
+            try:
+                write_atomic(result.path, outcome.fixed, raw)
+            except ChangedOnDisk:
+                run.errors.append(
+                    f"{result.path}: changed on disk while being fixed; not overwritten"
+                )
+                continue
+            except OSError as exc:
+                run.errors.append(
+                    f"{result.path}: cannot write fixes: {exc.strerror or exc}; file left unchanged"
+                )
+                continue
         run.applied += outcome.applied
         result.diagnostics = outcome.remaining
     return run
 
 
-def unified_diff(path: str, before: bytes, after: bytes) -> str:
-    """A diff `git apply` accepts: a/ b/ prefixes, line endings kept as they are."""
-    try:
-        old = SourceFile.from_bytes(path, before).text
-        new = SourceFile.from_bytes(path, after).text
-    except SourceDecodeError:
-        return ""
-    name = path.replace("\\", "/").lstrip("./") if not path.startswith("/") else path
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{name}",
-        tofile=f"b/{name}",
+def unified_diff(path: str, before: bytes, after: bytes) -> bytes:
+    """A diff `git apply` accepts: a/ b/ prefixes, and lines that are the file's own bytes
+    (its encoding, BOM and line endings), split where git splits them: at LF."""
+    name = os.path.normpath(path).replace(os.sep, "/")  # ./k.py -> k.py
+    lines = difflib.diff_bytes(
+        difflib.unified_diff,
+        _LINE.findall(before),
+        _LINE.findall(after),
+        fromfile=os.fsencode(f"a/{name}"),
+        tofile=os.fsencode(f"b/{name}"),
     )
-    out = []
-    for line in lines:
-        out.append(
-            line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-        )
-    return "".join(out)
+    return b"".join(
+        line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n"
+        for line in lines
+    )
+
+
+_LINE = re.compile(rb"[^\n]*\n|[^\n]+")

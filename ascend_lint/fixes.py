@@ -115,6 +115,13 @@ def fix_source(
         if text == source.text:
             break
         problem = parses(text)
+        if problem is not None and len(used) > 1:
+            # Fixes that are fine one by one can clash together (two removals that
+            # empty one block): take the first alone; re-linting finds the rest anew.
+            first = used[0]
+            text, _ = apply_edits(source, [candidates[first].fix])
+            used = [first]
+            problem = parses(text)
         if problem is not None:
             rules = ", ".join(sorted({candidates[i].code for i in used}))
             outcome.error = f"internal error: a fix by {rules} produced invalid code ({problem}); file left unchanged"
@@ -123,6 +130,8 @@ def fix_source(
         applied += [candidates[i] for i in used]
         data = encode_like(source, text)
         source = SourceFile.from_bytes(path, data)
+    else:  # out of rounds: what remains is what the last fixed text has
+        outcome.remaining = lint_source(path, data, codes).diagnostics
     outcome.fixed = data
     outcome.applied = applied
     return outcome
@@ -134,7 +143,9 @@ class ChangedOnDisk(Exception):
 
 def write_atomic(path: str, data: bytes, expected: bytes) -> None:
     """Replace `path` with `data` in one rename, keeping its permission bits. Refuses if
-    the file on disk is no longer `expected`. A failure leaves the original intact."""
+    the file on disk is no longer `expected`. A failure leaves the original intact.
+    A symbolic link stays a link: its target is what gets replaced."""
+    path = os.path.realpath(path)
     with open(path, "rb") as fh:
         if fh.read() != expected:
             raise ChangedOnDisk(path)

@@ -1,0 +1,228 @@
+"""Speed and memory of ascend-lint on whole real repositories, against Ruff and Fixit
+measured in the same run, written as a Markdown table.
+
+    python benchmarks/bench_lint.py [--runs 5] [--fixit] [--out benchmarks/RESULTS.md]
+
+Trees are materialised from bare git snapshots of flash-linear-attention and
+vllm-ascend (`--fla-mirror`, `--vllm-mirror`). Every ascend-lint figure is a median of
+`--runs` wall-clock runs of the real command line, interpreter start included:
+
+* cold: `--no-cache`, every rule, default process pool (one worker per core);
+* warm: the same tree again with the content-hash cache filled (nothing changed);
+* pre-commit: one ~40 KB kernel file, the way the hook passes it;
+* `--version`: start-up cost alone.
+
+Ruff (`check --select ALL --no-cache`) is the peer for the ratios; Fixit (`fixit lint`,
+libcst-based) is slow, so it runs once and only with `--fixit`. Peak memory is the
+largest resident set summed over the linter's process tree, sampled from /proc in a
+separate, untimed run. Per-rule times come from one in-process pass over FLA with the
+index built once, so each rule's own cost is visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRRORS = Path("/work/.mirror")
+
+
+def materialise(mirror: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(mirror), "archive", "HEAD"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def tree_stats(tree: Path) -> dict:
+    files = [p for p in tree.rglob("*.py") if p.is_file()]
+    data = [p.read_bytes() for p in files]
+    total = sum(len(d) for d in data)
+    triton = [d for d in data if b"triton" in d]
+    jit = [d for d in data if b"@triton.jit" in d]
+    return {
+        "files": len(files),
+        "mb": total / 1e6,
+        "triton_files": len(triton),
+        "triton_share": sum(len(d) for d in triton) / total if total else 0.0,
+        "jit_files": len(jit),
+    }
+
+
+def timed(cmd: list[str], runs: int, cwd: Path | None = None, env: dict | None = None) -> tuple[float, int]:
+    times = []
+    code = 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        times.append(time.perf_counter() - start)
+        code = proc.returncode
+        if b"Traceback" in proc.stderr:
+            raise SystemExit(f"traceback from {' '.join(cmd)}:\n{proc.stderr.decode(errors='replace')}")
+    return statistics.median(times), code
+
+
+def peak_tree_rss_mib(cmd: list[str]) -> float:
+    """Largest sum of RSS over the process and its descendants, sampled every 10 ms."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    while proc.poll() is None:
+        parents: dict[int, int] = {}
+        rss: dict[int, int] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+                parents[int(entry)] = int(fields[1])
+                rss[int(entry)] = int(fields[21]) * page
+            except (OSError, IndexError, ValueError):
+                continue
+        members = {proc.pid}
+        grew = True
+        while grew:
+            grew = False
+            for pid, ppid in parents.items():
+                if ppid in members and pid not in members:
+                    members.add(pid)
+                    grew = True
+        peak = max(peak, sum(rss.get(pid, 0) for pid in members))
+        time.sleep(0.01)
+    return peak / 2**20
+
+
+def version(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
+        return out.splitlines()[0] if out else "?"
+    except (OSError, subprocess.CalledProcessError):
+        return "not installed"
+
+
+def per_rule_ms(tree: Path) -> dict[str, float]:
+    """Each rule's own time over a tree's candidate files, index built once per file."""
+    sys.path.insert(0, str(ROOT))
+    import ast
+
+    from ascend_lint.index import KernelIndex
+    from ascend_lint.rules import ALL_RULES, RuleContext
+    from ascend_lint.source import SourceFile
+
+    contexts = []
+    for path in tree.rglob("*.py"):
+        raw = path.read_bytes()
+        if b"triton" not in raw:
+            continue
+        try:
+            source = SourceFile.from_bytes(str(path), raw)
+            contexts.append(RuleContext(KernelIndex.build(ast.parse(source.text)), source))
+        except (SyntaxError, ValueError):
+            continue
+    # Facts shared by several rules are computed on first use; warm them so that cost
+    # is not charged to whichever rule happens to run first.
+    for ctx in contexts:
+        for fn in ctx.index.kernels:
+            fn.facts(ctx.index.aliases)
+            fn.statement_names()
+    out = {}
+    for rule in ALL_RULES:
+        start = time.perf_counter()
+        for ctx in contexts:
+            list(rule().check(ctx))
+        out[rule.code] = (time.perf_counter() - start) * 1e3
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--fixit", action="store_true", help="also time `fixit lint` once per tree (minutes)")
+    ap.add_argument("--fla-mirror", default=str(MIRRORS / "fla-org+flash-linear-attention" / "repo"))
+    ap.add_argument("--vllm-mirror", default=str(MIRRORS / "vllm-project+vllm-ascend" / "repo"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
+    args = ap.parse_args()
+
+    lint = [sys.executable, "-m", "ascend_lint", "check", "--exit-zero", "-q", "--output-format", "concise"]
+    ruff = shutil.which("ruff")
+    fixit = shutil.which("fixit")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {
+            "FLA": materialise(Path(args.fla_mirror), Path(tmp) / "fla"),
+            "vllm-ascend": materialise(Path(args.vllm_mirror), Path(tmp) / "vllm-ascend"),
+        }
+        for name, tree in trees.items():
+            stats = tree_stats(tree)
+            cache = Path(tmp) / f"cache-{name}"
+            cold, code = timed([*lint, "--no-cache", str(tree)], args.runs)
+            subprocess.run([*lint, "--cache-dir", str(cache), str(tree)], stdout=subprocess.DEVNULL, check=False)
+            warm, _ = timed([*lint, "--cache-dir", str(cache), str(tree)], args.runs)
+            ruff_s = timed([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", str(tree)], args.runs)[0] if ruff else float("nan")
+            fixit_s = timed([fixit, "lint", str(tree)], 1)[0] if (fixit and args.fixit) else float("nan")
+            peak = peak_tree_rss_mib([*lint, "--no-cache", str(tree)])
+            rows.append((name, stats, cold, warm, ruff_s, fixit_s, peak, code))
+        fla_rules = per_rule_ms(trees["FLA"])
+        kernel_file = max(
+            (p for p in trees["FLA"].rglob("*.py") if b"@triton.jit" in p.read_bytes() and p.stat().st_size <= 45_000),
+            key=lambda p: p.stat().st_size,
+        )
+        one_file, _ = timed([*lint, "--no-cache", str(kernel_file)], args.runs)
+        version_s, _ = timed([sys.executable, "-m", "ascend_lint", "--version"], args.runs)
+        kernel_kb = kernel_file.stat().st_size / 1e3
+
+    from ascend_lint import __version__
+
+    def ratio(a: float, b: float) -> str:
+        return f"{a / b:.2f}x" if b == b and b > 0 else "-"
+
+    lines = [
+        "# Linter speed and memory on real repositories",
+        "",
+        f"* command: `python benchmarks/bench_lint.py --runs {args.runs}{' --fixit' if args.fixit else ''}`",
+        f"* date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} cores, "
+        f"{platform.machine()}, Python {platform.python_version()}",
+        f"* ascend-lint {__version__}; {version([ruff, '--version']) if ruff else 'ruff not installed'}; "
+        f"fixit {version([fixit, '--version']).split()[-1] if fixit else 'not installed'}",
+        f"* medians of {args.runs} wall-clock runs of the command line (interpreter start included); "
+        "Fixit once; peak memory summed over the process tree",
+        "",
+        "| tree | .py files | MB | files with `triton` (byte share) | with `@triton.jit` | ascend-lint cold s | warm s | ruff ALL s | cold / ruff | warm / ruff cold | fixit s | fixit / cold | peak MiB | exit |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, st, cold, warm, ruff_s, fixit_s, peak, code in rows:
+        lines.append(
+            f"| {name} | {st['files']} | {st['mb']:.1f} | {st['triton_files']} ({st['triton_share']:.0%}) | "
+            f"{st['jit_files']} | {cold:.2f} | {warm:.2f} | {ruff_s:.2f} | {ratio(cold, ruff_s)} | "
+            f"{ratio(warm, ruff_s)} | {fixit_s:.1f} | {ratio(fixit_s, cold)} | {peak:.0f} | {code} |"
+        )
+    lines += [
+        "",
+        f"* one {kernel_kb:.0f} KB kernel file (`{kernel_file.relative_to(trees['FLA'])}` of FLA), as pre-commit "
+        f"passes it: {one_file:.2f} s; `ascend-lint --version`: {version_s:.3f} s",
+        "",
+        "## Time per rule on FLA (ms, index built once; shared facts computed beforehand)",
+        "",
+        "| rule | ms |",
+        "| --- | ---: |",
+        *[f"| {code} | {ms:.0f} |" for code, ms in fla_rules.items()],
+        "",
+    ]
+    Path(args.out).write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""Speed must not change the findings: cache on/off and 1 or 2 processes give the same
+JSON, a changed file is re-linted, a corrupt cache is ignored with a warning."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ascend_lint.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch):
+    """A small tree of kernels with findings of many rules (examples, fixtures, reference)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "examples", tree / "examples")
+    shutil.copytree(ROOT / "tests" / "fixtures", tree / "fixtures")
+    shutil.copytree(ROOT / "reference_kernels", tree / "reference_kernels")
+    for i in range(20):  # enough files for the process pool to start
+        shutil.copy(ROOT / "examples" / "gpu_habits" / "chunk_o.py", tree / f"copy_{i}.py")
+    monkeypatch.chdir(tmp_path)
+    return tree
+
+
+def run_json(capsys, *args) -> list:
+    code = main(["--output-format", "json", *args])
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    return json.loads(out)
+
+
+def test_cache_and_processes_do_not_change_findings(corpus, tmp_path, capsys):
+    cache = str(tmp_path / "cache")
+    baseline = run_json(capsys, "--no-cache", "-j", "1", "tree")
+    assert len(baseline) > 50
+    assert run_json(capsys, "--no-cache", "-j", "2", "tree") == baseline
+    assert run_json(capsys, "--cache-dir", cache, "-j", "2", "tree") == baseline  # fills the cache
+    assert (tmp_path / "cache").is_dir()
+    assert run_json(capsys, "--cache-dir", cache, "-j", "1", "tree") == baseline  # served from it
+
+
+def test_changed_file_is_linted_again(corpus, tmp_path, capsys):
+    cache = str(tmp_path / "cache")
+    first = run_json(capsys, "--cache-dir", cache, "tree/copy_0.py")
+    path = corpus / "copy_0.py"
+    path.write_text(path.read_text().replace("num_warps=4, ", ""))
+    second = run_json(capsys, "--cache-dir", cache, "tree/copy_0.py")
+    assert len(second) < len(first)
+
+
+def test_corrupt_cache_is_ignored_with_a_warning(corpus, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    baseline = run_json(capsys, "--cache-dir", str(cache), "tree/copy_0.py")
+    for f in cache.rglob("*.json"):
+        f.write_text("{not json")
+    code = main(["--output-format", "json", "--cache-dir", str(cache), "tree/copy_0.py"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "warning: ignoring unreadable cache" in err
+    assert json.loads(out) == baseline
+
+
+def test_clean_removes_the_cache(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
+    (tmp_path / "k.py").write_text("import triton\n")
+    assert main(["k.py"]) == 0
+    assert (tmp_path / ".ascend_lint_cache").is_dir()
+    assert main(["clean"]) == 0
+    assert not (tmp_path / ".ascend_lint_cache").exists()
