@@ -1321,16 +1321,6 @@ class ValueFacts:
                 root = pointer_root(call.args[0])
                 if root is not None:
                     pointers.add(root)
-        for stmt in fn.statements:
-            # `q += offset` on a runtime parameter only makes sense for a pointer.
-            if (
-                isinstance(stmt, ast.AugAssign)
-                and isinstance(stmt.op, (ast.Add, ast.Sub))
-                and isinstance(stmt.target, ast.Name)
-                and stmt.target.id in fn.params
-                and stmt.target.id not in fn.constexpr_params
-            ):
-                pointers.add(stmt.target.id)
         loop_derived = set(fn.loop_variables)
         mentions = {id(v): names_in(v) for values in fn.assignments.values() for v in values}
         program_ids: set[str] = set()
@@ -1344,7 +1334,7 @@ class ValueFacts:
                 len(block_pointers),
             )
             for name, values in fn.assignments.items():
-                if any(_is_int64_value(v, int64, aliases) for v in values):
+                if any(is_int64_value(v, int64, aliases) for v in values):
                     int64.add(name)
                 if any(mentions[id(v)] & loop_derived for v in values):
                     loop_derived.add(name)
@@ -1381,7 +1371,7 @@ def _is_int64_annotation(ann: ast.AST | None, aliases: Aliases) -> bool:
     return aliases.resolve(ann) == _INT64
 
 
-def _is_int64_value(expr: ast.AST, int64: set[str], aliases: Aliases) -> bool:
+def is_int64_value(expr: ast.AST, int64: set[str], aliases: Aliases) -> bool:
     """Arithmetic with an int64 operand is int64; a call (a load, `.to(tl.int32)`) has
     its own type, int64 only when it is a cast to int64."""
     if isinstance(expr, ast.Name):
@@ -1389,13 +1379,13 @@ def _is_int64_value(expr: ast.AST, int64: set[str], aliases: Aliases) -> bool:
     if isinstance(expr, ast.Call):
         return is_int64_cast(expr, aliases)
     if isinstance(expr, ast.BinOp):
-        return _is_int64_value(expr.left, int64, aliases) or _is_int64_value(
+        return is_int64_value(expr.left, int64, aliases) or is_int64_value(
             expr.right, int64, aliases
         )
     if isinstance(expr, ast.UnaryOp):
-        return _is_int64_value(expr.operand, int64, aliases)
+        return is_int64_value(expr.operand, int64, aliases)
     if isinstance(expr, ast.IfExp):
-        return _is_int64_value(expr.body, int64, aliases) or _is_int64_value(
+        return is_int64_value(expr.body, int64, aliases) or is_int64_value(
             expr.orelse, int64, aliases
         )
     return False

@@ -24,6 +24,17 @@ def _guards(stem: str, pointer: str) -> bool:
     return p == stem or stem.endswith(p) or stem.startswith(p) or p.startswith(stem)
 
 
+def _only_under(fn, pointer: str, flag: str) -> bool:
+    """Is every read of `pointer` in the kernel inside an `if` that tests `flag`? Then the
+    flag is what makes the pointer optional, whatever the two are called."""
+    reads = [i for i, (names, _) in enumerate(fn.statement_names()) if pointer in names]
+    return bool(reads) and all(
+        any(flag in names_in(branch.test) for branch in fn.context(fn.statements[i]).branches)
+        or (isinstance(fn.statements[i], ast.If) and flag in names_in(fn.statements[i].test))
+        for i in reads
+    )
+
+
 class ConstexprOrRuntime(Rule):
     code = "ASC006"
     name = "constexpr-or-runtime"
@@ -53,7 +64,7 @@ class ConstexprOrRuntime(Rule):
                     for flag in flags
                     if (stem := _flag_stem(flag))
                     for p in sorted(pointers & used)
-                    if _guards(stem, p)
+                    if _guards(stem, p) or _only_under(fn, p, flag)
                 ]
                 if guarded:
                     flag, pointer = guarded[0]

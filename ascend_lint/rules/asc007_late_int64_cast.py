@@ -34,7 +34,9 @@ def _products(expr: ast.AST) -> list[ast.BinOp]:
 def _int32_product(
     product: ast.BinOp, fn: JitFunction, facts: ValueFacts, runtime: set[str]
 ) -> bool:
-    """Both sides int32 at run time: no operand is int64, loop-derived, or compile-time only."""
+    """Both sides int32 at run time: no operand is int64 and not all are compile-time.
+    Loop-derived operands count: `(global_t * HV + i_h).to(tl.int64)` in a task loop wraps
+    like any other int32 product (only a bare loop variable cast is harmless)."""
     names = names_in(product)
     if names & facts.int64:
         return False  # already a 64-bit multiply
@@ -57,22 +59,21 @@ class LateInt64Cast(Rule):
             facts = fn.facts(aliases)
             runtime = fn.runtime_names
             for call, _stmt in fn.calls:
-                if not (
-                    isinstance(call.func, ast.Attribute)
-                    and call.func.attr == "to"
-                    and is_int64_cast(call, aliases)
-                ):
+                if not is_int64_cast(call, aliases):
                     continue
-                inner = call.func.value
+                method = isinstance(call.func, ast.Attribute) and call.func.attr == "to"
+                inner = call.func.value if method else call.args[0]
                 products = [p for p in _products(inner) if _int32_product(p, fn, facts, runtime)]
                 if products:
                     yield Finding(
                         call,
                         f"`{ast.unparse(products[0])}` is computed in int32 and can wrap before `.to(tl.int64)`; "
                         "cast an operand first: `tl.cast(a, tl.int64) * b`",
-                        fix=self._cast_operands_fix(ctx, call, products, tl_name),
+                        fix=self._cast_operands_fix(ctx, call, products, tl_name)
+                        if method
+                        else None,
                     )
-                elif self._specialisable(inner, fn, facts, _stmt, aliases):
+                elif method and self._specialisable(inner, fn, facts, _stmt, aliases):
                     yield Finding(
                         call,
                         f"`.to(tl.int64)` on `{ast.unparse(inner)}` fails to compile when Triton specialises it "

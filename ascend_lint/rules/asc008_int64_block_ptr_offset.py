@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import is_int64_cast, names_in
+from ascend_lint.index import is_int64_value
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 from ascend_lint.rules.asc001_strided_time_gather import MAKE_BLOCK_PTR, block_ptr_arg
 
@@ -27,17 +27,10 @@ class Int64BlockPtrOffset(Rule):
                     arg = block_ptr_arg(call, part)
                     elts = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else []
                     for elt in elts:
-                        wide = sorted(names_in(elt) & int64)
-                        casts = [n for n in ast.walk(elt) if is_int64_cast(n, aliases)]
-                        if wide or casts:
-                            what = (
-                                f"`{wide[0]}` is int64"
-                                if wide
-                                else f"`{ast.unparse(casts[0])}` is int64"
-                            )
+                        if is_int64_value(elt, int64, aliases):
                             yield Finding(
                                 elt,
-                                f"block pointer {part.replace('_', ' ')} `{ast.unparse(elt)}`: {what}; "
+                                f"block pointer {part.replace('_', ' ')} `{ast.unparse(elt)}` is int64; "
                                 "keep offsets int32 (e.g. `i_t * BT`) and put int64 math in the base pointer",
                             )
                             break

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from ascend_lint.index import LANGUAGE, Aliases, additive_terms, names_in, pointer_names
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
-_OFFSETS = re.compile(r"cu_seq|seqlens", re.IGNORECASE)
+# `cu_seqlens` (and the `offsets` of older kernels): token offsets of packed sequences.
+_OFFSETS = re.compile(r"cu_seq|seqlens|^offsets$", re.IGNORECASE)
 _INT32 = f"{LANGUAGE}.int32"
 
 
@@ -128,6 +129,7 @@ def k(x, cu_seqlens, H: tl.constexpr):
     i_n, i_h = tl.program_id(0), tl.program_id(1)
     bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
     x += (bos * H + i_h)
+    b = tl.load(x + tl.arange(0, 16))
 """,
             rows=[8],
         ),

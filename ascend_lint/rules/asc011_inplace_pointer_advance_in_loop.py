@@ -8,6 +8,27 @@ from collections.abc import Iterator
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
+def _advanced_pointer(stmt: ast.stmt) -> str | None:
+    """`p += step`, `p -= step`, `p = p + step`: the name carried from one iteration to the next."""
+    if (
+        isinstance(stmt, ast.AugAssign)
+        and isinstance(stmt.op, (ast.Add, ast.Sub))
+        and isinstance(stmt.target, ast.Name)
+    ):
+        return stmt.target.id
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.BinOp)
+        and isinstance(stmt.value.op, (ast.Add, ast.Sub))
+        and isinstance(stmt.value.left, ast.Name)
+        and stmt.value.left.id == stmt.targets[0].id
+    ):
+        return stmt.targets[0].id
+    return None
+
+
 class InplacePointerAdvanceInLoop(Rule):
     code = "ASC011"
     name = "inplace-pointer-advance-in-loop"
@@ -19,14 +40,8 @@ class InplacePointerAdvanceInLoop(Rule):
         for fn in ctx.index.kernels:
             pointers = fn.facts(aliases).pointers
             for stmt in fn.statements:
-                if (
-                    isinstance(stmt, ast.AugAssign)
-                    and isinstance(stmt.op, (ast.Add, ast.Sub))
-                    and isinstance(stmt.target, ast.Name)
-                    and stmt.target.id in pointers
-                    and fn.context(stmt).loops
-                ):
-                    name = stmt.target.id
+                name = _advanced_pointer(stmt)
+                if name in pointers and fn.context(stmt).loops:
                     yield Finding(
                         stmt,
                         f"`{name}` is advanced in place inside a loop; rebuild it from its base "
@@ -59,6 +74,22 @@ def k(q, T, H: tl.constexpr, K: tl.constexpr):
     for i in range(T):
         b = tl.load(p_q)
         p_q += H * K
+""",
+            rows=[10],
+        ),
+        # the same, spelled as a rebinding; an int counter is not a pointer
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, BT: tl.constexpr):
+    p = x + tl.arange(0, BT)
+    while n > 0:
+        tl.store(p, 0.0)
+        p = p + BT
+        n -= 1
 """,
             rows=[10],
         ),

@@ -1,0 +1,66 @@
+"""Every rule is documented, and every reference kernel a doc or rule names exists."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from ascend_lint.docs import docs_dir, reference_source, rule_doc
+from ascend_lint.rules import ALL_RULES
+
+SECTIONS = [
+    "## What it does",
+    "## Why is this bad?",
+    "## Example",
+    "## Use instead",
+    "## Fix safety",
+    "## Options",
+    "## References",
+]
+RULE_IDS = [rule.code for rule in ALL_RULES]
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=RULE_IDS)
+def test_doc_has_ruff_sections_in_order(rule):
+    doc = rule_doc(rule.code)
+    assert doc is not None, f"rules/{rule.code}.md is missing"
+    assert doc.startswith(f"# {rule.name} ({rule.code})")
+    positions = [doc.find(section) for section in SECTIONS]
+    assert -1 not in positions, (
+        f"missing sections: {[s for s, p in zip(SECTIONS, positions) if p < 0]}"
+    )
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=RULE_IDS)
+def test_doc_code_blocks_parse(rule):
+    for block in re.findall(r"```python\n(.*?)```", rule_doc(rule.code) or "", flags=re.S):
+        ast.parse(block)
+
+
+@pytest.mark.parametrize(
+    "rule", [r for r in ALL_RULES if r.reference], ids=[r.code for r in ALL_RULES if r.reference]
+)
+def test_reference_kernel_exists(rule):
+    found = reference_source(rule.reference)
+    assert found is not None, f"{rule.reference} not found"
+    _path, _line, source = found
+    assert source.lstrip().startswith(("@", "def "))
+
+
+def test_every_kernel_named_in_docs_exists():
+    """`reference_kernels/<file>.py::<function>` and `` `function` `` mentions in the Use
+    instead sections must name real functions."""
+    for rule in ALL_RULES:
+        doc = rule_doc(rule.code) or ""
+        for file, func in re.findall(r"(reference_kernels/\w+\.py)::(\w+)", doc):
+            assert reference_source(f"{file}::{func}") is not None, (
+                f"{rule.code}.md names missing {file}::{func}"
+            )
+
+
+def test_no_doc_without_a_rule():
+    codes = {p.stem for p in docs_dir().glob("ASC*.md")}
+    assert codes == set(RULE_IDS)
