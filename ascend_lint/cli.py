@@ -234,7 +234,10 @@ def _check_command(argv: list[str]) -> int:
         if fixing is not None and args.show_fixes:
             _show_fixes(fixing.applied, out)
         if not args.quiet and settings.output_format in ("full", "concise") and not args.statistics:
-            _summary(diagnostics, n_files, out, fixing)
+            fixable = frozenset(expand_codes(settings.fixable, "fixable")) - frozenset(
+                expand_codes(settings.unfixable, "unfixable")
+            )
+            _summary(diagnostics, n_files, out, fixing, fixable)
 
     if path_errors or internal:
         return EXIT_ERROR
@@ -274,7 +277,9 @@ def _excluded(settings, path: Path) -> bool:
     return any(settings.is_excluded(p) for p in (path, *path.parents) if p.name)
 
 
-def _summary(diagnostics, n_files: int, out, fixing=None) -> None:
+def _summary(
+    diagnostics, n_files: int, out, fixing=None, fixable: frozenset[str] | None = None
+) -> None:
     fixed = len(fixing.applied) if fixing is not None else 0
     if not diagnostics:
         if fixed:
@@ -291,8 +296,10 @@ def _summary(diagnostics, n_files: int, out, fixing=None) -> None:
         out.write(f"Found {total} {noun} ({fixed} fixed, {len(diagnostics)} remaining) {where}.\n")
     else:
         out.write(f"Found {total} {noun} {where}.\n")
-    safe = sum(1 for d in diagnostics if d.fix and d.fix.applicability.value == "safe")
-    unsafe = sum(1 for d in diagnostics if d.fix and d.fix.applicability.value == "unsafe")
+    # Only fixes that --fix / --unsafe-fixes would apply under `fixable`/`unfixable`.
+    applicable = [d for d in diagnostics if d.fix and (fixable is None or d.code in fixable)]
+    safe = sum(1 for d in applicable if d.fix.applicability.value == "safe")
+    unsafe = sum(1 for d in applicable if d.fix.applicability.value == "unsafe")
     if safe:
         out.write(f"[*] {safe} fixable with the `--fix` option.\n")
     if unsafe:
