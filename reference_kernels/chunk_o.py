@@ -110,6 +110,30 @@ def gate_scalar(g_base, idx, HV: tl.constexpr, G_T_CONTIG: tl.constexpr):
 # ---------------------------------------------------------------------------
 # forward: o = scale * (exp2(g) * (q @ h) + tril(q k^T * decay) @ v)
 # ---------------------------------------------------------------------------
+@triton.jit
+def locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    """Where this program's chunk lives: its index inside its sequence, its global index
+    (which selects the chunk state in ``h``/``dh``), the sequence's first token and the
+    sequence's length.
+
+    Varlen: ``chunk_indices`` (int32, built on the host) maps the launch's chunk to
+    (sequence, chunk); ``cu_seqlens`` is loaded as int64 so token offsets never wrap, and
+    only the local length is narrowed.  Fixed length: sequence ``i_b`` starts at token
+    ``i_b * T`` (``i_b`` is int64 already).
+    """
+    if IS_VARLEN:
+        i_tg = tl.cast(i_t, tl.int64)
+        i_n = tl.load(chunk_indices + i_t * 2)
+        i_t = tl.load(chunk_indices + i_t * 2 + 1)
+        bos = tl.load(cu_seqlens + i_n)
+        eos = tl.load(cu_seqlens + i_n + 1)
+        T = (eos - bos).to(tl.int32)
+    else:
+        i_tg = i_b * tl.cdiv(T, BT) + i_t
+        bos = i_b * T
+    return i_t, i_tg, bos, T
+
+
 @triton.jit(do_not_specialize=["T"])
 def chunk_fwd_kernel_o(
     q,
@@ -141,17 +165,7 @@ def chunk_fwd_kernel_o(
     i_h = tl.cast(i_bh % HV, tl.int64)
     # Keep the stored time length: the varlen branch rebinds T to the local length.
     T_seq = T
-    if IS_VARLEN:
-        i_tg = tl.cast(i_t, tl.int64)
-        # chunk_indices is int32 on the host: (sequence id, chunk id inside it).
-        i_n = tl.load(chunk_indices + i_t * 2)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1)
-        bos = tl.load(cu_seqlens + i_n)
-        eos = tl.load(cu_seqlens + i_n + 1)
-        T = (eos - bos).to(tl.int32)
-    else:
-        i_tg = i_b * tl.cdiv(T, BT) + i_t
-        bos = i_b * T
+    i_t, i_tg, bos, T = locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT, IS_VARLEN)
 
     q_base = q + (bos * H + i_h // (HV // H)) * K
     k_base = k + (bos * H + i_h // (HV // H)) * K
@@ -226,14 +240,7 @@ def chunk_bwd_kernel_dv_local(
     i_b = tl.cast(i_bh // HV, tl.int64)
     i_h = tl.cast(i_bh % HV, tl.int64)
     T_seq = T
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1)
-        bos = tl.load(cu_seqlens + i_n)
-        eos = tl.load(cu_seqlens + i_n + 1)
-        T = (eos - bos).to(tl.int32)
-    else:
-        bos = i_b * T
+    i_t, _, bos, T = locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT, IS_VARLEN)
 
     q_base = q + (bos * H + i_h // (HV // H)) * K
     k_base = k + (bos * H + i_h // (HV // H)) * K
@@ -318,16 +325,7 @@ def chunk_bwd_kernel_dqkwg(
     i_b = tl.cast(i_bh // HV, tl.int64)
     i_h = tl.cast(i_bh % HV, tl.int64)
     T_seq = T
-    if IS_VARLEN:
-        i_tg = tl.cast(i_t, tl.int64)
-        i_n = tl.load(chunk_indices + i_t * 2)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1)
-        bos = tl.load(cu_seqlens + i_n)
-        eos = tl.load(cu_seqlens + i_n + 1)
-        T = (eos - bos).to(tl.int32)
-    else:
-        i_tg = i_b * tl.cdiv(T, BT) + i_t
-        bos = i_b * T
+    i_t, i_tg, bos, T = locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT, IS_VARLEN)
 
     q_base = q + (bos * H + i_h // (HV // H)) * K
     k_base = k + (bos * H + i_h // (HV // H)) * K
@@ -448,18 +446,9 @@ def chunk_bwd_kernel_dg(
     i_b = tl.cast(i_bh // HV, tl.int64)
     i_h = tl.cast(i_bh % HV, tl.int64)
     T_seq = T
-    if IS_VARLEN:
-        i_tg = tl.cast(i_t, tl.int64)
-        i_n = tl.load(chunk_indices + i_t * 2)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1)
-        bos = tl.load(cu_seqlens + i_n)
-        eos = tl.load(cu_seqlens + i_n + 1)
-        T = (eos - bos).to(tl.int32)
-        dg_row = dg + bos + i_h * T_seq
-    else:
-        i_tg = i_b * tl.cdiv(T, BT) + i_t
-        bos = i_b * T
-        dg_row = dg + i_b * HV * T_seq + i_h * T_seq
+    i_t, i_tg, bos, T = locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT, IS_VARLEN)
+    # dg is written [B, HV, T] (stride-1 stores): the same addressing as the gate.
+    dg_row = gate_base(dg, bos, i_b, i_h, T_seq, HV, IS_VARLEN, True)
 
     q_base = q + (bos * H + i_h // (HV // H)) * K
     k_base = k + (bos * H + i_h // (HV // H)) * K
