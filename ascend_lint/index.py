@@ -238,7 +238,6 @@ class JitFunction:
     do_not_specialize: set[str]
     owner: str | None  # enclosing class, for `Cls.kernel[grid](...)`
     runtime_names: set[str] = field(default_factory=set)
-    static_names: set[str] = field(default_factory=set)
     contexts: dict[int, Context] = field(default_factory=dict)  # id(stmt) -> Context
     statements: list[ast.stmt] = field(default_factory=list)  # in source order, nested included
     assignments: dict[str, list[ast.AST]] = field(default_factory=dict)
@@ -442,10 +441,6 @@ def _is_constexpr_annotation(ann: ast.AST | None, aliases: Aliases) -> bool:
     )
 
 
-def _loop_targets(target: ast.AST) -> set[str]:
-    return names_in(target)
-
-
 class _KernelScanner:
     """One pass over a kernel body: contexts, assignments, loop variables."""
 
@@ -514,8 +509,8 @@ class _KernelScanner:
                     else False
                 )
                 loop = Loop(stmt, static)
-                for name in _loop_targets(stmt.target):
-                    if static and not self._iter_is_runtime(stmt.iter):
+                for name in names_in(stmt.target):
+                    if static:  # static_range bounds are compile-time by construction
                         self.static_loop_vars.add(name)
                         self.fn.assignments.setdefault(name, []).append(stmt.iter)
                     else:
@@ -544,9 +539,6 @@ class _KernelScanner:
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
 
-    def _iter_is_runtime(self, _iter: ast.AST) -> bool:
-        return False  # static_range bounds must be constexpr for the code to compile
-
     def _classify(self) -> None:
         fn = self.fn
         runtime = set(self.runtime_seeds) | self.loop_carried
@@ -562,7 +554,6 @@ class _KernelScanner:
                     changed = True
             if not changed:
                 break
-        fn.static_names = (set(fn.assignments) | set(fn.params)) - runtime
 
 
 # ----------------------------------------------------------------------------- launches
@@ -986,17 +977,10 @@ class KernelIndex:
         calls = self._calls_by_name.get(host_name, [])
         return [(c, h) for c, h in calls if not isinstance(c.func, ast.Subscript)]
 
-    def is_call_to(self, call: ast.Call, qual: str) -> bool:
-        return self.aliases.resolve(call.func) == qual
-
     def calls_in(self, fn: JitFunction, qual: str) -> Iterator[tuple[ast.Call, ast.stmt]]:
         for call, stmt in fn.calls:
             if self.aliases.resolve(call.func) == qual:
                 yield call, stmt
-
-    def bindings_of(self, fn: JitFunction) -> list[CallBinding]:
-        """Launches of a kernel, and calls of a helper from other kernels."""
-        return [b for b in (*self.launches, *self.helper_calls) if b.callee is fn]
 
     def host_values(
         self, expr: ast.AST, host: HostFunction | None, depth: int = 0
