@@ -64,13 +64,22 @@ def main() -> int:
     from ascend_lint import __version__
 
     table = score.stdout.strip()
+    from ascend_lint.rules import ALL_RULES
+
+    listed = {line.split()[0] for line in table.splitlines() if line.startswith("ASC")}
+    missing = [r.code for r in ALL_RULES if r.code not in listed and r.code != "ASC000"]
+    absent_note = (
+        f"Rules without a row ({', '.join(missing)}) had no labelled positives in this split "
+        "and made no in-scope report: their clean controls stayed clean."
+        if missing
+        else ""
+    )
     text = f"""# Rules on the labelled FLA corpus
 
 `score.py` output for the public split of `../shared/eval` ({n_findings} findings reported).
 Recall = matched expected findings / expected findings; `fp` counts reports that match
 no expected or ambiguous label (see `../shared/eval/README.md` for the conventions).
-A rule missing from the table had no labelled positives and made no in-scope report
-(ASC002 and ASC008 here: their clean controls stayed clean).
+{absent_note}
 
 ```
 {table}
