@@ -39,7 +39,9 @@ MIRRORS = Path("/work/.mirror")
 
 def materialise(mirror: Path, dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "-C", str(mirror), "archive", "HEAD"], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(mirror), "archive", "HEAD"], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest
 
@@ -59,16 +61,22 @@ def tree_stats(tree: Path) -> dict:
     }
 
 
-def timed(cmd: list[str], runs: int, cwd: Path | None = None, env: dict | None = None) -> tuple[float, int]:
+def timed(
+    cmd: list[str], runs: int, cwd: Path | None = None, env: dict | None = None
+) -> tuple[float, int]:
     times = []
     code = 0
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         times.append(time.perf_counter() - start)
         code = proc.returncode
         if b"Traceback" in proc.stderr:
-            raise SystemExit(f"traceback from {' '.join(cmd)}:\n{proc.stderr.decode(errors='replace')}")
+            raise SystemExit(
+                f"traceback from {' '.join(cmd)}:\n{proc.stderr.decode(errors='replace')}"
+            )
     return statistics.median(times), code
 
 
@@ -146,15 +154,30 @@ def per_rule_ms(tree: Path) -> dict[str, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--fixit", action="store_true", help="also time `fixit lint` once per tree (minutes)")
-    ap.add_argument("--fla-mirror", default=str(MIRRORS / "fla-org+flash-linear-attention" / "repo"))
+    ap.add_argument(
+        "--fixit", action="store_true", help="also time `fixit lint` once per tree (minutes)"
+    )
+    ap.add_argument(
+        "--fla-mirror", default=str(MIRRORS / "fla-org+flash-linear-attention" / "repo")
+    )
     ap.add_argument("--vllm-mirror", default=str(MIRRORS / "vllm-project+vllm-ascend" / "repo"))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
     args = ap.parse_args()
 
-    lint = [sys.executable, "-m", "ascend_lint", "check", "--exit-zero", "-q", "--output-format", "concise"]
+    lint = [
+        sys.executable,
+        "-m",
+        "ascend_lint",
+        "check",
+        "--exit-zero",
+        "-q",
+        "--output-format",
+        "concise",
+    ]
     ruff = shutil.which("ruff")
     fixit = shutil.which("fixit")
     rows = []
@@ -167,15 +190,41 @@ def main() -> int:
             stats = tree_stats(tree)
             cache = Path(tmp) / f"cache-{name}"
             cold, code = timed([*lint, "--no-cache", str(tree)], args.runs)
-            subprocess.run([*lint, "--cache-dir", str(cache), str(tree)], stdout=subprocess.DEVNULL, check=False)
+            subprocess.run(
+                [*lint, "--cache-dir", str(cache), str(tree)],
+                stdout=subprocess.DEVNULL,
+                check=False,
+            )
             warm, _ = timed([*lint, "--cache-dir", str(cache), str(tree)], args.runs)
-            ruff_s = timed([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", str(tree)], args.runs)[0] if ruff else float("nan")
-            fixit_s = timed([fixit, "lint", str(tree)], 1)[0] if (fixit and args.fixit) else float("nan")
+            ruff_s = (
+                timed(
+                    [
+                        ruff,
+                        "check",
+                        "--select",
+                        "ALL",
+                        "--no-cache",
+                        "--exit-zero",
+                        "-q",
+                        str(tree),
+                    ],
+                    args.runs,
+                )[0]
+                if ruff
+                else float("nan")
+            )
+            fixit_s = (
+                timed([fixit, "lint", str(tree)], 1)[0] if (fixit and args.fixit) else float("nan")
+            )
             peak = peak_tree_rss_mib([*lint, "--no-cache", str(tree)])
             rows.append((name, stats, cold, warm, ruff_s, fixit_s, peak, code))
         fla_rules = per_rule_ms(trees["FLA"])
         kernel_file = max(
-            (p for p in trees["FLA"].rglob("*.py") if b"@triton.jit" in p.read_bytes() and p.stat().st_size <= 45_000),
+            (
+                p
+                for p in trees["FLA"].rglob("*.py")
+                if b"@triton.jit" in p.read_bytes() and p.stat().st_size <= 45_000
+            ),
             key=lambda p: p.stat().st_size,
         )
         one_file, _ = timed([*lint, "--no-cache", str(kernel_file)], args.runs)
