@@ -64,3 +64,37 @@ def test_every_kernel_named_in_docs_exists():
 def test_no_doc_without_a_rule():
     codes = {p.stem for p in docs_dir().glob("ASC*.md")}
     assert codes == set(RULE_IDS)
+
+
+def test_wheel_ships_docs_and_reference_kernels(tmp_path):
+    """A user who pip-installs the package gets `ascend-lint rule ASC001` with the kernel."""
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    import shutil
+
+    # Build from a copy: setuptools leaves a build/ folder next to the sources.
+    source = tmp_path / "src"
+    shutil.copytree(
+        Path(__file__).resolve().parents[1],
+        source,
+        ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", ".*_cache"),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0 and any(
+        w in proc.stderr for w in ("Could not find", "connection", "Network")
+    ):
+        pytest.skip(f"cannot fetch the build backend: {proc.stderr.strip()[-200:]}")
+    assert proc.returncode == 0, proc.stderr
+    [wheel] = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for rule in ALL_RULES:
+        assert f"ascend_lint/docs/{rule.code}.md" in names
+    assert "reference_kernels/chunk_o.py" in names
+    assert "reference_kernels/cumsum.py" in names
