@@ -68,12 +68,11 @@ def test_no_doc_without_a_rule():
 
 def test_wheel_ships_docs_and_reference_kernels(tmp_path):
     """A user who pip-installs the package gets `ascend-lint rule ASC001` with the kernel."""
+    import shutil
     import subprocess
     import sys
     import zipfile
     from pathlib import Path
-
-    import shutil
 
     # Build from a copy: setuptools leaves a build/ folder next to the sources.
     source = tmp_path / "src"
