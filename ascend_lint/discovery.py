@@ -67,6 +67,11 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
                     continue
                 if candidate.is_dir():
                     continue  # a directory named `x.py`
+                if not candidate.is_file():  # reading a FIFO would block forever
+                    found.warnings.append(
+                        f"{candidate}: not a regular file (FIFO, socket or device), skipped"
+                    )
+                    continue
                 add(candidate)
         if len(found.files) == before:
             found.warnings.append(f"No Python files found under {raw}")
