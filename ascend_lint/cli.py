@@ -101,6 +101,11 @@ def _check_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # File names that are not UTF-8 arrive with surrogate escapes: show them escaped
+    # rather than fail while printing the report.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         if argv and argv[0] in ("--version", "-V", "version"):
             print(f"ascend-lint {__version__}")
@@ -222,7 +227,9 @@ def _check_command(argv: list[str]) -> int:
 
     with contextlib.ExitStack() as stack:
         if args.output_file:
-            out = stack.enter_context(open(args.output_file, "w", encoding="utf-8"))
+            out = stack.enter_context(
+                open(args.output_file, "w", encoding="utf-8", errors="backslashreplace")
+            )
         elif source is not None and fixing is not None:
             out = sys.stderr  # stdout carries the fixed source
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,17 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # missing paths, unreadable folders
     warnings: list[str] = field(default_factory=list)
+
+
+def dangling_link(path: Path) -> str:
+    """Why a symbolic link leads nowhere: a loop, or a missing target."""
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 reports loops this way
+        return "symbolic link loop"
+    except OSError as exc:
+        return "symbolic link loop" if exc.errno == errno.ELOOP else "broken symbolic link"
+    return "broken symbolic link"
 
 
 def discover(paths: list[str], settings: Settings, force_exclude: bool = False) -> Discovery:
@@ -33,7 +45,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
     for raw in paths:
         path = Path(raw)
         if path.is_symlink() and not path.exists():
-            found.errors.append(f"{raw}: broken symbolic link")
+            found.errors.append(f"{raw}: {dangling_link(path)}")
             continue
         if not path.exists():
             found.errors.append(f"{raw}: No such file or directory")
@@ -63,7 +75,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
                 if settings.is_excluded(candidate):
                     continue
                 if candidate.is_symlink() and not candidate.exists():
-                    found.warnings.append(f"{candidate}: broken symbolic link, skipped")
+                    found.warnings.append(f"{candidate}: {dangling_link(candidate)}, skipped")
                     continue
                 if candidate.is_dir():
                     continue  # a directory named `x.py`

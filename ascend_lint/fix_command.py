@@ -62,6 +62,8 @@ def run_fixes(
             run.errors.append(f"{result.path}: {outcome.error}")
             continue
         if not outcome.changed:
+            # Nothing to write (e.g. already fixed through a symlink): report what is there now.
+            result.diagnostics = outcome.remaining
             continue
         if diff:
             run.diff += unified_diff(result.path, raw, outcome.fixed)

@@ -67,12 +67,39 @@ def encode_like(source: SourceFile, text: str) -> bytes:
     return codecs.BOM_UTF8 + data if source.has_bom else data
 
 
-def parses(text: str) -> str | None:
+# libcst's native parser recurses on the C stack: past this nesting it can crash the
+# process instead of raising, so such files are checked with `ast` alone.
+_LIBCST_MAX_DEPTH = 200
+
+
+def libcst_can_check(text: str) -> bool:
+    """Whether libcst may be used as the second parser for this file: it parses the
+    original (otherwise a failure would be libcst's, not the fix's) and the file is
+    not nested deeper than libcst can safely recurse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _LIBCST_MAX_DEPTH:
+            return False
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    try:
+        libcst.parse_module(text)
+    except (libcst.ParserSyntaxError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def parses(text: str, with_libcst: bool = True) -> str | None:
     """None if both parsers accept `text`, else the error. libcst's parser is the stricter
     round-trip check; `ast` is what Python itself will run."""
     try:
         ast.parse(text)
-        libcst.parse_module(text)
+        if with_libcst:
+            libcst.parse_module(text)
     except SyntaxError as exc:
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
     except libcst.ParserSyntaxError as exc:
@@ -99,6 +126,7 @@ def fix_source(
         return outcome
     applied: list[Diagnostic] = []
     data = raw
+    use_libcst: bool | None = None  # decided on the original, once there is a fix to check
     for _ in range(MAX_ROUNDS):
         result = lint_source(path, data, codes)
         outcome.remaining = result.diagnostics
@@ -114,14 +142,16 @@ def fix_source(
         text, used = apply_edits(source, [d.fix for d in candidates])
         if text == source.text:
             break
-        problem = parses(text)
+        if use_libcst is None:
+            use_libcst = libcst_can_check(source.text)
+        problem = parses(text, use_libcst)
         if problem is not None and len(used) > 1:
             # Fixes that are fine one by one can clash together (two removals that
             # empty one block): take the first alone; re-linting finds the rest anew.
             first = used[0]
             text, _ = apply_edits(source, [candidates[first].fix])
             used = [first]
-            problem = parses(text)
+            problem = parses(text, use_libcst)
         if problem is not None:
             rules = ", ".join(sorted({candidates[i].code for i in used}))
             outcome.error = f"internal error: a fix by {rules} produced invalid code ({problem}); file left unchanged"

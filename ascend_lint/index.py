@@ -928,11 +928,20 @@ class KernelIndex:
                             yield kw.arg, kw, inner
 
     def resolve_callee(self, func: ast.AST) -> list[JitFunction]:
-        """`k`, `self.k`, `Cls.k`, `module.k` -> the @triton.jit functions of that name."""
+        """`k`, `self.k`, `Cls.k`, `module.k` -> the @triton.jit function of that name.
+
+        A name defined twice means its last definition, as at run time (launches run
+        after the module is imported); `Cls.k` prefers a kernel defined in class `Cls`.
+        """
         if isinstance(func, ast.Name):
-            return self.by_name.get(func.id, [])
+            found = self.by_name.get(func.id, [])
+            top_level = [k for k in found if k.owner is None]
+            return (top_level or found)[-1:]
         if isinstance(func, ast.Attribute) and not self.aliases.resolve(func):
-            return self.by_name.get(func.attr, [])
+            found = self.by_name.get(func.attr, [])
+            owner = func.value.id if isinstance(func.value, ast.Name) else None
+            in_class = [k for k in found if k.owner is not None and k.owner == owner]
+            return (in_class or found)[-1:]
         return []
 
     def _launch_targets(

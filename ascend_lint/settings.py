@@ -165,15 +165,18 @@ def load_settings(config: Path | None, start: Path) -> Settings:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    table = data.get("tool", {}).get("ascend-lint")
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table, got {type(tool).__name__}")
+    table = tool.get("ascend-lint")
     if config is not None and table is None and path.name != "pyproject.toml":
         table = data  # a dedicated config file holds the keys at its top level
     settings.root = path.parent
     settings.config_path = path
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.ascend-lint] must be a table, got {type(table).__name__}")
     if not table:
         return settings
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.ascend-lint] must be a table")
     for key, value in table.items():
         if key not in _KEYS:
             hint = difflib.get_close_matches(key, list(_KEYS), n=1)

@@ -784,13 +784,6 @@ def test_a_megabyte_of_kernels():
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="index.py (KernelIndex._find_calls): each launch is bound to every @triton.jit "
-    "definition of the same name, so N sequential redefinitions launched N times make N*N "
-    "bindings (and ASC002/ASC005+ walk all of them); a 1 MB file of 2,200 same-named "
-    "kernels takes ~70 s to lint, against ~2 s with distinct names",
-)
 def test_launch_bindings_grow_linearly_with_same_named_kernels():
     n = 60
     kernel = (
@@ -805,12 +798,6 @@ def test_launch_bindings_grow_linearly_with_same_named_kernels():
 # ------------------------------------------------------------------------ fixing
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fixes.py (parses): a file libcst's parser cannot read even before any fix "
-    "(here 6,000 implicitly concatenated string literals, which CPython accepts) makes "
-    "--fix blame the fix: 'internal error: a fix by ASC004 produced invalid code', exit 2",
-)
 def test_fix_does_not_blame_itself_for_what_libcst_cannot_parse(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     path = tmp_path / "strings.py"
@@ -827,13 +814,6 @@ def test_fix_does_not_blame_itself_for_what_libcst_cannot_parse(tmp_path, capsys
     assert code in (0, 1)
 
 
-@pytest.mark.xfail(
-    sys.version_info[:2] in ((3, 9), (3, 10), (3, 13)),
-    strict=True,
-    reason="fixes.py (parses): where CPython's parser accepts a ~9,000-term expression "
-    "(3.9, 3.10, 3.13), libcst.parse_module overflows the C stack and --fix dies with "
-    "SIGSEGV (exit -11/139); 3.11 and 3.12 reject the file first (ASC000)",
-)
 def test_fix_survives_expressions_deeper_than_libcst_can_parse(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     path = tmp_path / "deep.py"

@@ -6,7 +6,8 @@ Columns are 1-based code points (`run.columnKind` says so), end exclusive.
 from __future__ import annotations
 
 import json
-from pathlib import Path, PurePath
+import os
+from pathlib import PurePath
 from typing import TextIO
 from urllib.parse import quote
 
@@ -49,10 +50,13 @@ def _rules() -> list[dict]:
 
 def _artifact(path: str) -> dict:
     p = PurePath(path)
+    # A file name that is not UTF-8 reaches us with surrogate escapes (os.fsdecode);
+    # percent-encode its original bytes.
+    raw = os.fsencode(p.as_posix())
     if p.is_absolute():
-        return {"uri": Path(path).as_uri()}
+        return {"uri": "file://" + quote(raw)}
     # Relative to the checkout: consumers resolve %SRCROOT% to the repository root.
-    return {"uri": quote(p.as_posix()), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(raw), "uriBaseId": "%SRCROOT%"}
 
 
 def _region(start: Position, end: Position) -> dict:
