@@ -4,7 +4,6 @@ cache, and parse the rest here (a few) or in a process pool sized to the cores (
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ascend_lint.cache import Cache, content_key
@@ -63,6 +62,8 @@ def lint_files(
     if jobs <= 1 or len(pending) < _POOL_MIN_FILES or size < _POOL_MIN_BYTES:
         linted = [_job(w) for w in work]
     else:
+        from concurrent.futures import ProcessPoolExecutor  # only when there is work to share
+
         # Largest files first, so one big file does not finish alone at the end.
         order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
         linted = [None] * len(work)

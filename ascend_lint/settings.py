@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,7 @@ class Settings:
     unfixable: list[str] = field(default_factory=list)
     root: Path = field(default_factory=Path.cwd)  # folder of the pyproject.toml in use
     config_path: Path | None = None
+    _exclude_cache: tuple | None = field(default=None, repr=False, compare=False)
 
     def enabled_codes(self) -> frozenset[str]:
         chosen = set(expand_codes(self.select, "select")) | set(
@@ -97,23 +99,46 @@ class Settings:
                 ignored |= set(expand_codes(codes, f"per-file-ignores.{pattern}"))
         return enabled - ignored
 
-    def is_excluded(self, path: Path) -> bool:
+    def is_excluded(self, path: Path | str) -> bool:
         """Checked for each file and folder met while walking (never for a path the user
-        named): a pattern matches the basename (`build`) or the path from the project
-        root (`tests/fixtures`)."""
-        rel = _relative(str(path), self.root)
-        for pattern in (*self.exclude, *self.extend_exclude):
-            pattern = pattern.rstrip("/")
-            if fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(rel, pattern):
-                return True
-        return False
+        named): a pattern matches the basename (`build`) or, when it has a `/`, the path
+        from the project root (`tests/fixtures`)."""
+        names, paths = self._exclude_matchers()
+        if names is not None and names.match(os.path.basename(path)):
+            return True
+        return paths is not None and paths.match(_relative(str(path), self.root)) is not None
+
+    def _exclude_matchers(self) -> tuple[re.Pattern | None, re.Pattern | None]:
+        # One compiled regex per kind instead of an fnmatch per pattern per file: the
+        # walk asks this for every file and folder of the tree.
+        key = (tuple(self.exclude), tuple(self.extend_exclude))
+        if self._exclude_cache is None or self._exclude_cache[0] != key:
+            patterns = [
+                p.rstrip("/") for p in (*self.exclude, *self.extend_exclude) if p.strip("/")
+            ]
+            on_paths = [p for p in patterns if "/" in p]
+            names = (
+                re.compile("|".join(fnmatch.translate(p) for p in patterns)) if patterns else None
+            )
+            paths = (
+                re.compile("|".join(fnmatch.translate(p) for p in on_paths)) if on_paths else None
+            )
+            self._exclude_cache = (key, names, paths)
+        return self._exclude_cache[1], self._exclude_cache[2]
+
+
+_ROOTS: dict[Path, str] = {}
 
 
 def _relative(path: str, root: Path) -> str:
-    try:
-        return Path(os.path.abspath(path)).relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
+    """`path` relative to `root`, with `/` separators (`path` itself when outside)."""
+    base = _ROOTS.get(root)
+    if base is None:
+        base = _ROOTS[root] = str(root.resolve())
+    absolute = os.path.abspath(path)
+    if absolute.startswith(base + os.sep):
+        return absolute[len(base) + 1 :].replace(os.sep, "/")
+    return "." if absolute == base else path.replace(os.sep, "/")
 
 
 def _matches(rel: str, pattern: str) -> bool:

@@ -29,6 +29,7 @@ __all__ = ["chunk_local_cumsum", "chunk_local_cumsum_kernel"]
 def chunk_local_cumsum_kernel(
     g,
     out,
+    initial,
     cu_seqlens,
     chunk_table,
     T,
@@ -37,9 +38,11 @@ def chunk_local_cumsum_kernel(
     BH: tl.constexpr,
     TAIL_MODE: tl.constexpr,
     IS_VARLEN: tl.constexpr,
+    HAS_INITIAL: tl.constexpr,
 ):
     i_c = tl.program_id(0)
     i_b = tl.cast(tl.program_id(1), tl.int64)
+    i_n = i_b
     if IS_VARLEN:
         # chunk_table (int32, host-built) lists only the chunks of this launch's mode.
         i_n = tl.load(chunk_table + i_c * 2)
@@ -61,12 +64,21 @@ def chunk_local_cumsum_kernel(
     if TAIL_MODE:
         # Ragged chunk: rows past the sequence end are padded with 0 and not stored.
         b_g = tl.load(p_g, boundary_check=(0, 1)).to(tl.float32)
-        b_out = tl.cumsum(b_g, axis=0)
-        tl.store(p_out, b_out.to(p_out.dtype.element_ty), boundary_check=(0, 1))
     else:
         # Full chunk: every row is in range, only the head padding needs a check.
         b_g = tl.load(p_g, boundary_check=(1,)).to(tl.float32)
-        b_out = tl.cumsum(b_g, axis=0)
+    b_out = tl.cumsum(b_g, axis=0)
+    # The optional carry-in pointer is tested on its own constexpr flag first, and only
+    # then the runtime chunk index: with `HAS_INITIAL or i_t == 0`-style mixing, the
+    # specialisation without `initial` would still compile `None + offset` (ASC006).
+    if HAS_INITIAL:
+        if i_t == 0:
+            o_h = tl.arange(0, BH)
+            b_init = tl.load(initial + i_n * H + o_h, mask=o_h < H, other=0.0)
+            b_out += b_init.to(tl.float32)[None, :]
+    if TAIL_MODE:
+        tl.store(p_out, b_out.to(p_out.dtype.element_ty), boundary_check=(0, 1))
+    else:
         tl.store(p_out, b_out.to(p_out.dtype.element_ty), boundary_check=(1,))
 
 
@@ -90,8 +102,14 @@ def chunk_local_cumsum(
     chunk_size: int = 64,
     cu_seqlens: torch.LongTensor | None = None,
     output_dtype: torch.dtype = torch.float32,
+    initial: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Chunk-local cumsum of ``g [B, T, H]`` (``B == 1`` with int64 ``cu_seqlens``)."""
+    """Chunk-local cumsum of ``g [B, T, H]`` (``B == 1`` with int64 ``cu_seqlens``).
+
+    ``initial [N, H]`` (one row per sequence: ``B`` rows, or one per ``cu_seqlens``
+    sequence) is added to the first chunk of each sequence: a carry-in when a long
+    sequence is processed in segments.
+    """
     B, T, H = g.shape
     if chunk_size < 16 or chunk_size & (chunk_size - 1):
         raise ValueError(f"chunk_size={chunk_size} must be a power of two >= 16")
@@ -111,6 +129,7 @@ def chunk_local_cumsum(
         chunk_local_cumsum_kernel[(n_chunks, B)](
             g,
             out,
+            initial,
             cu_seqlens,
             table,
             T,
@@ -119,5 +138,6 @@ def chunk_local_cumsum(
             BH=BH,
             TAIL_MODE=tail_mode,
             IS_VARLEN=cu_seqlens is not None,
+            HAS_INITIAL=initial is not None,
         )
     return out

@@ -146,10 +146,15 @@ def chunk_bwd_dqkwg_ref(
     return dq, dk, dw, dg
 
 
-def chunk_local_cumsum_ref(g, chunk_size=64, cu_seqlens=None):
-    """fp32 cumsum of ``g [B, T, H]`` inside each chunk (chunks restart per sequence)."""
+def chunk_local_cumsum_ref(g, chunk_size=64, cu_seqlens=None, initial=None):
+    """fp32 cumsum of ``g [B, T, H]`` inside each chunk (chunks restart per sequence);
+    ``initial [N, H]`` (N sequences) is carried into the first chunk of each sequence."""
     B, T, _ = g.shape
     out = torch.zeros(g.shape, dtype=torch.float32, device=g.device)
+    starts = [0] if cu_seqlens is None else [int(x) for x in cu_seqlens[:-1].tolist()]
     for b, s, e, _ in iter_chunks(B, T, cu_seqlens, chunk_size):
         out[b, s:e] = g[b, s:e].float().cumsum(0)
+        if initial is not None and s in starts:
+            n = b if cu_seqlens is None else starts.index(s)
+            out[b, s:e] += initial[n].float()
     return out

@@ -1,38 +1,43 @@
 """Output formats: one module each, all fed the same sorted diagnostics.
 
 Importing this package stays cheap (the CLI reads OUTPUT_FORMATS to build --help):
-reporters import heavy modules inside `report`.
+a format's module is imported only when that format is asked for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.reporters import (
-    concise,
-    full,
-    github,
-    json_format,
-    json_lines,
-    junit,
-    rdjson,
-    rdjsonl,
-    sarif,
-)
 
 Reporter = Callable[[list[Diagnostic], TextIO], None]
 
-REPORTERS: dict[str, Reporter] = {
-    "full": full.report,
-    "concise": concise.report,
-    "json": json_format.report,
-    "json-lines": json_lines.report,
-    "github": github.report,
-    "sarif": sarif.report,
-    "rdjson": rdjson.report,
-    "rdjsonl": rdjsonl.report,
-    "junit": junit.report,
+# format name -> module under ascend_lint.reporters with a `report` function
+_MODULES = {
+    "full": "full",
+    "concise": "concise",
+    "json": "json_format",
+    "json-lines": "json_lines",
+    "github": "github",
+    "sarif": "sarif",
+    "rdjson": "rdjson",
+    "rdjsonl": "rdjsonl",
+    "junit": "junit",
 }
-OUTPUT_FORMATS: tuple[str, ...] = tuple(REPORTERS)
+OUTPUT_FORMATS: tuple[str, ...] = tuple(_MODULES)
+
+
+class _Registry(Mapping):
+    def __getitem__(self, name: str) -> Reporter:
+        return importlib.import_module(f"{__name__}.{_MODULES[name]}").report
+
+    def __iter__(self):
+        return iter(_MODULES)
+
+    def __len__(self) -> int:
+        return len(_MODULES)
+
+
+REPORTERS: Mapping[str, Reporter] = _Registry()

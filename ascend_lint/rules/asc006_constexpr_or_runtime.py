@@ -39,7 +39,7 @@ class ConstexprOrRuntime(Rule):
     code = "ASC006"
     name = "constexpr-or-runtime"
     summary = "`if FLAG or <runtime>` mixes a pointer-guarding constexpr with a runtime test; the dead side still compiles"
-    reference = "reference_kernels/chunk_o.py::chunk_bwd_kernel_dqkwg"
+    reference = "reference_kernels/cumsum.py::chunk_local_cumsum_kernel"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases

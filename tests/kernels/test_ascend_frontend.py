@@ -98,28 +98,41 @@ def _specs():
         if use_g:
             sig = dict(q=t, k=t, v=t, h=t, dh=t, dq="*fp32", dk="*fp32", dg="*fp32", T="i32")
             _add(combos, ctx, "chunk_bwd_kernel_dg", sig, {})
-    # reference_kernels.cumsum: both constexpr paths, fixed-length and varlen, fp32 / fp16 in
+    # reference_kernels.cumsum: both constexpr paths, fixed-length and varlen, fp32 / fp16
+    # in, with and without the optional carry-in (the tests use it in fp32)
     for dtype in (torch.float32, torch.float16):
         for H, BT in ((4, 16), (3, 32)):
             for varlen in (False, True):
                 for tail in (False, True):
-                    consts = dict(H=H, BT=BT, BH=16, TAIL_MODE=tail, IS_VARLEN=varlen)
-                    sig = dict(g="*" + TYPES[dtype], out="*fp32", T="i32")
-                    if varlen:
-                        sig.update(cu_seqlens="*i64", chunk_table="*i32")
-                    else:
-                        consts.update(cu_seqlens=None, chunk_table=None)
-                    flags = "|".join(
-                        f"{k}={v}" for k, v in sorted(consts.items()) if isinstance(v, bool)
-                    )
-                    key = f"chunk_local_cumsum_kernel[{TYPES[dtype]},H{H},BT{BT},{flags}]"
-                    combos[key] = dict(
-                        key=key,
-                        module="reference_kernels.cumsum",
-                        kernel="chunk_local_cumsum_kernel",
-                        signature=sig,
-                        constexprs=consts,
-                    )
+                    for has_initial in (False, True) if dtype == torch.float32 else (False,):
+                        consts = dict(
+                            H=H,
+                            BT=BT,
+                            BH=16,
+                            TAIL_MODE=tail,
+                            IS_VARLEN=varlen,
+                            HAS_INITIAL=has_initial,
+                        )
+                        sig = dict(g="*" + TYPES[dtype], out="*fp32", T="i32")
+                        if has_initial:
+                            sig.update(initial="*fp32")
+                        else:
+                            consts.update(initial=None)
+                        if varlen:
+                            sig.update(cu_seqlens="*i64", chunk_table="*i32")
+                        else:
+                            consts.update(cu_seqlens=None, chunk_table=None)
+                        flags = "|".join(
+                            f"{k}={v}" for k, v in sorted(consts.items()) if isinstance(v, bool)
+                        )
+                        key = f"chunk_local_cumsum_kernel[{TYPES[dtype]},H{H},BT{BT},{flags}]"
+                        combos[key] = dict(
+                            key=key,
+                            module="reference_kernels.cumsum",
+                            kernel="chunk_local_cumsum_kernel",
+                            signature=sig,
+                            constexprs=consts,
+                        )
     return list(combos.values())
 
 

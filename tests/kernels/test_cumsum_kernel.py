@@ -25,3 +25,24 @@ def test_chunk_local_cumsum(B, T, H, BT, cu, dtype):
     ref = oracle.chunk_local_cumsum_ref(g, BT, cu_seqlens=cu_seqlens)
     assert out.dtype == torch.float32 and out.shape == g.shape
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("B", "T", "H", "BT", "cu"),
+    [
+        pytest.param(2, 50, 4, 16, None, id="B2-T50-H4-BT16"),
+        pytest.param(1, 129, 3, 16, (0, 37, 100, 129), id="varlen0-37-100-129-H3"),
+    ],
+)
+def test_chunk_local_cumsum_with_initial(B, T, H, BT, cu):
+    """The optional carry-in reaches exactly the first chunk of every sequence."""
+    gen = torch.Generator().manual_seed(1)
+    g = torch.randn(B, T, H, generator=gen)
+    cu_seqlens = None if cu is None else torch.tensor(cu, dtype=torch.int64)
+    n_seq = B if cu is None else len(cu) - 1
+    initial = torch.randn(n_seq, H, generator=gen)
+    out = chunk_local_cumsum(g, BT, cu_seqlens=cu_seqlens, initial=initial)
+    ref = oracle.chunk_local_cumsum_ref(g, BT, cu_seqlens=cu_seqlens, initial=initial)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    plain = oracle.chunk_local_cumsum_ref(g, BT, cu_seqlens=cu_seqlens)
+    assert not torch.allclose(ref, plain)  # the carry-in really changed something
