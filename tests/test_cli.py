@@ -9,25 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from lint_helpers import CLEAN_KERNEL, KERNEL_WITH_NUM_WARPS
 
 from ascend_lint.cli import main
-
-KERNEL_WITH_NUM_WARPS = textwrap.dedent(
-    """\
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def k(x, BT: tl.constexpr):
-        pass
-
-
-    def launch(x):
-        k[(1,)](x, BT=64, num_warps=4)
-    """
-)
-CLEAN_KERNEL = KERNEL_WITH_NUM_WARPS.replace(", num_warps=4", "")
 
 
 @pytest.fixture

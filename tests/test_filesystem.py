@@ -13,29 +13,14 @@ import os
 import socket
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from lint_helpers import CLEAN_KERNEL as CLEAN
+from lint_helpers import KERNEL_WITH_NUM_WARPS as KERNEL
 
 from ascend_lint.cli import main
 
-KERNEL = textwrap.dedent(
-    """\
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def k(x, BT: tl.constexpr):
-        pass
-
-
-    def launch(x):
-        k[(1,)](x, BT=64, num_warps=4)
-    """
-)
-CLEAN = KERNEL.replace(", num_warps=4", "")
 FINDING_AT = {"row": 11, "column": 23}  # `num_warps` in KERNEL, 1-based as in JSON
 FIX_AT = ({"row": 11, "column": 21}, {"row": 11, "column": 34})  # `, num_warps=4`
 

@@ -17,10 +17,11 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from lint_helpers import CLEAN_KERNEL as CLEAN
+from lint_helpers import KERNEL_WITH_NUM_WARPS as KERNEL
 
 try:
     import pre_commit  # noqa: F401
@@ -29,22 +30,6 @@ except ImportError:
 
 ROOT = Path(__file__).resolve().parents[1]
 
-KERNEL = textwrap.dedent(
-    """\
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def k(x, BT: tl.constexpr):
-        pass
-
-
-    def launch(x):
-        k[(1,)](x, BT=64, num_warps=4)
-    """
-)
-CLEAN = KERNEL.replace(", num_warps=4", "")
 
 # What pip and pre-commit print when the package index cannot be reached.
 NETWORK_ERRORS = (
