@@ -1,5 +1,5 @@
 """ASC007 late-int64-cast: `(a * b).to(tl.int64)` multiplies in int32 first, and `.to()`
-on a program id or kernel argument fails to compile when Triton specialises it."""
+on a program id or kernel argument fails to compile where the value is a constant."""
 
 from __future__ import annotations
 
@@ -76,8 +76,9 @@ class LateInt64Cast(Rule):
                 elif method and self._specialisable(inner, fn, facts, _stmt, aliases):
                     yield Finding(
                         call,
-                        f"`.to(tl.int64)` on `{ast.unparse(inner)}` fails to compile when Triton specialises it "
-                        "to a constant; use `tl.cast(x, tl.int64)`",
+                        f"`.to(tl.int64)` on `{ast.unparse(inner)}` fails to compile wherever the value "
+                        "is a compile-time constant (an int argument Triton specialised); "
+                        "`tl.cast(x, tl.int64)` works in every case",
                         fix=self._tl_cast_fix(ctx, call, inner, tl_name),
                     )
 
