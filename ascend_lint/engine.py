@@ -14,7 +14,7 @@ from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Diagnostic, Position
 from ascend_lint.index import KernelIndex
 from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleContext
-from ascend_lint.source import SourceDecodeError, SourceFile
+from ascend_lint.source import SourceDecodeError, SourceFile, as_python_reads_it
 from ascend_lint.suppression import apply_noqa
 
 # A file that never mentions these bytes cannot define, launch or configure a kernel
@@ -102,7 +102,7 @@ def _lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to report
-            tree = ast.parse(source.text, filename=path)
+            tree = ast.parse(as_python_reads_it(source.text), filename=path)
     except SyntaxError as exc:
         col = max((exc.offset or 1) - 1, 0)  # 1-based, in characters for str input
         return unparsable(result, codes, f"SyntaxError: {exc.msg}", exc.lineno or 1, col)

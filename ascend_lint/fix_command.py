@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ascend_lint.diagnostics import Applicability, Diagnostic
 from ascend_lint.engine import FileResult
-from ascend_lint.fixes import ChangedOnDisk, fix_source, write_atomic
+from ascend_lint.fixes import ChangedOnDisk, FixOutcome, fix_source, write_atomic
 from ascend_lint.settings import Settings, expand_codes
 
 
@@ -40,6 +40,7 @@ def run_fixes(
     )
     enabled = settings.enabled_codes()
     run = FixRun(output=stdin)
+    jobs: list[tuple[FileResult, bytes, frozenset[str]]] = []
     for result in results:
         if not any(
             d.fix and d.fix.applicability in allowed and d.code in fixable
@@ -55,9 +56,20 @@ def run_fixes(
             except OSError as exc:
                 run.errors.append(f"{result.path}: cannot read for fixing: {exc.strerror or exc}")
                 continue
-        outcome = fix_source(
-            result.path, raw, settings.codes_for(result.path, enabled), allowed, fixable
-        )
+        jobs.append((result, raw, settings.codes_for(result.path, enabled)))
+    outcomes = _fix_all([(r.path, raw, codes, allowed, fixable) for r, raw, codes in jobs])
+    written: set[str] = set()
+    for (result, raw, codes), outcome in zip(jobs, outcomes):
+        real = os.path.realpath(result.path)
+        if real in written:
+            # The same file under another name (a symlink) was fixed a moment ago.
+            try:
+                with open(result.path, "rb") as fh:
+                    raw = fh.read()
+            except OSError as exc:
+                run.errors.append(f"{result.path}: cannot read for fixing: {exc.strerror or exc}")
+                continue
+            outcome = fix_source(result.path, raw, codes, allowed, fixable)
         if outcome.error:
             run.errors.append(f"{result.path}: {outcome.error}")
             continue
@@ -74,6 +86,7 @@ def run_fixes(
         else:
             try:
                 write_atomic(result.path, outcome.fixed, raw)
+                written.add(real)
             except ChangedOnDisk:
                 run.errors.append(
                     f"{result.path}: changed on disk while being fixed; not overwritten"
@@ -87,6 +100,24 @@ def run_fixes(
         run.applied += outcome.applied
         result.diagnostics = outcome.remaining
     return run
+
+
+# Fixing re-lints and re-parses each file; with many files, share the cores.
+_POOL_MIN_FILES = 8
+
+
+def _fix_one(job: tuple) -> FixOutcome:
+    return fix_source(*job)
+
+
+def _fix_all(jobs: list[tuple]) -> list[FixOutcome]:
+    workers = min(os.cpu_count() or 1, 8)
+    if workers <= 1 or len(jobs) < _POOL_MIN_FILES:
+        return [_fix_one(job) for job in jobs]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_fix_one, jobs, chunksize=1))
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> bytes:

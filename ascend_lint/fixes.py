@@ -14,7 +14,7 @@ import libcst
 
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
-from ascend_lint.source import SourceDecodeError, SourceFile
+from ascend_lint.source import SourceDecodeError, SourceFile, as_python_reads_it
 
 MAX_ROUNDS = 10  # fixes converge in one or two rounds; this bounds a pathological case
 
@@ -72,10 +72,7 @@ def encode_like(source: SourceFile, text: str) -> bytes:
 _LIBCST_MAX_DEPTH = 200
 
 
-def libcst_can_check(text: str) -> bool:
-    """Whether libcst may be used as the second parser for this file: it parses the
-    original (otherwise a failure would be libcst's, not the fix's) and the file is
-    not nested deeper than libcst can safely recurse."""
+def _shallow_enough(text: str) -> bool:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -86,25 +83,38 @@ def libcst_can_check(text: str) -> bool:
         if depth > _LIBCST_MAX_DEPTH:
             return False
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    try:
-        libcst.parse_module(text)
-    except (libcst.ParserSyntaxError, ValueError, RecursionError):
-        return False
     return True
 
 
-def parses(text: str, with_libcst: bool = True) -> str | None:
-    """None if both parsers accept `text`, else the error. libcst's parser is the stricter
-    round-trip check; `ast` is what Python itself will run."""
+def _libcst_error(text: str) -> str | None:
     try:
-        ast.parse(text)
-        if with_libcst:
-            libcst.parse_module(text)
-    except SyntaxError as exc:
-        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+        libcst.parse_module(text)
     except libcst.ParserSyntaxError as exc:
         return f"{exc.message} (line {exc.raw_line})"
     except (ValueError, RecursionError) as exc:
+        return str(exc)
+    return None
+
+
+def libcst_objection(original: str, fixed: str) -> str | None:
+    """The second opinion on a fixed file: libcst's parser, stricter about layout than
+    `ast`. Its objection counts only if it accepted the original (a file it cannot
+    read at all is not the fix's fault) and the file is shallow enough for it."""
+    if not _shallow_enough(fixed):
+        return None
+    problem = _libcst_error(fixed)
+    if problem is None or _libcst_error(original) is not None:
+        return None
+    return problem
+
+
+def parses(text: str) -> str | None:
+    """None if Python's own parser accepts `text`, else the error."""
+    try:
+        ast.parse(as_python_reads_it(text))
+    except SyntaxError as exc:
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    except (ValueError, RecursionError, MemoryError) as exc:
         return str(exc)
     return None
 
@@ -126,7 +136,6 @@ def fix_source(
         return outcome
     applied: list[Diagnostic] = []
     data = raw
-    use_libcst: bool | None = None  # decided on the original, once there is a fix to check
     for _ in range(MAX_ROUNDS):
         result = lint_source(path, data, codes)
         outcome.remaining = result.diagnostics
@@ -142,16 +151,14 @@ def fix_source(
         text, used = apply_edits(source, [d.fix for d in candidates])
         if text == source.text:
             break
-        if use_libcst is None:
-            use_libcst = libcst_can_check(source.text)
-        problem = parses(text, use_libcst)
+        problem = parses(text)
         if problem is not None and len(used) > 1:
             # Fixes that are fine one by one can clash together (two removals that
             # empty one block): take the first alone; re-linting finds the rest anew.
             first = used[0]
             text, _ = apply_edits(source, [candidates[first].fix])
             used = [first]
-            problem = parses(text, use_libcst)
+            problem = parses(text)
         if problem is not None:
             rules = ", ".join(sorted({candidates[i].code for i in used}))
             outcome.error = f"internal error: a fix by {rules} produced invalid code ({problem}); file left unchanged"
@@ -162,6 +169,14 @@ def fix_source(
         source = SourceFile.from_bytes(path, data)
     else:  # out of rounds: what remains is what the last fixed text has
         outcome.remaining = lint_source(path, data, codes).diagnostics
+    if applied:
+        # Rounds are checked with `ast`; libcst reads the end result once.
+        problem = libcst_objection(SourceFile.from_bytes(path, raw).text, source.text)
+        if problem is not None:
+            rules = ", ".join(sorted({d.code for d in applied}))
+            outcome.error = f"internal error: fixes by {rules} produced code libcst rejects ({problem}); file left unchanged"
+            outcome.remaining = lint_source(path, raw, codes).diagnostics
+            return outcome
     outcome.fixed = data
     outcome.applied = applied
     return outcome

@@ -11,6 +11,14 @@ from dataclasses import dataclass, field
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+def as_python_reads_it(text: str) -> str:
+    """The text with universal newlines, as the interpreter sees a file it runs. Rows
+    and columns are unchanged (a line break stays one line break), but a few inputs
+    parse differently otherwise: `ast.parse` accepts a trailing `\\` before CRLF at the
+    end of a file that `python file.py` rejects."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 class SourceDecodeError(Exception):
     """The bytes are not text in the encoding the file declares (or UTF-8)."""
 
