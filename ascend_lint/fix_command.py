@@ -47,15 +47,9 @@ def run_fixes(
             for d in result.diagnostics
         ):
             continue
-        if stdin is not None:
-            raw = stdin
-        else:
-            try:
-                with open(result.path, "rb") as fh:
-                    raw = fh.read()
-            except OSError as exc:
-                run.errors.append(f"{result.path}: cannot read for fixing: {exc.strerror or exc}")
-                continue
+        raw = stdin if stdin is not None else _read(result.path, run)
+        if raw is None:
+            continue
         jobs.append((result, raw, settings.codes_for(result.path, enabled)))
     outcomes = _fix_all([(r.path, raw, codes, allowed, fixable) for r, raw, codes in jobs])
     written: set[str] = set()
@@ -63,11 +57,8 @@ def run_fixes(
         real = os.path.realpath(result.path)
         if real in written:
             # The same file under another name (a symlink) was fixed a moment ago.
-            try:
-                with open(result.path, "rb") as fh:
-                    raw = fh.read()
-            except OSError as exc:
-                run.errors.append(f"{result.path}: cannot read for fixing: {exc.strerror or exc}")
+            raw = _read(result.path, run)
+            if raw is None:
                 continue
             outcome = fix_source(result.path, raw, codes, allowed, fixable)
         if outcome.error:
@@ -100,6 +91,15 @@ def run_fixes(
         run.applied += outcome.applied
         result.diagnostics = outcome.remaining
     return run
+
+
+def _read(path: str, run: FixRun) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        run.errors.append(f"{path}: cannot read for fixing: {exc.strerror or exc}")
+        return None
 
 
 # Fixing re-lints and re-parses each file; with many files, share the cores.
