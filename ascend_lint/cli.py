@@ -225,6 +225,15 @@ def _check_command(argv: list[str]) -> int:
     for message in internal:
         sys.stderr.write(f"error: {message}\n")
 
+    # Like Ruff, a code made unfixable offers no fix at all: no [*], no edits in the
+    # machine-readable formats, nothing counted as fixable.
+    fixable = frozenset(expand_codes(settings.fixable, "fixable")) - frozenset(
+        expand_codes(settings.unfixable, "unfixable")
+    )
+    for d in diagnostics:
+        if d.fix is not None and d.code not in fixable:
+            d.fix = None
+
     with contextlib.ExitStack() as stack:
         if args.output_file:
             out = stack.enter_context(
@@ -241,10 +250,7 @@ def _check_command(argv: list[str]) -> int:
         if fixing is not None and args.show_fixes:
             _show_fixes(fixing.applied, out)
         if not args.quiet and settings.output_format in ("full", "concise") and not args.statistics:
-            fixable = frozenset(expand_codes(settings.fixable, "fixable")) - frozenset(
-                expand_codes(settings.unfixable, "unfixable")
-            )
-            _summary(diagnostics, n_files, out, fixing, fixable)
+            _summary(diagnostics, n_files, out, fixing)
 
     if path_errors or internal:
         return EXIT_ERROR
@@ -284,9 +290,7 @@ def _excluded(settings, path: Path) -> bool:
     return any(settings.is_excluded(p) for p in (path, *path.parents) if p.name)
 
 
-def _summary(
-    diagnostics, n_files: int, out, fixing=None, fixable: frozenset[str] | None = None
-) -> None:
+def _summary(diagnostics, n_files: int, out, fixing=None) -> None:
     fixed = len(fixing.applied) if fixing is not None else 0
     if not diagnostics:
         if fixed:
@@ -303,8 +307,7 @@ def _summary(
         out.write(f"Found {total} {noun} ({fixed} fixed, {len(diagnostics)} remaining) {where}.\n")
     else:
         out.write(f"Found {total} {noun} {where}.\n")
-    # Only fixes that --fix / --unsafe-fixes would apply under `fixable`/`unfixable`.
-    applicable = [d for d in diagnostics if d.fix and (fixable is None or d.code in fixable)]
+    applicable = [d for d in diagnostics if d.fix]
     safe = sum(1 for d in applicable if d.fix.applicability.value == "safe")
     unsafe = sum(1 for d in applicable if d.fix.applicability.value == "unsafe")
     if safe:
