@@ -18,7 +18,6 @@ from pathlib import Path
 from ascend_lint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rule", "clean")
 
 
 class _Parser(argparse.ArgumentParser):

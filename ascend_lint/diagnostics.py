@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class Applicability(str, enum.Enum):
@@ -45,7 +45,6 @@ class Diagnostic:
     fix: Fix | None = None
     reference: str | None = None  # "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
     noqa_row: int | None = None
-    extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Everything but the path, for the cache."""

@@ -15,13 +15,18 @@ _POOL_MIN_FILES = 16
 _POOL_MIN_BYTES = 512 * 1024
 
 
-def lint_path(path: str, codes: frozenset[str]) -> FileResult:
+def read_source(path: str, codes: frozenset[str]) -> bytes | FileResult:
+    """The file's bytes, or the ASC000 result that says why it cannot be read."""
     try:
         with open(path, "rb") as fh:
-            raw = fh.read()
+            return fh.read()
     except OSError as exc:
         return unparsable(FileResult(path), codes, f"cannot read file: {exc.strerror or exc}")
-    return lint_source(path, raw, codes)
+
+
+def lint_path(path: str, codes: frozenset[str]) -> FileResult:
+    raw = read_source(path, codes)
+    return raw if isinstance(raw, FileResult) else lint_source(path, raw, codes)
 
 
 def _job(args: tuple[str, bytes, frozenset[str]]) -> FileResult:
@@ -37,13 +42,9 @@ def lint_files(
     for f in files:
         path = str(f)
         codes = settings.codes_for(path, enabled)
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except OSError as exc:
-            results.append(
-                unparsable(FileResult(path), codes, f"cannot read file: {exc.strerror or exc}")
-            )
+        raw = read_source(path, codes)
+        if isinstance(raw, FileResult):
+            results.append(raw)
             continue
         if not may_contain_kernels(raw):
             results.append(FileResult(path, skipped=True))

@@ -76,7 +76,6 @@ class Settings:
     fixable: list[str] = field(default_factory=lambda: ["ALL"])
     unfixable: list[str] = field(default_factory=list)
     root: Path = field(default_factory=Path.cwd)  # folder of the pyproject.toml in use
-    config_path: Path | None = None
     _exclude_cache: tuple | None = field(default=None, repr=False, compare=False)
 
     def enabled_codes(self) -> frozenset[str]:
@@ -197,7 +196,6 @@ def load_settings(config: Path | None, start: Path) -> Settings:
     if config is not None and table is None and path.name != "pyproject.toml":
         table = data  # a dedicated config file holds the keys at its top level
     settings.root = path.parent
-    settings.config_path = path
     if table is not None and not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.ascend-lint] must be a table, got {type(table).__name__}")
     if not table:

@@ -14,14 +14,6 @@ from lint_helpers import CLEAN_KERNEL, KERNEL_WITH_NUM_WARPS
 from ascend_lint.cli import main
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    """An empty project folder (its own pyproject.toml) as the working directory."""
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def run(capsys, *args):
     code = main(list(args))
     out, err = capsys.readouterr()

@@ -25,13 +25,6 @@ FINDING_AT = {"row": 11, "column": 23}  # `num_warps` in KERNEL, 1-based as in J
 FIX_AT = ({"row": 11, "column": 21}, {"row": 11, "column": 34})  # `, num_warps=4`
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def run(capsys, *args):
     code = main(["--no-cache", *args])
     out, err = capsys.readouterr()

@@ -1,0 +1,13 @@
+"""Fixtures shared by the linter tests."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """An empty project folder (its own pyproject.toml) as the working directory."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
