@@ -1,0 +1,76 @@
+"""The kernel index: every fact the rules need about one module, computed once.
+
+Rules never walk the syntax tree to rediscover kernels, aliases, constexpr-ness or
+launch bindings; they ask this index. It is built from the standard library's `ast`
+(fast, positions included); libcst is used only where source is rewritten (fixes).
+
+Where each kind of fact is computed:
+
+* `aliases`   imports: which local names stand for `triton`, `triton.language` and members
+* `kernels`   `@triton.jit` functions, their statements, loops and branches, and which
+              values are compile-time and which runtime
+* `values`    per-kernel value facts: int64, loop-derived, program ids, pointers
+* `launches`  host functions, launches and helper calls, argument bindings, host values
+* `layout`    host layout: transposed copies and the `*_T_CONTIG` flags
+* `naming`    naming conventions, the last tie-breaker where evidence is silent
+* `syntax`    expression and statement helpers shared by all of the above
+* `model`     `KernelIndex`, which builds the above once per module
+"""
+
+from __future__ import annotations
+
+from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
+from ascend_lint.index.launches import CallBinding, HostFunction
+from ascend_lint.index.layout import contig_branch, is_transposed_copy
+from ascend_lint.index.model import KernelIndex
+from ascend_lint.index.naming import is_head_count, is_length
+from ascend_lint.index.syntax import (
+    additive_terms,
+    all_statements,
+    call_name,
+    children,
+    factors,
+    is_literal,
+    names_in,
+    own_nodes,
+)
+from ascend_lint.index.values import (
+    ValueFacts,
+    from_program_id,
+    is_int64_cast,
+    is_int64_value,
+    pointer_names,
+    pointer_root,
+)
+
+__all__ = [
+    "LANGUAGE",
+    "TRITON",
+    "Aliases",
+    "Branch",
+    "CallBinding",
+    "Context",
+    "HostFunction",
+    "JitFunction",
+    "KernelIndex",
+    "Loop",
+    "ValueFacts",
+    "additive_terms",
+    "all_statements",
+    "call_name",
+    "children",
+    "contig_branch",
+    "factors",
+    "from_program_id",
+    "is_head_count",
+    "is_int64_cast",
+    "is_int64_value",
+    "is_length",
+    "is_literal",
+    "is_transposed_copy",
+    "names_in",
+    "own_nodes",
+    "pointer_names",
+    "pointer_root",
+]

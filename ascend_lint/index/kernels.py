@@ -1,0 +1,347 @@
+"""Kernels: every `@triton.jit` function and, inside it, what is known at compile time.
+
+For each kernel: its parameters, which are `tl.constexpr` and which are listed in
+`do_not_specialize`; every statement in source order with the loops and branches around
+it; the assignments to every local; and which names are runtime values (they can differ
+between program instances or launches) and which are compile-time constants. One pass
+over each kernel body, then a bounded fixpoint over its assignments.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.syntax import (
+    MAX_FIXPOINT_ROUNDS,
+    all_params,
+    call_name,
+    names_in,
+    own_nodes,
+    statement_targets,
+    string_list,
+)
+
+if TYPE_CHECKING:
+    from ascend_lint.index.values import ValueFacts
+
+# triton.language calls whose value is known at compile time when their arguments are.
+_COMPILE_TIME_CALLS = {
+    f"{LANGUAGE}.constexpr",
+    f"{LANGUAGE}.cdiv",
+    f"{TRITON}.cdiv",
+    f"{TRITON}.next_power_of_2",
+    f"{LANGUAGE}.next_power_of_2",
+    f"{LANGUAGE}.static_assert",
+}
+# Attributes of a tensor that are compile-time properties, whatever the tensor.
+_STATIC_ATTRIBUTES = {
+    "dtype",
+    "shape",
+    "type",
+    "element_ty",
+    "numel",
+    "value",
+    "primitive_bitwidth",
+}
+_STATIC_LOOP = f"{LANGUAGE}.static_range"
+# ------------------------------------------------------------------------ jit functions
+
+
+@dataclass
+class Branch:
+    """One side of an `if` whose test is a compile-time value."""
+
+    test: ast.expr
+    node: ast.If
+    taken: bool  # True: the body, False: the else side
+
+
+@dataclass
+class Loop:
+    node: ast.For | ast.While
+    static: bool  # tl.static_range: unrolled at compile time
+
+
+@dataclass
+class Context:
+    """Where a statement sits inside a kernel."""
+
+    loops: tuple[Loop, ...]
+    branches: tuple[Branch, ...]  # enclosing constexpr-test branches, outermost first
+
+
+@dataclass
+class JitFunction:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    name: str
+    params: list[str]
+    constexpr_params: set[str]
+    do_not_specialize: set[str]
+    owner: str | None  # enclosing class, for `Cls.kernel[grid](...)`
+    runtime_names: set[str] = field(default_factory=set)
+    contexts: dict[int, Context] = field(default_factory=dict)  # id(stmt) -> Context
+    statements: list[ast.stmt] = field(default_factory=list)  # in source order, nested included
+    assignments: dict[str, list[ast.AST]] = field(default_factory=dict)
+    jit_names: frozenset[str] = frozenset()  # every @triton.jit name of the module
+    # each call in the body, with the statement that holds it
+    calls: list[tuple[ast.Call, ast.stmt]] = field(default_factory=list)
+    loop_variables: set[str] = field(default_factory=set)  # targets of range / tl.range loops
+    # name -> [(index in `statements` of the assigning statement, value)], in source order
+    definitions: dict[str, list[tuple[int, ast.AST]]] = field(default_factory=dict)
+    _facts: ValueFacts | None = None
+    _statement_order: dict[int, int] | None = None
+    _statement_names: list[tuple[frozenset[str], frozenset[str]]] | None = None
+
+    def is_runtime(self, expr: ast.AST, aliases: Aliases) -> bool:
+        """True if `expr` can differ between program instances or launches."""
+        return not _is_compile_time(expr, self, aliases)
+
+    def runtime_names_in(self, expr: ast.AST, aliases: Aliases) -> list[str]:
+        return sorted(n for n in names_in(expr) if n in self.runtime_names)
+
+    def facts(self, aliases: Aliases) -> ValueFacts:
+        """int64 values, loop-derived values, program ids and pointers of this kernel."""
+        if self._facts is None:
+            from ascend_lint.index.values import ValueFacts  # values builds on kernels
+
+            self._facts = ValueFacts.compute(self, aliases)
+        return self._facts
+
+    def statement_names(self) -> list[tuple[frozenset[str], frozenset[str]]]:
+        """For each statement (as in `statements`): the names whose data it reads and the
+        names it assigns. `x.dtype`/`x.shape` are metadata, not reads; `x += y` reads x."""
+        if self._statement_names is None:
+            table = []
+            for stmt in self.statements:
+                reads: set[str] = set()
+                meta: set[int] = set()
+                for node in own_nodes(stmt):
+                    if isinstance(node, ast.Attribute) and node.attr in ("dtype", "shape", "type"):
+                        meta.add(id(node.value))
+                    elif (
+                        isinstance(node, ast.Name)
+                        and isinstance(node.ctx, ast.Load)
+                        and id(node) not in meta
+                    ):
+                        reads.add(node.id)
+                writes: set[str] = set()
+                targets = statement_targets(stmt)
+                for t in targets:
+                    writes |= names_in(t)
+                if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                    reads.add(stmt.target.id)
+                table.append((frozenset(reads), frozenset(writes)))
+            self._statement_names = table
+        return self._statement_names
+
+    def value_before(self, name: str, stmt: ast.stmt) -> ast.AST | None:
+        """The value of the last assignment to `name` that precedes `stmt` in source order
+        (loops and branches are not followed: a straight-line approximation)."""
+        here = self._order().get(id(stmt), len(self.statements))
+        best = None
+        for index, value in self.definitions.get(name, []):
+            if index < here:
+                best = value
+        return best
+
+    def order_of(self, stmt: ast.stmt) -> int:
+        return self._order()[id(stmt)]
+
+    def _order(self) -> dict[int, int]:
+        if self._statement_order is None:
+            self._statement_order = {id(s): i for i, s in enumerate(self.statements)}
+        return self._statement_order
+
+    def context(self, stmt: ast.stmt) -> Context:
+        return self.contexts.get(id(stmt), Context((), ()))
+
+
+def decorator_qual(dec: ast.expr, aliases: Aliases) -> tuple[str | None, ast.Call | None]:
+    call = dec if isinstance(dec, ast.Call) else None
+    target = dec.func if call else dec
+    return aliases.resolve(target), call
+
+
+def _is_compile_time(expr: ast.AST, fn: JitFunction, aliases: Aliases) -> bool:
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Name):
+        return expr.id not in fn.runtime_names
+    if isinstance(expr, ast.Attribute):
+        if aliases.resolve(expr):
+            return True
+        if expr.attr in _STATIC_ATTRIBUTES:
+            return True
+        return _is_compile_time(expr.value, fn, aliases)
+    if isinstance(expr, ast.Call):
+        qual = aliases.resolve(expr.func)
+        if qual and qual.startswith(TRITON) and qual not in _COMPILE_TIME_CALLS:
+            return False
+        if call_name(expr.func) in fn.jit_names:
+            return False  # @triton.jit helpers return tensors
+        args = list(expr.args) + [k.value for k in expr.keywords]
+        return all(_is_compile_time(a, fn, aliases) for a in args)
+    if isinstance(expr, (ast.Lambda, ast.NamedExpr)):
+        return False
+    return all(
+        _is_compile_time(c, fn, aliases)
+        for c in ast.iter_child_nodes(expr)
+        if isinstance(c, ast.expr)
+    )
+
+
+def _is_constexpr_annotation(ann: ast.AST | None, aliases: Aliases) -> bool:
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return ann.value.split(".")[-1] == "constexpr"
+    return aliases.resolve(ann) == f"{LANGUAGE}.constexpr" or (
+        isinstance(ann, ast.Attribute) and ann.attr == "constexpr"
+    )
+
+
+class KernelScanner:
+    """One pass over a kernel body: contexts, assignments, loop variables."""
+
+    def __init__(self, fn: JitFunction, aliases: Aliases):
+        self.fn = fn
+        self.aliases = aliases
+        self.static_loop_vars: set[str] = set()
+        self.runtime_seeds: set[str] = set()
+        self.loop_carried: set[str] = set()
+
+    def scan(self) -> None:
+        fn = self.fn
+        for name in fn.params:
+            if name not in fn.constexpr_params or name in fn.do_not_specialize:
+                self.runtime_seeds.add(name)
+        self._block(fn.node.body, (), ())
+        self._classify()
+
+    def _assign(self, name: str, value: ast.AST | None, loops: tuple[Loop, ...]) -> None:
+        value = value if value is not None else ast.Constant(None)
+        self.fn.assignments.setdefault(name, []).append(value)
+        self.fn.definitions.setdefault(name, []).append((len(self.fn.statements) - 1, value))
+        if value is None:
+            self.runtime_seeds.add(name)
+        elif any(not loop.static for loop in loops) and name in names_in(value):
+            # A value rebuilt from itself in a runtime loop is carried across iterations.
+            self.loop_carried.add(name)
+
+    def _targets(self, target: ast.AST, value: ast.AST | None, loops: tuple[Loop, ...]) -> None:
+        if isinstance(target, ast.Name):
+            self._assign(target.id, value, loops)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = (
+                value.elts
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                else None
+            )
+            for i, elt in enumerate(target.elts):
+                self._targets(elt, values[i] if values else value, loops)
+        elif isinstance(target, ast.Starred):
+            self._targets(target.value, None, loops)
+
+    def _block(
+        self, body: list[ast.stmt], loops: tuple[Loop, ...], branches: tuple[Branch, ...]
+    ) -> None:
+        for stmt in body:
+            self.fn.statements.append(stmt)
+            self.fn.contexts[id(stmt)] = Context(loops, branches)
+            for node in own_nodes(stmt):
+                if isinstance(node, ast.Call):
+                    self.fn.calls.append((node, stmt))
+                elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                    self._assign(node.target.id, node.value, loops)
+            if isinstance(stmt, ast.Assign):
+                for t in stmt.targets:
+                    self._targets(t, stmt.value, loops)
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                self._targets(stmt.target, stmt.value, loops)
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                combined = ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, stmt.value)
+                self._assign(stmt.target.id, combined, loops)
+            elif isinstance(stmt, ast.For):
+                static = (
+                    self.aliases.resolve(stmt.iter.func) == _STATIC_LOOP
+                    if isinstance(stmt.iter, ast.Call)
+                    else False
+                )
+                loop = Loop(stmt, static)
+                for name in names_in(stmt.target):
+                    if static:  # static_range bounds are compile-time by construction
+                        self.static_loop_vars.add(name)
+                        self.fn.assignments.setdefault(name, []).append(stmt.iter)
+                    else:
+                        self.runtime_seeds.add(name)
+                        self.fn.loop_variables.add(name)
+                self._block(stmt.body, (*loops, loop), branches)
+                self._block(stmt.orelse, loops, branches)
+            elif isinstance(stmt, ast.While):
+                self._block(stmt.body, (*loops, Loop(stmt, False)), branches)
+                self._block(stmt.orelse, loops, branches)
+            elif isinstance(stmt, ast.If):
+                # Constexpr-ness of the test is only known after classification; record
+                # every branch and let `constexpr_branches` filter.
+                self._block(stmt.body, loops, (*branches, Branch(stmt.test, stmt, True)))
+                self._block(stmt.orelse, loops, (*branches, Branch(stmt.test, stmt, False)))
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                self._block(stmt.body, loops, branches)
+            elif isinstance(stmt, ast.Try):
+                for part in (
+                    stmt.body,
+                    *[h.body for h in stmt.handlers],
+                    stmt.orelse,
+                    stmt.finalbody,
+                ):
+                    self._block(part, loops, branches)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+
+    def _classify(self) -> None:
+        fn = self.fn
+        runtime = set(self.runtime_seeds) | self.loop_carried
+        runtime -= self.static_loop_vars
+        fn.runtime_names = runtime
+        for _ in range(MAX_FIXPOINT_ROUNDS):
+            changed = False
+            for name, values in fn.assignments.items():
+                if name in runtime or name in self.static_loop_vars:
+                    continue
+                if any(not _is_compile_time(v, fn, self.aliases) for v in values):
+                    runtime.add(name)
+                    changed = True
+            if not changed:
+                break
+
+
+def as_jit(node, owner, aliases: Aliases) -> JitFunction | None:
+    jit_call = None
+    is_jit = False
+    for dec in node.decorator_list:
+        qual, call = decorator_qual(dec, aliases)
+        if qual in (f"{TRITON}.jit", f"{TRITON}.runtime.jit", f"{TRITON}.runtime.jit.jit"):
+            is_jit = True
+            jit_call = call
+    if not is_jit:
+        return None
+    return make_jit(node, owner, aliases, jit_call)
+
+
+def make_jit(node, owner, aliases: Aliases, jit_call: ast.Call | None) -> JitFunction:
+    params = all_params(node.args)
+    names = [a.arg for a in params]
+    constexpr = {a.arg for a in params if _is_constexpr_annotation(a.annotation, aliases)}
+    dns: set[str] = set()
+    if jit_call is not None:
+        for kw in jit_call.keywords:
+            if kw.arg in ("do_not_specialize", "do_not_specialize_on_alignment"):
+                for item in string_list(kw.value):
+                    if isinstance(item, int) and 0 <= item < len(names):
+                        dns.add(names[item])
+                    elif isinstance(item, str):
+                        dns.add(item)
+    return JitFunction(node, node.name, names, constexpr, dns, owner)

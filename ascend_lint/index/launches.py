@@ -1,0 +1,356 @@
+"""Launches and bindings: host functions, every `kernel[grid](...)` launch and every
+kernel-to-helper call, with the arguments bound to the callee's parameters.
+
+Binding follows positional and keyword arguments, `**dict` splats (literals, `dict(...)`,
+`kw['KEY'] = v`), one level of launch helper (`_launch(kernel, kernel_kwargs=dict(...))`),
+and host values through local assignments and helper returns, each with the if-guards
+around it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.kernels import JitFunction
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name
+
+if TYPE_CHECKING:
+    from ascend_lint.index.model import KernelIndex
+
+
+@dataclass
+class CallBinding:
+    """A call to a kernel or helper, its arguments bound to the callee's parameters."""
+
+    call: ast.Call
+    callee: JitFunction
+    args: dict[str, list[ast.AST]]  # parameter -> argument expressions (several sources possible)
+    host: HostFunction | None  # where the launch happens (None for kernel-to-helper calls)
+    caller: JitFunction | None = None  # the calling kernel, for kernel-to-helper calls
+
+
+@dataclass
+class HostFunction:
+    """A plain Python function (or the module body) that may launch kernels."""
+
+    node: ast.AST
+    name: str
+    params: list[str]
+    assignments: dict[str, list[ast.AST]] = field(default_factory=dict)
+    key_assignments: dict[str, list[tuple[str, ast.AST, ast.AST]]] = field(default_factory=dict)
+    # ^ dict variable -> [(key, value, the whole statement)] for `kw['KEY'] = value`
+    guards: dict[int, tuple[tuple[ast.expr, bool], ...]] = field(default_factory=dict)
+    # ^ id(node) -> enclosing if-tests (test, taken) for assignments and returns
+    returns: list[ast.Return] = field(default_factory=list)
+
+
+def scan_host(
+    host: HostFunction, body: list[ast.stmt], guards: tuple[tuple[ast.expr, bool], ...]
+) -> None:
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                _host_targets(host, t, stmt.value, guards)
+                if (
+                    isinstance(t, ast.Subscript)
+                    and isinstance(t.value, ast.Name)
+                    and isinstance(t.slice, ast.Constant)
+                    and isinstance(t.slice.value, str)
+                ):
+                    host.key_assignments.setdefault(t.value.id, []).append(
+                        (t.slice.value, stmt.value, stmt)
+                    )
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            _host_targets(host, stmt.target, stmt.value, guards)
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            host.returns.append(stmt)
+            host.guards[id(stmt)] = guards
+        if isinstance(stmt, ast.If):
+            scan_host(host, stmt.body, (*guards, (stmt.test, True)))
+            scan_host(host, stmt.orelse, (*guards, (stmt.test, False)))
+            # An early return in the body guards what follows it.
+            if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                guards = (*guards, (stmt.test, False))
+        elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.AsyncWith, ast.AsyncFor)):
+            scan_host(host, stmt.body, guards)
+            scan_host(host, getattr(stmt, "orelse", []), guards)
+        elif isinstance(stmt, ast.Try):
+            for part in (stmt.body, *[h.body for h in stmt.handlers], stmt.orelse, stmt.finalbody):
+                scan_host(host, part, guards)
+
+
+def _host_targets(host: HostFunction, target: ast.AST, value: ast.AST, guards: tuple) -> None:
+    if isinstance(target, ast.Name):
+        host.assignments.setdefault(target.id, []).append(value)
+        host.guards[id(value)] = guards
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            for elt, v in zip(target.elts, value.elts):
+                _host_targets(host, elt, v, guards)
+        else:
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Name):
+                    # Remember "element i of this value" for tuple-returning helpers.
+                    marker = TupleElement(value, i)
+                    host.assignments.setdefault(elt.id, []).append(marker)
+                    host.guards[id(marker)] = guards
+
+
+class TupleElement(ast.expr):
+    """Element `index` of the tuple that `value` evaluates to (`a, b = helper(...)`)."""
+
+    _fields = ("value",)
+
+    def __init__(self, value: ast.AST, index: int):
+        super().__init__()
+        self.value = value
+        self.index = index
+
+
+def _argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == param:
+            return kw.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if len(positional) == len(call.args) and position < len(positional):
+        return positional[position]
+    return None
+
+
+def _dict_items(
+    expr: ast.AST, host: HostFunction | None, index: KernelIndex, depth: int = 0
+) -> list[tuple[str, ast.AST]]:
+    """(key, value) pairs of a dict the host builds: literals, `dict(...)`, variables
+    filled with `kw['K'] = v`, and dicts splatted into other dicts."""
+    if depth > MAX_HELPER_DEPTH:
+        return []
+    items: list[tuple[str, ast.AST]] = []
+    if isinstance(expr, ast.Dict):
+        for k, v in zip(expr.keys, expr.values):
+            if k is None:
+                items += _dict_items(v, host, index, depth + 1)
+            elif isinstance(k, ast.Constant) and isinstance(k.value, str):
+                items.append((k.value, v))
+    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict":
+        for a in expr.args:
+            items += _dict_items(a, host, index, depth + 1)
+        for kw in expr.keywords:
+            if kw.arg is None:
+                items += _dict_items(kw.value, host, index, depth + 1)
+            else:
+                items.append((kw.arg, kw.value))
+    elif isinstance(expr, ast.Name) and host is not None:
+        for value in host.assignments.get(expr.id, []):
+            items += _dict_items(value, host, index, depth + 1)
+        for key, value, _stmt in host.key_assignments.get(expr.id, []):
+            items.append((key, value))
+    return items
+
+
+def bind_arguments(
+    call: ast.Call,
+    callee: JitFunction,
+    via: tuple | None,
+    host: HostFunction | None,
+    index: KernelIndex,
+) -> dict[str, list[ast.AST]]:
+    bound: dict[str, list[ast.AST]] = defaultdict(list)
+    params = callee.params
+    for pos, a in enumerate(call.args):
+        if isinstance(a, ast.Starred):
+            break  # later positions are unknown
+        if pos < len(params):
+            bound[params[pos]].append(a)
+    for kw in call.keywords:
+        if kw.arg is not None:
+            bound[kw.arg].append(kw.value)
+            continue
+        splat = kw.value
+        items = _dict_items(splat, host, index)
+        if via is not None and isinstance(splat, ast.Name):
+            caller_call, caller_host, helper_host = via
+            if splat.id in helper_host.params:
+                arg = _argument_for(caller_call, splat.id, helper_host.params.index(splat.id))
+                if arg is not None:
+                    items += _dict_items(arg, caller_host, index)
+        for key, value in items:
+            bound[key].append(value)
+    return dict(bound)
+
+
+def _is_dict_builder(node: ast.AST) -> bool:
+    return isinstance(node, ast.Dict) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
+    )
+
+
+class LaunchQueries:
+    """What the host side passes to kernels: the queries of `KernelIndex` over launches."""
+
+    def option_dicts(self) -> Iterator[tuple[str, ast.AST, ast.AST]]:
+        """Launch options set in dicts that reach a call (`**kw`, `kernel_kwargs=dict(...)`):
+        yields (key, key-or-keyword node, the container node)."""
+        passed: dict[int, set[str]] = defaultdict(set)  # host -> dict variables passed on
+        containers: list[tuple[ast.AST, HostFunction]] = []
+        for call, host in self.host_calls:
+            for value in (*call.args, *(k.value for k in call.keywords)):
+                if isinstance(value, ast.Starred):
+                    value = value.value
+                if isinstance(value, ast.Name):
+                    passed[id(host)].add(value.id)
+                elif _is_dict_builder(value):
+                    containers.append((value, host))
+        for node, host in self.host_dicts:
+            for k, v in zip(node.keys, node.values):
+                if k is None and isinstance(v, ast.Name):
+                    passed[id(host)].add(v.id)
+        for host in self.hosts:
+            for name in sorted(passed.get(id(host), ())):
+                containers += [
+                    (v, host) for v in host.assignments.get(name, []) if _is_dict_builder(v)
+                ]
+                for key, _value, stmt in host.key_assignments.get(name, []):
+                    yield key, stmt, stmt
+        seen: set[int] = set()
+        for container, _host in containers:
+            for inner in ast.walk(container):
+                if id(inner) in seen or not _is_dict_builder(inner):
+                    continue
+                seen.add(id(inner))
+                if isinstance(inner, ast.Dict):
+                    for k in inner.keys:
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                            yield k.value, k, inner
+                else:
+                    for kw in inner.keywords:
+                        if kw.arg:
+                            yield kw.arg, kw, inner
+
+    def resolve_callee(self, func: ast.AST) -> list[JitFunction]:
+        """`k`, `self.k`, `Cls.k`, `module.k` -> the @triton.jit function of that name.
+
+        A name defined twice means its last definition, as at run time (launches run
+        after the module is imported); `Cls.k` prefers a kernel defined in class `Cls`.
+        """
+        if isinstance(func, ast.Name):
+            found = self.by_name.get(func.id, [])
+            top_level = [k for k in found if k.owner is None]
+            return (top_level or found)[-1:]
+        if isinstance(func, ast.Attribute) and not self.aliases.resolve(func):
+            found = self.by_name.get(func.attr, [])
+            owner = func.value.id if isinstance(func.value, ast.Name) else None
+            in_class = [k for k in found if k.owner is not None and k.owner == owner]
+            return (in_class or found)[-1:]
+        return []
+
+    def _launch_targets(
+        self, kernel_expr: ast.AST, host: HostFunction
+    ) -> list[tuple[JitFunction, tuple | None]]:
+        """Kernels a launch can run. `via` is (outer call, host) when the kernel object
+        arrived as an argument of a launch helper, so the helper's callers bind the rest."""
+        direct = self._kernels_of(kernel_expr, host, depth=0)
+        if direct:
+            return [(k, None) for k in direct]
+        if isinstance(kernel_expr, ast.Name) and kernel_expr.id in host.params:
+            pos = host.params.index(kernel_expr.id)
+            found = []
+            for caller_call, caller_host in self._calls_to(host.name):
+                arg = _argument_for(caller_call, kernel_expr.id, pos)
+                if arg is None:
+                    continue
+                for k in self._kernels_of(arg, caller_host, depth=0):
+                    found.append((k, (caller_call, caller_host, host)))
+            return found
+        return []
+
+    def _kernels_of(self, expr: ast.AST, host: HostFunction, depth: int) -> list[JitFunction]:
+        if depth > MAX_HELPER_DEPTH:
+            return []
+        if isinstance(expr, ast.IfExp):
+            return self._kernels_of(expr.body, host, depth + 1) + self._kernels_of(
+                expr.orelse, host, depth + 1
+            )
+        found = self.resolve_callee(expr)
+        if found:
+            return found
+        if isinstance(expr, ast.Name):
+            out: list[JitFunction] = []
+            for value in host.assignments.get(expr.id, []):
+                if not isinstance(value, TupleElement):
+                    out += self._kernels_of(value, host, depth + 1)
+            return out
+        return []
+
+    def _calls_to(self, host_name: str) -> list[tuple[ast.Call, HostFunction]]:
+        calls = self._calls_by_name.get(host_name, [])
+        return [(c, h) for c, h in calls if not isinstance(c.func, ast.Subscript)]
+
+    def host_values(
+        self, expr: ast.AST, host: HostFunction | None, depth: int = 0
+    ) -> list[tuple[ast.AST, tuple]]:
+        """The expressions a host-side name can hold, with the if-guards around them.
+
+        Follows local assignments and tuple-unpacking of module-level helper returns.
+        """
+        if depth > MAX_HELPER_DEPTH or host is None:
+            return [(expr, ())]
+        if isinstance(expr, ast.Name) and expr.id in host.assignments:
+            out: list[tuple[ast.AST, tuple]] = []
+            for value in host.assignments[expr.id]:
+                guards = host.guards.get(id(value), ())
+                for v, g in self.host_values(value, host, depth + 1):
+                    out.append((v, guards + g))
+            return out
+        if isinstance(expr, ast.Call) and not isinstance(expr.func, ast.Attribute):
+            helper = self.host_by_name.get(call_name(expr.func) or "")
+            if helper is not None and helper is not host and helper.returns:
+                out = []
+                for ret in helper.returns:
+                    guards = helper.guards.get(id(ret), ())
+                    for v, g in self.host_values(ret.value, helper, depth + 1):
+                        out.append((v, guards + g))
+                return out
+        if isinstance(expr, TupleElement):
+            call = expr.value
+            helper = (
+                self.host_by_name.get(call_name(call.func)) if isinstance(call, ast.Call) else None
+            )
+            if helper is None:
+                return [(expr, ())]
+            out = []
+            for ret in helper.returns:
+                guards = helper.guards.get(id(ret), ())
+                if isinstance(ret.value, ast.Tuple) and len(ret.value.elts) > expr.index:
+                    for v, g in self.host_values(ret.value.elts[expr.index], helper, depth + 1):
+                        out.append((v, guards + g))
+            return out or [(expr, ())]
+        return [(expr, ())]
+
+    def flag_values(self, flag: str) -> list[tuple[ast.AST, tuple]]:
+        """Every value the host passes for a kernel parameter named `flag`, anywhere in the
+        module (keyword arguments, dict entries, `kw['FLAG'] = ...`), resolved through
+        local variables and helper returns, with their if-guards."""
+        out: list[tuple[ast.AST, tuple]] = []
+        for host in self.hosts:
+            for items in host.key_assignments.values():
+                out += [
+                    v
+                    for key, value, _ in items
+                    if key == flag
+                    for v in self.host_values(value, host)
+                ]
+        for call, host in self.host_calls:
+            for kw in call.keywords:
+                if kw.arg == flag:
+                    out += self.host_values(kw.value, host)
+        for node, host in self.host_dicts:
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value == flag:
+                    out += self.host_values(v, host)
+        return out

@@ -1,0 +1,165 @@
+"""Host layout: which kernel parameters receive transposed storage
+(`x.transpose(1, 2).contiguous()` inline, through locals or helper returns), and what
+the host passes for the `*_T_CONTIG` flags that choose the stride-1 layout.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.kernels import Context, JitFunction
+from ascend_lint.index.launches import TupleElement
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, names_in
+from ascend_lint.index.values import pointer_names
+
+if TYPE_CHECKING:
+    from ascend_lint.index.model import KernelIndex
+
+
+_LAYOUT_CHANGES = {"transpose", "permute", "swapaxes", "movedim"}
+
+
+def is_transposed_copy(expr: ast.AST) -> bool:
+    """`x.transpose(1, 2).contiguous()` and friends: a new tensor in transposed storage.
+
+    A view without `.contiguous()` keeps the old storage (its strides say so), so only
+    materialised copies count.
+    """
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
+        return False
+    if expr.func.attr not in ("contiguous", "clone"):
+        return False
+    inner = expr.func.value
+    while (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Attribute)
+        and inner.func.attr in ("to", "float")
+    ):
+        inner = inner.func.value
+    return (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Attribute)
+        and inner.func.attr in _LAYOUT_CHANGES
+    )
+
+
+def _single_head_test(test: ast.AST) -> str | None:
+    """'one' for `X == 1` / `X <= 1` / `X < 2`, 'many' for `X != 1` / `X > 1` / `X >= 2`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _single_head_test(test.operand)
+        return {"one": "many", "many": "one"}.get(inner or "")
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(left, ast.Constant) and not isinstance(right, ast.Constant):
+        left, right = right, left
+        op = {ast.Lt: ast.Gt(), ast.Gt: ast.Lt(), ast.LtE: ast.GtE(), ast.GtE: ast.LtE()}.get(
+            type(op), op
+        )
+    if not isinstance(right, ast.Constant) or isinstance(left, ast.Constant):
+        return None
+    n = right.value
+    if (
+        (isinstance(op, ast.Eq) and n == 1)
+        or (isinstance(op, ast.LtE) and n == 1)
+        or (isinstance(op, ast.Lt) and n == 2)
+    ):
+        return "one"
+    if (
+        (isinstance(op, ast.NotEq) and n == 1)
+        or (isinstance(op, ast.Gt) and n == 1)
+        or (isinstance(op, ast.GtE) and n == 2)
+    ):
+        return "many"
+    return None
+
+
+def _guard_implies_one(guards: tuple[tuple[ast.expr, bool], ...]) -> bool:
+    for test, taken in guards:
+        tests = test.values if isinstance(test, ast.BoolOp) else [test]
+        kinds = {_single_head_test(t) for t in tests}
+        if taken and "one" in kinds:
+            return True
+        if (
+            not taken
+            and "many" in kinds
+            and not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or))
+        ):
+            return True
+    return False
+
+
+def _contig_flag_of(test: ast.AST) -> tuple[str, bool] | None:
+    """`if G_T_CONTIG:` -> ('G_T_CONTIG', True); `if not G_T_CONTIG:` -> (..., False)."""
+    if isinstance(test, ast.Name) and test.id.upper().endswith("_CONTIG"):
+        return test.id, True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _contig_flag_of(test.operand)
+        if inner:
+            return inner[0], not inner[1]
+    return None
+
+
+def contig_branch(context: Context) -> tuple[str, bool] | None:
+    """The innermost `*_T_CONTIG` constexpr branch around a statement: (flag, on contig side)."""
+    for branch in reversed(context.branches):
+        flag = _contig_flag_of(branch.test)
+        if flag:
+            name, positive = flag
+            return name, branch.taken == positive
+    return None
+
+
+class LayoutQueries:
+    """The queries of `KernelIndex` about host layout."""
+
+    def flag_selects_fallback_only_for_one_head(self: KernelIndex, flag: str) -> bool:
+        """True when every host value of `flag` can be False only where there is one head,
+        so the legacy fallback in the flag's else branch reads with stride 1 anyway.
+
+        `HV != 1` and literal True are safe; False is safe only under an `HV == 1`-style
+        guard. A value set from anything else (a sequence length, the synthetic zero gate
+        buffer path) can select the strided fallback with many heads. A module that passes
+        the flag nowhere is trusted: the documented pattern is in use.
+        """
+        for value, guards in self.flag_values(flag):
+            if isinstance(value, ast.Constant):
+                if value.value is True or (value.value is False and _guard_implies_one(guards)):
+                    continue
+                return False
+            if _single_head_test(value) == "many":
+                continue
+            if isinstance(value, (ast.Name, ast.Attribute, TupleElement, ast.Subscript)):
+                continue  # unknown origin (a parameter, another module): no evidence either way
+            return False
+        return True
+
+    def transposed_params(self: KernelIndex, fn: JitFunction) -> set[str]:
+        """Parameters of `fn` that receive transposed storage from some launch, directly or
+        through the kernels that call this helper."""
+        cache = self._transposed_cache
+        if cache is None:
+            cache = {id(k): set() for k in self.kernels}
+            for binding in self.launches:
+                for param, exprs in binding.args.items():
+                    for expr in exprs:
+                        if any(
+                            is_transposed_copy(v) for v, _ in self.host_values(expr, binding.host)
+                        ):
+                            cache[id(binding.callee)].add(param)
+            for _ in range(MAX_HELPER_DEPTH):
+                changed = False
+                for binding in self.helper_calls:
+                    caller = binding.caller
+                    tainted = pointer_names(caller, cache[id(caller)])
+                    for param, exprs in binding.args.items():
+                        if param not in cache[id(binding.callee)] and any(
+                            names_in(e) & tainted for e in exprs
+                        ):
+                            cache[id(binding.callee)].add(param)
+                            changed = True
+                if not changed:
+                    break
+            self._transposed_cache = cache
+        return cache.get(id(fn), set())

@@ -1,0 +1,189 @@
+"""The kernel index: one object per module holding every fact the rules ask about.
+
+`KernelIndex.build(tree)` walks the module once for kernels and host functions, once
+over host code for calls and dict displays, and binds every launch and helper call.
+The queries live with the facts they are about (`LaunchQueries`, `LayoutQueries`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ascend_lint.index.aliases import TRITON, Aliases
+from ascend_lint.index.kernels import JitFunction, KernelScanner, as_jit, make_jit
+from ascend_lint.index.launches import (
+    CallBinding,
+    HostFunction,
+    LaunchQueries,
+    bind_arguments,
+    scan_host,
+)
+from ascend_lint.index.layout import LayoutQueries
+from ascend_lint.index.syntax import all_params, call_name, child_bodies, children
+
+
+@dataclass
+class KernelIndex(LaunchQueries, LayoutQueries):
+    tree: ast.Module
+    aliases: Aliases
+    kernels: list[JitFunction]
+    hosts: list[HostFunction]
+    launches: list[CallBinding]
+    helper_calls: list[CallBinding]  # kernel -> @triton.jit helper
+    configs: list[ast.Call]  # triton.Config(...)
+    launch_calls: list[tuple[ast.Call, HostFunction]]  # every `X[grid](...)`, resolved or not
+    by_name: dict[str, list[JitFunction]]
+    host_by_name: dict[str, HostFunction]
+    host_calls: list[tuple[ast.Call, HostFunction]] = field(default_factory=list)  # outside kernels
+    host_dicts: list[tuple[ast.Dict, HostFunction]] = field(default_factory=list)
+    _calls_by_name: dict[str, list[tuple[ast.Call, HostFunction]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    _transposed_cache: dict[int, set[str]] | None = None
+
+    # -- construction --------------------------------------------------------------
+    @classmethod
+    def build(cls, tree: ast.Module) -> KernelIndex:
+        aliases = Aliases.collect(tree)
+        kernels: list[JitFunction] = []
+        module_host = HostFunction(tree, "<module>", [])
+        scan_host(module_host, tree.body, ())
+        hosts: list[HostFunction] = [module_host]
+        defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        jit_assignments: list[ast.Assign] = []
+
+        def visit(body: list[ast.stmt], owner: str | None) -> None:
+            for stmt in body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs.setdefault(stmt.name, stmt)
+                    jit = as_jit(stmt, owner, aliases)
+                    if jit is not None:
+                        kernels.append(jit)
+                        continue
+                    host = HostFunction(stmt, stmt.name, [a.arg for a in all_params(stmt.args)])
+                    scan_host(host, stmt.body, ())
+                    hosts.append(host)
+                    visit(stmt.body, owner)
+                elif isinstance(stmt, ast.ClassDef):
+                    visit(stmt.body, stmt.name)
+                else:
+                    if (
+                        isinstance(stmt, ast.Assign)
+                        and isinstance(stmt.value, ast.Call)
+                        and aliases.resolve(stmt.value.func) == f"{TRITON}.jit"
+                    ):
+                        jit_assignments.append(stmt)
+                    for child_body in child_bodies(stmt):
+                        visit(child_body, owner)
+
+        visit(tree.body, None)
+
+        # `kernel = triton.jit(fn)`: the kernel is known by the assigned name too.
+        by_id = {id(k.node): k for k in kernels}
+        extra_names: list[tuple[str, JitFunction]] = []
+        for stmt in jit_assignments:
+            args = stmt.value.args
+            if args and isinstance(args[0], ast.Name) and args[0].id in defs:
+                fdef = defs[args[0].id]
+                if id(fdef) not in by_id:
+                    by_id[id(fdef)] = make_jit(fdef, None, aliases, stmt.value)
+                    kernels.append(by_id[id(fdef)])
+                    hosts = [h for h in hosts if h.node is not fdef]
+                names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+                extra_names += [(name, by_id[id(fdef)]) for name in names]
+
+        by_name: dict[str, list[JitFunction]] = defaultdict(list)
+        for k in kernels:
+            by_name[k.name].append(k)
+        for name, k in extra_names:
+            if k not in by_name[name]:
+                by_name[name].append(k)
+        jit_names = frozenset(by_name)
+        for k in kernels:
+            k.jit_names = jit_names
+            KernelScanner(k, aliases).scan()
+
+        index = cls(
+            tree=tree,
+            aliases=aliases,
+            kernels=kernels,
+            hosts=hosts,
+            launches=[],
+            helper_calls=[],
+            configs=[],
+            launch_calls=[],
+            by_name=dict(by_name),
+            host_by_name={h.name: h for h in hosts},
+        )
+        index._collect_host_nodes()
+        index._find_calls()
+        return index
+
+    def _collect_host_nodes(self) -> None:
+        """One walk over everything outside kernel bodies: calls and dict displays, each
+        with the host function that holds it. Decorators and defaults belong to the
+        scope around a function, where Python evaluates them."""
+        owners: dict[int, HostFunction | JitFunction] = {id(h.node): h for h in self.hosts}
+        owners.update({id(k.node): k for k in self.kernels})
+        stack: list[tuple[ast.AST, HostFunction | None]] = [
+            (s, self.hosts[0]) for s in self.tree.body
+        ]
+        while stack:
+            node, host = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                outer = [
+                    *getattr(node, "decorator_list", []),
+                    *node.args.defaults,
+                    *node.args.kw_defaults,
+                ]
+                stack.extend((n, host) for n in outer if n is not None)
+                owner = owners.get(id(node), host)  # a lambda runs in its definer's scope
+                inner = owner if isinstance(owner, HostFunction) else None  # kernels: not host code
+                body = node.body if isinstance(node.body, list) else [node.body]
+                stack.extend((n, inner) for n in body)
+                continue
+            if host is not None:
+                if isinstance(node, ast.Call):
+                    self.host_calls.append((node, host))
+                elif isinstance(node, ast.Dict):
+                    self.host_dicts.append((node, host))
+            stack.extend((child, host) for child in children(node))
+        self.host_calls.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+        for call, host in self.host_calls:
+            name = call_name(call.func)
+            if name:
+                self._calls_by_name[name].append((call, host))
+
+    def _find_calls(self) -> None:
+        config_names = {
+            f"{TRITON}.Config",
+            f"{TRITON}.runtime.Config",
+            f"{TRITON}.runtime.autotuner.Config",
+        }
+        for call, host in self.host_calls:
+            if isinstance(call.func, ast.Subscript):
+                self.launch_calls.append((call, host))
+                for callee, via in self._launch_targets(call.func.value, host):
+                    self.launches.append(
+                        CallBinding(
+                            call, callee, bind_arguments(call, callee, via, host, self), host
+                        )
+                    )
+            elif self.aliases.resolve(call.func) in config_names:
+                self.configs.append(call)
+        for k in self.kernels:
+            for call, _stmt in k.calls:
+                for callee in self.resolve_callee(call.func):
+                    binding = CallBinding(
+                        call, callee, bind_arguments(call, callee, None, None, self), None, k
+                    )
+                    self.helper_calls.append(binding)
+
+    # -- queries ----------------------------------------------------------------------
+    def calls_in(self, fn: JitFunction, qual: str) -> Iterator[tuple[ast.Call, ast.stmt]]:
+        for call, stmt in fn.calls:
+            if self.aliases.resolve(call.func) == qual:
+                yield call, stmt

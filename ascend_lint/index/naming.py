@@ -1,0 +1,23 @@
+"""Naming conventions of Triton kernels: the last tie-breaker, never the only evidence.
+
+Rules decide from what values are (constexpr, loaded, launcher-bound, the axis they
+index); a name is consulted only where that evidence is silent, and each use says so.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Naming conventions of Triton kernels, used where a rule must tell axes apart.
+# Head counts multiply the time index in a [B, T, HV] layout ...
+_HEAD_COUNT = re.compile(r"^(H|HV|HQ|HK|NH|H_?V|N_?HEADS?|NUM_HEADS|num_heads|n_heads|nheads)$")
+# ... and a sequence length multiplies the head index in the transposed [B, HV, T] one.
+_LENGTH = re.compile(r"^(T\w*|L|N_CTX|\w*(len|LEN|seq|SEQ)\w*)$")
+
+
+def is_head_count(name: str) -> bool:
+    return bool(_HEAD_COUNT.match(name))
+
+
+def is_length(name: str) -> bool:
+    return bool(_LENGTH.match(name))

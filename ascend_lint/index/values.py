@@ -1,0 +1,165 @@
+"""Value facts inside one kernel: int64 values, loop-derived values, program ids,
+pointers and block pointers, computed once per kernel on first use (`fn.facts(aliases)`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ascend_lint.index.aliases import LANGUAGE, Aliases
+from ascend_lint.index.kernels import JitFunction
+from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, all_params, names_in
+
+_INT64 = f"{LANGUAGE}.int64"
+_POINTER_OPS = {
+    f"{LANGUAGE}.{op}"
+    for op in (
+        "load",
+        "store",
+        "make_block_ptr",
+        "atomic_add",
+        "atomic_max",
+        "atomic_min",
+        "atomic_xchg",
+        "atomic_cas",
+    )
+}
+_BLOCK_POINTER_OPS = {f"{LANGUAGE}.make_block_ptr", f"{LANGUAGE}.advance"}
+
+
+def is_int64_cast(expr: ast.AST, aliases: Aliases) -> bool:
+    """`x.to(tl.int64)` or `tl.cast(x, tl.int64)`."""
+    if not isinstance(expr, ast.Call):
+        return False
+    if isinstance(expr.func, ast.Attribute) and expr.func.attr == "to" and expr.args:
+        return aliases.resolve(expr.args[0]) == _INT64
+    if aliases.resolve(expr.func) == f"{LANGUAGE}.cast" and len(expr.args) >= 2:
+        return aliases.resolve(expr.args[1]) == _INT64
+    return False
+
+
+def pointer_root(expr: ast.AST) -> str | None:
+    """The name a pointer expression starts from: `q + (bos * H + i_h) * K` -> 'q'."""
+    while isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        expr = expr.left
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+@dataclass
+class ValueFacts:
+    """Per-kernel facts about values that several rules share."""
+
+    int64: set[str]  # names holding int64 values (cast, annotated, or computed from such)
+    loop_derived: set[str]  # runtime loop variables and values computed from them
+    program_ids: set[str]  # names set straight from tl.program_id, by sums without a multiply
+    pointers: set[str]  # pointer parameters and locals computed from them by + / -
+    block_pointers: set[str]  # names set from tl.make_block_ptr / tl.advance
+
+    @classmethod
+    def compute(cls, fn: JitFunction, aliases: Aliases) -> ValueFacts:
+        int64 = {
+            a.arg for a in all_params(fn.node.args) if _is_int64_annotation(a.annotation, aliases)
+        }
+        pointers: set[str] = set()
+        for call, _ in fn.calls:
+            if aliases.resolve(call.func) in _POINTER_OPS and call.args:
+                root = pointer_root(call.args[0])
+                if root is not None:
+                    pointers.add(root)
+        loop_derived = set(fn.loop_variables)
+        mentions = {id(v): names_in(v) for values in fn.assignments.values() for v in values}
+        program_ids: set[str] = set()
+        block_pointers: set[str] = set()
+        for _ in range(MAX_FIXPOINT_ROUNDS):
+            sizes = (
+                len(int64),
+                len(pointers),
+                len(loop_derived),
+                len(program_ids),
+                len(block_pointers),
+            )
+            for name, values in fn.assignments.items():
+                if any(is_int64_value(v, int64, aliases) for v in values):
+                    int64.add(name)
+                if any(mentions[id(v)] & loop_derived for v in values):
+                    loop_derived.add(name)
+                if all(from_program_id(v, program_ids | {name}, aliases) for v in values) and any(
+                    from_program_id(v, program_ids, aliases) for v in values
+                ):
+                    program_ids.add(name)
+                if any(pointer_root(v) in pointers for v in values):
+                    pointers.add(name)
+                if name in pointers:
+                    # `q_ptr = q + offset` with q_ptr a pointer: q is one too
+                    pointers.update(r for v in values if (r := pointer_root(v)) is not None)
+                if any(
+                    isinstance(v, ast.Call) and aliases.resolve(v.func) in _BLOCK_POINTER_OPS
+                    for v in values
+                ):
+                    block_pointers.add(name)
+            if sizes == (
+                len(int64),
+                len(pointers),
+                len(loop_derived),
+                len(program_ids),
+                len(block_pointers),
+            ):
+                break
+        return cls(int64, loop_derived, program_ids, pointers - block_pointers, block_pointers)
+
+
+def _is_int64_annotation(ann: ast.AST | None, aliases: Aliases) -> bool:
+    if ann is None:
+        return False
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return ann.value.endswith("int64")
+    return aliases.resolve(ann) == _INT64
+
+
+def is_int64_value(expr: ast.AST, int64: set[str], aliases: Aliases) -> bool:
+    """Arithmetic with an int64 operand is int64; a call (a load, `.to(tl.int32)`) has
+    its own type, int64 only when it is a cast to int64."""
+    if isinstance(expr, ast.Name):
+        return expr.id in int64
+    if isinstance(expr, ast.Call):
+        return is_int64_cast(expr, aliases)
+    if isinstance(expr, ast.BinOp):
+        return is_int64_value(expr.left, int64, aliases) or is_int64_value(
+            expr.right, int64, aliases
+        )
+    if isinstance(expr, ast.UnaryOp):
+        return is_int64_value(expr.operand, int64, aliases)
+    if isinstance(expr, ast.IfExp):
+        return is_int64_value(expr.body, int64, aliases) or is_int64_value(
+            expr.orelse, int64, aliases
+        )
+    return False
+
+
+def from_program_id(expr: ast.AST, known: set[str], aliases: Aliases) -> bool:
+    """`tl.program_id(1)`, `tl.program_id(0) + NT_OFFSET`, or a name already known as such."""
+    if isinstance(expr, ast.Call):
+        return aliases.resolve(expr.func) == f"{LANGUAGE}.program_id"
+    if isinstance(expr, ast.Name):
+        return expr.id in known
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return from_program_id(expr.left, known, aliases) or from_program_id(
+            expr.right, known, aliases
+        )
+    return False
+
+
+def pointer_names(fn: JitFunction, roots: set[str]) -> set[str]:
+    """`roots` plus every local computed from them (`g_base = g + ...`, `p_g = ...`)."""
+    tainted = set(roots)
+    for _ in range(MAX_FIXPOINT_ROUNDS):
+        grown = {
+            name
+            for name, values in fn.assignments.items()
+            if name not in tainted and any(names_in(v) & tainted for v in values)
+        }
+        if not grown:
+            break
+        tainted |= grown
+    return tainted
