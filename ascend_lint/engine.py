@@ -143,8 +143,26 @@ def _lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
             result.error = f"internal error in {code} ({rule.name}): expression nesting too deep"
         except Exception as exc:  # a rule bug must not hide other files' findings
             result.error = f"internal error in {code} ({rule.name}): {type(exc).__name__}: {exc}"
-    result.diagnostics = _dedupe(apply_noqa(source, found))
+    result.diagnostics = _dedupe(apply_noqa(source, _drop_superseded(found)))
     return result
+
+
+def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One finding per defect: a broader rule's finding is dropped where a rule that
+    supersedes it reports an overlapping span (ASC002 over ASC001).
+    Runs before noqa, so suppressing the specific finding does not revive the broad one."""
+    specific = [
+        (RULES_BY_CODE[d.code].supersedes, d)
+        for d in diagnostics
+        if d.code in RULES_BY_CODE and RULES_BY_CODE[d.code].supersedes
+    ]
+    if not specific:
+        return diagnostics
+    return [
+        d
+        for d in diagnostics
+        if not any(d.code in codes and d.start < s.end and s.start < d.end for codes, s in specific)
+    ]
 
 
 def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.constexpr import CompileTime
 from ascend_lint.index.syntax import (
-    MAX_FIXPOINT_ROUNDS,
     all_params,
-    call_name,
     names_in,
     own_nodes,
     statement_targets,
@@ -25,27 +24,9 @@ from ascend_lint.index.syntax import (
 )
 
 if TYPE_CHECKING:
+    from ascend_lint.index.sequences import Sequences
     from ascend_lint.index.values import ValueFacts
 
-# triton.language calls whose value is known at compile time when their arguments are.
-_COMPILE_TIME_CALLS = {
-    f"{LANGUAGE}.constexpr",
-    f"{LANGUAGE}.cdiv",
-    f"{TRITON}.cdiv",
-    f"{TRITON}.next_power_of_2",
-    f"{LANGUAGE}.next_power_of_2",
-    f"{LANGUAGE}.static_assert",
-}
-# Attributes of a tensor that are compile-time properties, whatever the tensor.
-_STATIC_ATTRIBUTES = {
-    "dtype",
-    "shape",
-    "type",
-    "element_ty",
-    "numel",
-    "value",
-    "primitive_bitwidth",
-}
 _STATIC_LOOP = f"{LANGUAGE}.static_range"
 # ------------------------------------------------------------------------ jit functions
 
@@ -91,16 +72,23 @@ class JitFunction:
     loop_variables: set[str] = field(default_factory=set)  # targets of range / tl.range loops
     # name -> [(index in `statements` of the assigning statement, value)], in source order
     definitions: dict[str, list[tuple[int, ast.AST]]] = field(default_factory=dict)
+    # name -> [(index in `statements` of the `for`, static_range?)] for loop targets
+    loop_targets: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
+    compile_time: CompileTime = field(init=False, repr=False)
     _facts: ValueFacts | None = None
+    _sequences: Sequences | None = None
     _statement_order: dict[int, int] | None = None
     _statement_names: list[tuple[frozenset[str], frozenset[str]]] | None = None
 
-    def is_runtime(self, expr: ast.AST, aliases: Aliases) -> bool:
-        """True if `expr` can differ between program instances or launches."""
-        return not _is_compile_time(expr, self, aliases)
+    def is_runtime(self, expr: ast.AST, aliases: Aliases, at: ast.stmt | None = None) -> bool:
+        """True if `expr` can differ between program instances or launches where the
+        statement `at` reads it (see `constexpr`); without `at`, anywhere in the kernel."""
+        return self.compile_time.is_runtime(expr, at)
 
-    def runtime_names_in(self, expr: ast.AST, aliases: Aliases) -> list[str]:
-        return sorted(n for n in names_in(expr) if n in self.runtime_names)
+    def runtime_names_in(
+        self, expr: ast.AST, aliases: Aliases, at: ast.stmt | None = None
+    ) -> list[str]:
+        return self.compile_time.runtime_names_in(expr, at)
 
     def facts(self, aliases: Aliases) -> ValueFacts:
         """int64 values, loop-derived values, program ids and pointers of this kernel."""
@@ -109,6 +97,15 @@ class JitFunction:
 
             self._facts = ValueFacts.compute(self, aliases)
         return self._facts
+
+    def sequences(self, aliases: Aliases) -> Sequences:
+        """Offsets tables, token offsets, sequence lengths and time vectors of this kernel
+        (its own evidence; `KernelIndex.sequences` adds what callers pass to helpers)."""
+        if self._sequences is None:
+            from ascend_lint.index.sequences import Sequences  # sequences builds on kernels
+
+            self._sequences = Sequences.compute(self, aliases)
+        return self._sequences
 
     def statement_names(self) -> list[tuple[frozenset[str], frozenset[str]]]:
         """For each statement (as in `statements`): the names whose data it reads and the
@@ -165,34 +162,6 @@ def decorator_qual(dec: ast.expr, aliases: Aliases) -> tuple[str | None, ast.Cal
     return aliases.resolve(target), call
 
 
-def _is_compile_time(expr: ast.AST, fn: JitFunction, aliases: Aliases) -> bool:
-    if isinstance(expr, ast.Constant):
-        return True
-    if isinstance(expr, ast.Name):
-        return expr.id not in fn.runtime_names
-    if isinstance(expr, ast.Attribute):
-        if aliases.resolve(expr):
-            return True
-        if expr.attr in _STATIC_ATTRIBUTES:
-            return True
-        return _is_compile_time(expr.value, fn, aliases)
-    if isinstance(expr, ast.Call):
-        qual = aliases.resolve(expr.func)
-        if qual and qual.startswith(TRITON) and qual not in _COMPILE_TIME_CALLS:
-            return False
-        if call_name(expr.func) in fn.jit_names:
-            return False  # @triton.jit helpers return tensors
-        args = list(expr.args) + [k.value for k in expr.keywords]
-        return all(_is_compile_time(a, fn, aliases) for a in args)
-    if isinstance(expr, (ast.Lambda, ast.NamedExpr)):
-        return False
-    return all(
-        _is_compile_time(c, fn, aliases)
-        for c in ast.iter_child_nodes(expr)
-        if isinstance(c, ast.expr)
-    )
-
-
 def _is_constexpr_annotation(ann: ast.AST | None, aliases: Aliases) -> bool:
     if ann is None:
         return False
@@ -209,27 +178,17 @@ class KernelScanner:
     def __init__(self, fn: JitFunction, aliases: Aliases):
         self.fn = fn
         self.aliases = aliases
-        self.static_loop_vars: set[str] = set()
-        self.runtime_seeds: set[str] = set()
-        self.loop_carried: set[str] = set()
 
     def scan(self) -> None:
         fn = self.fn
-        for name in fn.params:
-            if name not in fn.constexpr_params or name in fn.do_not_specialize:
-                self.runtime_seeds.add(name)
         self._block(fn.node.body, (), ())
-        self._classify()
+        fn.compile_time = CompileTime(fn, self.aliases)
+        fn.runtime_names = fn.compile_time.runtime_names
 
     def _assign(self, name: str, value: ast.AST | None, loops: tuple[Loop, ...]) -> None:
         value = value if value is not None else ast.Constant(None)
         self.fn.assignments.setdefault(name, []).append(value)
         self.fn.definitions.setdefault(name, []).append((len(self.fn.statements) - 1, value))
-        if value is None:
-            self.runtime_seeds.add(name)
-        elif any(not loop.static for loop in loops) and name in names_in(value):
-            # A value rebuilt from itself in a runtime loop is carried across iterations.
-            self.loop_carried.add(name)
 
     def _targets(self, target: ast.AST, value: ast.AST | None, loops: tuple[Loop, ...]) -> None:
         if isinstance(target, ast.Name):
@@ -271,12 +230,13 @@ class KernelScanner:
                     else False
                 )
                 loop = Loop(stmt, static)
+                order = len(self.fn.statements) - 1
                 for name in names_in(stmt.target):
-                    if static:  # static_range bounds are compile-time by construction
-                        self.static_loop_vars.add(name)
+                    # static_range bounds are compile-time by construction
+                    self.fn.loop_targets.setdefault(name, []).append((order, static))
+                    if static:
                         self.fn.assignments.setdefault(name, []).append(stmt.iter)
                     else:
-                        self.runtime_seeds.add(name)
                         self.fn.loop_variables.add(name)
                 self._block(stmt.body, (*loops, loop), branches)
                 self._block(stmt.orelse, loops, branches)
@@ -300,22 +260,6 @@ class KernelScanner:
                     self._block(part, loops, branches)
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-
-    def _classify(self) -> None:
-        fn = self.fn
-        runtime = set(self.runtime_seeds) | self.loop_carried
-        runtime -= self.static_loop_vars
-        fn.runtime_names = runtime
-        for _ in range(MAX_FIXPOINT_ROUNDS):
-            changed = False
-            for name, values in fn.assignments.items():
-                if name in runtime or name in self.static_loop_vars:
-                    continue
-                if any(not _is_compile_time(v, fn, self.aliases) for v in values):
-                    runtime.add(name)
-                    changed = True
-            if not changed:
-                break
 
 
 def as_jit(node, owner, aliases: Aliases) -> JitFunction | None:

@@ -97,20 +97,22 @@ def _host_targets(host: HostFunction, target: ast.AST, value: ast.AST, guards: t
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Name):
                     # Remember "element i of this value" for tuple-returning helpers.
-                    marker = TupleElement(value, i)
+                    marker = TupleElement(value, i, len(target.elts))
                     host.assignments.setdefault(elt.id, []).append(marker)
                     host.guards[id(marker)] = guards
 
 
 class TupleElement(ast.expr):
-    """Element `index` of the tuple that `value` evaluates to (`a, b = helper(...)`)."""
+    """Element `index` of the `width` names unpacked from `value` (`a, b = helper(...)`,
+    `B, T, H = x.shape`)."""
 
     _fields = ("value",)
 
-    def __init__(self, value: ast.AST, index: int):
+    def __init__(self, value: ast.AST, index: int, width: int):
         super().__init__()
         self.value = value
         self.index = index
+        self.width = width
 
 
 def _argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:
@@ -307,6 +309,15 @@ class LaunchQueries:
                 for v, g in self.host_values(value, host, depth + 1):
                     out.append((v, guards + g))
             return out
+        if isinstance(expr, ast.Name) and expr.id in host.params:
+            # A launch helper's parameter: what its callers in this module pass.
+            position = host.params.index(expr.id)
+            out = []
+            for call, caller in self._calls_to(host.name):
+                arg = _argument_for(call, expr.id, position)
+                if arg is not None:
+                    out += self.host_values(arg, caller, depth + 1)
+            return out or [(expr, ())]
         if isinstance(expr, ast.Call) and not isinstance(expr.func, ast.Attribute):
             helper = self.host_by_name.get(call_name(expr.func) or "")
             if helper is not None and helper is not host and helper.returns:

@@ -22,11 +22,13 @@ from ascend_lint.index.launches import (
     scan_host,
 )
 from ascend_lint.index.layout import LayoutQueries
+from ascend_lint.index.sequences import SequenceQueries
+from ascend_lint.index.strides import Stride, StrideQueries
 from ascend_lint.index.syntax import all_params, call_name, child_bodies, children
 
 
 @dataclass
-class KernelIndex(LaunchQueries, LayoutQueries):
+class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
     tree: ast.Module
     aliases: Aliases
     kernels: list[JitFunction]
@@ -43,6 +45,8 @@ class KernelIndex(LaunchQueries, LayoutQueries):
         default_factory=lambda: defaultdict(list)
     )
     _transposed_cache: dict[int, set[str]] | None = None
+    _stride_cache: dict[tuple[int, str], Stride] = field(default_factory=dict)
+    _sequences_done: set[int] = field(default_factory=set)
 
     # -- construction --------------------------------------------------------------
     @classmethod

@@ -21,3 +21,14 @@ def is_head_count(name: str) -> bool:
 
 def is_length(name: str) -> bool:
     return bool(_LENGTH.match(name))
+
+
+# A sequence or token count spelled the usual ways (`T`, `T_seq`, `seq_len`, `max_seqlen`,
+# `num_tokens`, `N_CTX`); a generic `*_len` (`vec_len`, `list_len`) is not one.
+_SEQUENCE_LENGTH = re.compile(
+    r"^(T|T_\w+|L|N_CTX|\w*seq_?lens?\w*|\w*SEQ_?LENS?\w*|\w*(num|n)_tokens|\w*NUM_TOKENS)$"
+)
+
+
+def is_sequence_length(name: str) -> bool:
+    return bool(_SEQUENCE_LENGTH.match(name))

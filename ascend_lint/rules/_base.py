@@ -43,6 +43,9 @@ class Rule:
     summary: ClassVar[str]  # one line, shown by `ascend-lint rule --all`
     reference: ClassVar[str]  # "reference_kernels/<file>.py::<function>": the corrected pattern
     fix_applicability: ClassVar[Applicability | None] = None
+    # Codes of broader rules this one is more specific than: where both report one
+    # site, only this rule's finding is kept (one finding per defect).
+    supersedes: ClassVar[frozenset[str]] = frozenset()
     VALID: ClassVar[list[str]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from ascend_lint.diagnostics import Applicability
@@ -14,9 +13,11 @@ from ascend_lint.index import (
     additive_terms,
     contig_branch,
     factors,
-    is_literal,
+    names_in,
     pointer_root,
 )
+from ascend_lint.index.sequences import Sequences, address_terms, broadcasts
+from ascend_lint.index.strides import NON_UNIT
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 from ascend_lint.rules._layout import (
     MAKE_BLOCK_PTR,
@@ -26,35 +27,43 @@ from ascend_lint.rules._layout import (
     transposed_fix,
 )
 
-ARANGE = f"{LANGUAGE}.arange"
-# Block sizes that tile the time axis in Triton kernels (BT, BC, BS, BLOCK_T, ...).
-_TIME_BLOCK = re.compile(r"^(B[TCSL]\w*|BLOCK_?(T|S|L|SEQ|M)\w*|T|L|CHUNK\w*)$")
+_ACCESSES = (f"{LANGUAGE}.load", f"{LANGUAGE}.store")
 
 
-def _time_vectors(fn: JitFunction, index: KernelIndex) -> set[str]:
-    """Locals that hold a 1-D `tl.arange` range over a time block (`o_t = i_t*BT + tl.arange(0, BT)`)."""
-    vectors: set[str] = set()
-    for call, stmt in index.calls_in(fn, ARANGE):
-        end = call.args[-1] if call.args else None
-        if not (isinstance(end, ast.Name) and _TIME_BLOCK.match(end.id)):
-            continue
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
+def _block_along_time(call: ast.Call, stride: ast.AST, seq: Sequences) -> bool:
+    """A 1-D block over a sequence length, or placed at a token offset scaled by its own
+    stride (`g + bos * HV + i_h` with strides `(HV,)`)."""
+    shape = block_ptr_arg(call, "shape")
+    if isinstance(shape, (ast.Tuple, ast.List)) and shape.elts:
+        if names_in(shape.elts[0]) & seq.lengths:
+            return True
+    base = block_ptr_arg(call, "base")
+    if base is None:
+        return False
+    shown = ast.unparse(stride)
+    for term in additive_terms(base):
+        parts = factors(term)
+        if any(ast.unparse(p) == shown for p in parts) and any(
+            names_in(p) & seq.token_offsets for p in parts
         ):
-            if not _broadcasts(stmt.value):
-                vectors.add(stmt.targets[0].id)
-    return vectors
-
-
-def _broadcasts(expr: ast.AST) -> bool:
-    """`x[:, None]`, `x[None, :]`: a 2-D tile, which has a unit-stride dimension."""
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
-            if any(isinstance(e, ast.Constant) and e.value is None for e in node.slice.elts):
-                return True
+            return True
     return False
+
+
+def _product(parts: list[ast.AST]) -> ast.AST:
+    expr = parts[0]
+    for part in parts[1:]:
+        expr = ast.BinOp(expr, ast.Mult(), part)
+    return expr
+
+
+def _documented_fallback(index: KernelIndex, fn: JitFunction, stmt: ast.stmt) -> bool:
+    """The legacy side of a `*_T_CONTIG` flag that launchers select only when the stride
+    is 1 anyway (`G_T_CONTIG=HV != 1`)."""
+    branch = contig_branch(fn.context(stmt))
+    return bool(
+        branch and not branch[1] and index.flag_selects_fallback_only_for_one_head(branch[0])
+    )
 
 
 class StridedTimeGather(Rule):
@@ -67,58 +76,71 @@ class StridedTimeGather(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:
-            for call, stmt in index.calls_in(fn, MAKE_BLOCK_PTR):
-                stride = one_d_stride(call)
-                if stride is None or is_literal(stride, 1):
-                    continue
-                branch = contig_branch(fn.context(stmt))
-                if (
-                    branch
-                    and not branch[1]
-                    and index.flag_selects_fallback_only_for_one_head(branch[0])
-                ):
-                    continue  # the documented fallback, selected only when the stride is 1
-                base = block_ptr_arg(call, "base")
-                # Display-only: the kernel side of the fix is mechanical, but it is only
-                # right together with the host-side transpose, which no edit here makes.
-                fix = None
-                if base is not None:
-                    fix = transposed_fix(
-                        ctx,
-                        fn,
-                        base,
-                        pointer_root(base),
-                        stride,
-                        length_name(fn, call),
-                        Applicability.DISPLAY_ONLY,
-                    )
-                yield Finding(
-                    call,
-                    f"1-D block pointer with stride `{ast.unparse(stride)}` gathers along time; "
-                    "transpose the tensor on the host and load with stride `(1,)`",
-                    fix=fix,
-                )
-            yield from self._vector_gathers(fn, ctx)
+            seq = index.sequences(fn)
+            yield from self._block_gathers(fn, seq, ctx)
+            if seq.time_vectors:
+                yield from self._vector_gathers(fn, seq, ctx)
 
-    def _vector_gathers(self, fn: JitFunction, ctx: RuleContext) -> Iterator[Finding]:
+    def _block_gathers(
+        self, fn: JitFunction, seq: Sequences, ctx: RuleContext
+    ) -> Iterator[Finding]:
         index = ctx.index
-        vectors = _time_vectors(fn, index)
-        if not vectors:
-            return
-        for qual in (f"{LANGUAGE}.load", f"{LANGUAGE}.store"):
-            for call, _stmt in index.calls_in(fn, qual):
-                if not call.args or _broadcasts(call.args[0]):
+        for call, stmt in index.calls_in(fn, MAKE_BLOCK_PTR):
+            stride = one_d_stride(call)
+            if stride is None:
+                continue
+            evidence = index.stride_of(fn, stride)
+            if evidence.kind != NON_UNIT or not _block_along_time(call, stride, seq):
+                continue
+            if _documented_fallback(index, fn, stmt):
+                continue
+            base = block_ptr_arg(call, "base")
+            # Display-only: the kernel side of the fix is mechanical, but it is only
+            # right together with the host-side transpose, which no edit here makes.
+            fix = None
+            if base is not None:
+                fix = transposed_fix(
+                    ctx,
+                    fn,
+                    base,
+                    pointer_root(base),
+                    stride,
+                    length_name(fn, call),
+                    Applicability.DISPLAY_ONLY,
+                )
+            yield Finding(
+                call,
+                f"1-D block pointer along time with stride `{ast.unparse(stride)}` "
+                f"({evidence.why}) is a DMA gather; transpose the tensor on the host "
+                "and load with stride `(1,)`",
+                fix=fix,
+            )
+
+    def _vector_gathers(
+        self, fn: JitFunction, seq: Sequences, ctx: RuleContext
+    ) -> Iterator[Finding]:
+        index = ctx.index
+        keep = seq.time_vectors | seq.token_offsets | seq.lengths
+        for qual in _ACCESSES:
+            for call, stmt in index.calls_in(fn, qual):
+                if not call.args or _documented_fallback(index, fn, stmt):
                     continue
-                for term in additive_terms(call.args[0]):
-                    parts = factors(term)
-                    time = [f for f in parts if isinstance(f, ast.Name) and f.id in vectors]
-                    rest = [f for f in parts if f not in time]
-                    if time and rest and not all(is_literal(f, 1) for f in rest):
-                        stride = " * ".join(ast.unparse(f) for f in rest)
+                terms = address_terms(call.args[0], fn, index.aliases, keep)
+                if any(broadcasts(f) for term in terms for f in term):
+                    continue  # a 2-D tile: one of its dimensions has unit stride
+                for term in terms:
+                    time = [f for f in term if isinstance(f, ast.Name) and f.id in seq.time_vectors]
+                    rest = [f for f in term if f not in time]
+                    if not time or not rest:
+                        continue
+                    stride = _product(rest)
+                    evidence = index.stride_of(fn, stride)
+                    if evidence.kind == NON_UNIT:
                         yield Finding(
                             call,
-                            f"vector access over `{time[0].id}` with stride `{stride}` gathers along time; "
-                            "use a time-contiguous layout",
+                            f"vector access over the time vector `{time[0].id}` with stride "
+                            f"`{ast.unparse(stride)}` ({evidence.why}) is a gather; use a "
+                            "time-contiguous layout",
                         )
                         break
 
@@ -171,8 +193,63 @@ def k(x, K: tl.constexpr, BK: tl.constexpr):
     o_k = tl.arange(0, BK)
     b_x = tl.load(x + o_k * K)
 """,
+        # a bare stride argument is no evidence: Triton specialises a stride equal to 1
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, seq_len, stride_t, BLOCK_T: tl.constexpr):
+    o_t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    b_x = tl.load(x + o_t * stride_t, mask=o_t < seq_len)
+""",
+        # the launcher binds the innermost stride (or the only one of a 1-D tensor)
+        """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, mean, cu_seqlens, stride_x, stride_m, BLOCK: tl.constexpr):
+    i_n = tl.program_id(0)
+    bos, eos = tl.load(cu_seqlens + i_n), tl.load(cu_seqlens + i_n + 1)
+    o = bos + tl.arange(0, BLOCK)
+    b = tl.load(x + o * stride_x, mask=o < eos)
+    tl.store(mean + o * stride_m, b, mask=o < eos)
+
+def launch(x, cu_seqlens):
+    mean = torch.empty(x.shape[0])
+    k[(len(cu_seqlens) - 1,)](x, mean, cu_seqlens, x.stride(-1), mean.stride(0), BLOCK=64)
+""",
+        # a vector over rows of a matrix, with a stride the launcher shows to be 1
+        """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, out, n_rows, stride_row, BLOCK_M: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    tl.store(out + rows * stride_row, tl.load(x + rows), mask=rows < n_rows)
+
+def launch(x):
+    out = torch.empty(x.shape[0])
+    k[(4,)](x, out, x.shape[0], out.stride(0), BLOCK_M=64)
+""",
+        # a vector over top-k slots with a literal stride is not along time
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(idx, out, max_topk, BLOCK_K: tl.constexpr):
+    slot = tl.arange(0, BLOCK_K)
+    b = tl.load(idx + slot * 2, mask=slot < max_topk, other=-1)
+    tl.store(out + slot, b)
+""",
     ]
     INVALID = [
+        # the stride is a head count: the kernel splits a program index by it
         Invalid(
             """
 import triton
@@ -180,11 +257,12 @@ import triton.language as tl
 
 @triton.jit
 def k(g, T, HV: tl.constexpr, BT: tl.constexpr):
-    i_t, i_h = tl.program_id(0), tl.program_id(1)
-    p_g = tl.make_block_ptr(g + i_h, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    p_g = tl.make_block_ptr(g + i_b * T * HV + i_h, (T,), (HV,), (i_t * BT,), (BT,), (0,))
     b_g = tl.load(p_g, boundary_check=(0,))
 """,
-            rows=[8],
+            rows=[9],
         ),
         # the fallback is real when the launcher can pick it with many heads
         Invalid(
@@ -199,23 +277,47 @@ def k(g, T, HV: tl.constexpr, BT: tl.constexpr, G_T_CONTIG: tl.constexpr):
     else:
         p_g = tl.make_block_ptr(g, (T,), (HV,), (0,), (BT,), (0,))
 
-def launch(g, T, HV):
+def launch(g, T):
+    B, T, HV = g.shape
     k[(1,)](g, T, HV=HV, BT=64, G_T_CONTIG=T > 4096)
 """,
             rows=[10],
         ),
-        # a vector gather over the time axis
+        # a vector gather over the time axis; the stride is a literal
         Invalid(
             """
 import triton
 import triton.language as tl
 
 @triton.jit
-def k(g, bos, H: tl.constexpr, BT: tl.constexpr):
-    i_t, i_h = tl.program_id(0), tl.program_id(1)
+def k(g, cu_seqlens, BT: tl.constexpr):
+    i_t, i_n = tl.program_id(0), tl.program_id(1)
+    bos, eos = tl.load(cu_seqlens + i_n), tl.load(cu_seqlens + i_n + 1)
     o_t = i_t * BT + tl.arange(0, BT)
-    b_g = tl.load(g + bos * H + o_t * H + i_h)
+    b_g = tl.load(g + (bos + o_t) * 4 + 1, mask=o_t < eos - bos)
 """,
-            rows=[9],
+            rows=[10],
+        ),
+        # the pointer is built in a local and loaded later; the launcher binds an outer stride
+        Invalid(
+            """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(g, seq_offsets, stride_t, BT: tl.constexpr):
+    i_t, i_n = tl.program_id(0), tl.program_id(1)
+    start = tl.load(seq_offsets + i_n)
+    end = tl.load(seq_offsets + i_n + 1)
+    o_t = start + i_t * BT + tl.arange(0, BT)
+    p_g = g + o_t * stride_t
+    b_g = tl.load(p_g, mask=o_t < end)
+
+def launch(g, seq_offsets):
+    g2 = g.view(-1, 8)
+    k[(4, 2)](g2, seq_offsets, g2.stride(0), BT=64)
+""",
+            rows=[13],
         ),
     ]

@@ -54,6 +54,7 @@ class StalePointerMath(Rule):
     summary = (
         "legacy [B, T, HV] pointer math applied to a tensor the host stored transposed [B, HV, T]"
     )
+    supersedes = frozenset({"ASC001"})
     reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
     fix_applicability = Applicability.UNSAFE
 

@@ -46,7 +46,7 @@ class RuntimeDmaPathSplit(Rule):
                 if (
                     not isinstance(stmt, ast.If)
                     or not stmt.orelse
-                    or not fn.is_runtime(stmt.test, aliases)
+                    or not fn.is_runtime(stmt.test, aliases, at=stmt)
                 ):
                     continue
                 body, orelse = (

@@ -52,11 +52,11 @@ class ConstexprOrRuntime(Rule):
                 flags = [
                     n
                     for op in operands
-                    if not fn.is_runtime(op, aliases)
+                    if not fn.is_runtime(op, aliases, at=stmt)
                     for n in names_in(op)
                     if n in fn.constexpr_params
                 ]
-                if not flags or not any(fn.is_runtime(op, aliases) for op in operands):
+                if not flags or not any(fn.is_runtime(op, aliases, at=stmt) for op in operands):
                     continue
                 used = set().union(*(names_in(s) for s in (*stmt.body, *stmt.orelse)))
                 guarded = [

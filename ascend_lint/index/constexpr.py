@@ -1,0 +1,239 @@
+"""Compile-time or runtime: for every value in a kernel, at the statement that reads it.
+
+Triton specialises a kernel on its `tl.constexpr` arguments (and on `None` arguments),
+so a condition on them is resolved when the kernel compiles; a condition on anything
+else costs a runtime branch. The property belongs to the value a name holds where it
+is read, not to the name:
+
+* a value loaded from memory, a program id, a runtime argument or a runtime loop
+  variable is runtime, and so is everything computed from it (casts, arithmetic,
+  comparisons and method calls included: `tl.load(p).to(tl.int1)` stays runtime);
+* `x is None` / `x is not None` is compile-time whatever `x` is: Triton evaluates
+  identity tests when it compiles;
+* a name is read through the definitions that reach the statement (the last one that
+  dominates it, those under branches since then, and in a loop those later in the body,
+  carried over from the previous iteration);
+* where two or more definitions reach a read and one of them sits under a runtime
+  branch that does not enclose the read, the value depends on the path taken: runtime,
+  even when every definition is a literal (`rejected = True` under a runtime `if`);
+* a value rebuilt from itself in a runtime loop changes every iteration: runtime.
+
+Cost: one bounded fixpoint per kernel over its definitions and `if` tests; reaching
+definitions are computed once per (name, statement) and cached.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, call_name, names_in
+
+if TYPE_CHECKING:
+    from ascend_lint.index.kernels import Context, JitFunction
+
+# triton.language calls whose value is known at compile time when their arguments are.
+_COMPILE_TIME_CALLS = {
+    f"{LANGUAGE}.constexpr",
+    f"{LANGUAGE}.cdiv",
+    f"{TRITON}.cdiv",
+    f"{TRITON}.next_power_of_2",
+    f"{LANGUAGE}.next_power_of_2",
+    f"{LANGUAGE}.static_assert",
+}
+# Attributes of a tensor that are compile-time properties, whatever the tensor.
+_STATIC_ATTRIBUTES = {
+    "dtype",
+    "shape",
+    "type",
+    "element_ty",
+    "numel",
+    "value",
+    "primitive_bitwidth",
+}
+
+
+@dataclass(eq=False)
+class Definition:
+    """One binding of a name: an assignment, a loop target or the parameter itself."""
+
+    name: str
+    order: int  # index of the binding statement in `fn.statements`; -1 for a parameter
+    value: ast.AST | None  # None: nothing the index can evaluate (parameter, loop target)
+    runtime: bool  # known so far; only ever turns from False to True
+    fixed: bool  # parameters and loop targets: decided up front, never re-evaluated
+
+
+class CompileTime:
+    """The compile-time/runtime classification of one kernel."""
+
+    def __init__(self, fn: JitFunction, aliases: Aliases):
+        self.fn = fn
+        self.aliases = aliases
+        self._defs: dict[str, list[Definition]] = {}
+        self._reach_cache: dict[tuple[str, int], tuple[Definition, ...]] = {}
+        self._test_runtime: dict[int, bool] = {}  # id(ast.If) -> its test is runtime
+        self._loop_span: dict[int, tuple[int, int]] = {}  # id(loop node) -> (first, last) order
+        self._order = {id(s): i for i, s in enumerate(fn.statements)}
+        self._collect()
+        self._solve()
+        self.runtime_names = self._flow_insensitive_names()
+
+    # -- queries --------------------------------------------------------------------
+    def is_runtime(self, expr: ast.AST, at: ast.stmt | None = None) -> bool:
+        """True if `expr` can differ between program instances or launches where `at`
+        reads it (without `at`: if any binding of a name it reads is runtime)."""
+        order = self._order.get(id(at), None) if at is not None else None
+        return not self._compile_time(expr, order)
+
+    def runtime_names_in(self, expr: ast.AST, at: ast.stmt | None = None) -> list[str]:
+        return sorted(n for n in names_in(expr) if self.is_runtime(ast.Name(n, ast.Load()), at))
+
+    # -- construction ---------------------------------------------------------------
+    def _collect(self) -> None:
+        fn = self.fn
+        for name in fn.params:
+            runtime = name not in fn.constexpr_params or name in fn.do_not_specialize
+            self._add(Definition(name, -1, None, runtime, True))
+        for name, defs in fn.definitions.items():
+            for order, value in defs:
+                self._add(Definition(name, order, value, False, False))
+        for name, targets in fn.loop_targets.items():
+            for order, static in targets:
+                self._add(Definition(name, order, None, not static, True))
+        for name in self._defs:
+            self._defs[name].sort(key=lambda d: d.order)
+        for i, stmt in enumerate(fn.statements):
+            for loop in fn.context(stmt).loops:
+                first, last = self._loop_span.get(id(loop.node), (i, i))
+                self._loop_span[id(loop.node)] = (min(first, i), max(last, i))
+
+    def _add(self, definition: Definition) -> None:
+        self._defs.setdefault(definition.name, []).append(definition)
+
+    def _solve(self) -> None:
+        fn = self.fn
+        ifs = [s for s in fn.statements if isinstance(s, ast.If)]
+        pending = [d for defs in self._defs.values() for d in defs if not d.fixed]
+        for _ in range(MAX_FIXPOINT_ROUNDS):
+            changed = False
+            for d in pending:
+                if d.runtime:
+                    continue
+                if self._iteration_variant(d) or not self._compile_time(d.value, d.order):
+                    d.runtime = changed = True
+            for stmt in ifs:
+                if self._test_runtime.get(id(stmt)):
+                    continue
+                if not self._compile_time(stmt.test, self._order[id(stmt)]):
+                    self._test_runtime[id(stmt)] = changed = True
+            if not changed:
+                break
+
+    def _iteration_variant(self, d: Definition) -> bool:
+        """`acc = acc + x` in a runtime loop: a different value every iteration."""
+        loops = self.fn.context(self.fn.statements[d.order]).loops
+        return any(not loop.static for loop in loops) and d.name in names_in(d.value)
+
+    def _flow_insensitive_names(self) -> set[str]:
+        names = {name for name, defs in self._defs.items() if any(d.runtime for d in defs)}
+        for name, defs in self._defs.items():
+            if len(defs) > 1 and any(self._under_runtime_branch(d, None) for d in defs):
+                names.add(name)
+        return names
+
+    # -- reaching definitions -------------------------------------------------------
+    def _context(self, order: int) -> Context:
+        return self.fn.context(self.fn.statements[order])
+
+    def _dominates(self, d: Definition, ctx: Context) -> bool:
+        """Does binding `d` run on every path to a statement with context `ctx`?"""
+        if d.order < 0:
+            return True
+        own = self._context(d.order)
+        if len(own.loops) > len(ctx.loops) or len(own.branches) > len(ctx.branches):
+            return False
+        return all(a.node is b.node for a, b in zip(own.loops, ctx.loops)) and all(
+            a.node is b.node and a.taken == b.taken for a, b in zip(own.branches, ctx.branches)
+        )
+
+    def _reaching(self, name: str, order: int) -> tuple[Definition, ...]:
+        key = (name, order)
+        cached = self._reach_cache.get(key)
+        if cached is not None:
+            return cached
+        defs = self._defs.get(name, [])
+        ctx = self._context(order)
+        last = None  # the latest binding before `order` that runs on every path to it
+        for d in defs:
+            if d.order < order and self._dominates(d, ctx):
+                last = d
+        floor = last.order if last is not None else -2
+        reach = [d for d in defs if floor < d.order < order and not self._dominates(d, ctx)]
+        if last is not None:
+            reach.append(last)
+        for loop in ctx.loops:
+            first, end = self._loop_span[id(loop.node)]
+            if last is not None and last.order >= first:
+                continue  # rebound every iteration before the read
+            reach += [d for d in defs if order <= d.order <= end]
+        result = tuple(reach)
+        self._reach_cache[key] = result
+        return result
+
+    def _under_runtime_branch(self, d: Definition, ctx: Context | None) -> bool:
+        """Is `d` inside a runtime `if` that does not also enclose the read?"""
+        if d.order < 0:
+            return False
+        around = ctx.branches if ctx is not None else ()
+        for branch in self._context(d.order).branches:
+            if any(b.node is branch.node and b.taken == branch.taken for b in around):
+                continue
+            if self._test_runtime.get(id(branch.node)):
+                return True
+        return False
+
+    def _name_runtime(self, name: str, order: int | None) -> bool:
+        if order is None:
+            return name in self.runtime_names
+        reach = self._reaching(name, order)
+        if any(d.runtime for d in reach):
+            return True
+        if len(reach) > 1:
+            ctx = self._context(order)
+            return any(self._under_runtime_branch(d, ctx) for d in reach)
+        return False
+
+    # -- expressions ----------------------------------------------------------------
+    def _compile_time(self, expr: ast.AST | None, order: int | None) -> bool:
+        if expr is None or isinstance(expr, ast.Constant):
+            return True
+        if isinstance(expr, ast.Name):
+            return not self._name_runtime(expr.id, order)
+        if isinstance(expr, ast.Compare) and all(
+            isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops
+        ):
+            return True  # identity tests are evaluated when the kernel compiles
+        if isinstance(expr, ast.Attribute):
+            if self.aliases.resolve(expr) or expr.attr in _STATIC_ATTRIBUTES:
+                return True
+            return self._compile_time(expr.value, order)
+        if isinstance(expr, ast.Call):
+            qual = self.aliases.resolve(expr.func)
+            if qual and qual.startswith(TRITON) and qual not in _COMPILE_TIME_CALLS:
+                return False
+            if call_name(expr.func) in self.fn.jit_names:
+                return False  # @triton.jit helpers return tensors
+            parts = [*expr.args, *(k.value for k in expr.keywords)]
+            if isinstance(expr.func, ast.Attribute) and not qual:
+                parts.append(expr.func.value)  # a method reads its receiver: `x.to(...)`
+            return all(self._compile_time(a, order) for a in parts)
+        if isinstance(expr, (ast.Lambda, ast.NamedExpr)):
+            return False
+        return all(
+            self._compile_time(c, order)
+            for c in ast.iter_child_nodes(expr)
+            if isinstance(c, ast.expr)
+        )
