@@ -67,11 +67,7 @@ class SourceFile:
     def offset(self, row: int, char_col: int) -> int:
         """Absolute code-point offset in `text` of (1-based row, 0-based column)."""
         if self._line_starts is None:
-            starts = [0]
-            for i, ch in enumerate(self.text):
-                if ch == "\n" or (ch == "\r" and not self.text.startswith("\n", i + 1)):
-                    starts.append(i + 1)
-            self._line_starts = starts
+            self._line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
         return self._line_starts[row - 1] + char_col
 
     def position_of(self, offset: int):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
 from ascend_lint.index.launches import CallBinding, HostFunction
-from ascend_lint.index.layout import contig_branch, is_transposed_copy
+from ascend_lint.index.layout import ContigBranch, is_transposed_copy
 from ascend_lint.index.model import KernelIndex
 from ascend_lint.index.naming import is_head_count, is_length
 from ascend_lint.index.syntax import (
@@ -51,6 +51,7 @@ __all__ = [
     "Branch",
     "CallBinding",
     "Context",
+    "ContigBranch",
     "HostFunction",
     "JitFunction",
     "KernelIndex",
@@ -60,7 +61,6 @@ __all__ = [
     "all_statements",
     "call_name",
     "children",
-    "contig_branch",
     "factors",
     "from_program_id",
     "is_head_count",

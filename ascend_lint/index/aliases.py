@@ -17,6 +17,10 @@ LANGUAGE = "triton.language"
 # ----------------------------------------------------------------------------- imports
 
 
+_QUAL = "_ascend_lint_qual"
+_UNSET = object()
+
+
 @dataclass
 class Aliases:
     """Local names bound to triton, triton.language or one of their members."""
@@ -31,7 +35,15 @@ class Aliases:
         return bool(self.modules or self.members)
 
     def resolve(self, node: ast.AST) -> str | None:
-        """Qualified name of `tl.load`, `triton.language.load`, `load` (imported), ..."""
+        """Qualified name of `tl.load`, `triton.language.load`, `load` (imported), ...
+        (remembered on the node: every rule resolves the same callees)."""
+        known = getattr(node, _QUAL, _UNSET)
+        if known is _UNSET:
+            known = self._resolve(node)
+            setattr(node, _QUAL, known)
+        return known
+
+    def _resolve(self, node: ast.AST) -> str | None:
         parts = dotted(node)
         if not parts:
             return None

@@ -69,6 +69,9 @@ class JitFunction:
     jit_names: frozenset[str] = frozenset()  # every @triton.jit name of the module
     # each call in the body, with the statement that holds it
     calls: list[tuple[ast.Call, ast.stmt]] = field(default_factory=list)
+    # each comparison and each subtraction in the body (for sequence spans and bounds)
+    compares: list[ast.Compare] = field(default_factory=list)
+    subtractions: list[ast.BinOp] = field(default_factory=list)
     loop_variables: set[str] = field(default_factory=set)  # targets of range / tl.range loops
     # name -> [(index in `statements` of the assigning statement, value)], in source order
     definitions: dict[str, list[tuple[int, ast.AST]]] = field(default_factory=dict)
@@ -77,6 +80,7 @@ class JitFunction:
     compile_time: CompileTime = field(init=False, repr=False)
     _facts: ValueFacts | None = None
     _sequences: Sequences | None = None
+    _dependencies: dict[str, frozenset[str]] | None = None
     _statement_order: dict[int, int] | None = None
     _statement_names: list[tuple[frozenset[str], frozenset[str]]] | None = None
 
@@ -106,6 +110,19 @@ class JitFunction:
 
             self._sequences = Sequences.compute(self, aliases)
         return self._sequences
+
+    def dependencies(self) -> dict[str, frozenset[str]]:
+        """For each local: every name any of its assignments (or, for a loop variable, the
+        loop's `range`) reads; computed once, for the data-flow closures over it."""
+        if self._dependencies is None:
+            deps: dict[str, set[str]] = {}
+            for name, values in self.assignments.items():
+                deps.setdefault(name, set()).update(*(names_in(v) for v in values))
+            for name, loops in self.loop_targets.items():
+                for order, _static in loops:
+                    deps.setdefault(name, set()).update(names_in(self.statements[order].iter))
+            self._dependencies = {n: frozenset(d) for n, d in deps.items()}
+        return self._dependencies
 
     def statement_names(self) -> list[tuple[frozenset[str], frozenset[str]]]:
         """For each statement (as in `statements`): the names whose data it reads and the
@@ -213,6 +230,10 @@ class KernelScanner:
             for node in own_nodes(stmt):
                 if isinstance(node, ast.Call):
                     self.fn.calls.append((node, stmt))
+                elif isinstance(node, ast.Compare):
+                    self.fn.compares.append(node)
+                elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+                    self.fn.subtractions.append(node)
                 elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                     self._assign(node.target.id, node.value, loops)
             if isinstance(stmt, ast.Assign):

@@ -302,6 +302,16 @@ class LaunchQueries:
         """
         if depth > MAX_HELPER_DEPTH or host is None:
             return [(expr, ())]
+        key = (id(expr), id(host))
+        cached = self._host_values_cache.get(key)
+        if cached is None:
+            self._host_values_cache[key] = [(expr, ())]  # a cycle reads the expression itself
+            cached = self._host_values_cache[key] = self._host_values(expr, host, depth)
+        return cached
+
+    def _host_values(
+        self, expr: ast.AST, host: HostFunction, depth: int
+    ) -> list[tuple[ast.AST, tuple]]:
         if isinstance(expr, ast.Name) and expr.id in host.assignments:
             out: list[tuple[ast.AST, tuple]] = []
             for value in host.assignments[expr.id]:

@@ -6,9 +6,10 @@ the host passes for the `*_T_CONTIG` flags that choose the stride-1 layout.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ascend_lint.index.kernels import Context, JitFunction
+from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import TupleElement
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, names_in
 from ascend_lint.index.values import pointer_names
@@ -90,25 +91,35 @@ def _guard_implies_one(guards: tuple[tuple[ast.expr, bool], ...]) -> bool:
     return False
 
 
-def _contig_flag_of(test: ast.AST) -> tuple[str, bool] | None:
+def _contig_flag_of(test: ast.AST, flags: set[str]) -> tuple[str, bool] | None:
     """`if G_T_CONTIG:` -> ('G_T_CONTIG', True); `if not G_T_CONTIG:` -> (..., False)."""
-    if isinstance(test, ast.Name) and test.id.upper().endswith("_CONTIG"):
+    if isinstance(test, ast.Name) and test.id in flags:
         return test.id, True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _contig_flag_of(test.operand)
+        inner = _contig_flag_of(test.operand, flags)
         if inner:
             return inner[0], not inner[1]
     return None
 
 
-def contig_branch(context: Context) -> tuple[str, bool] | None:
-    """The innermost `*_T_CONTIG` constexpr branch around a statement: (flag, on contig side)."""
-    for branch in reversed(context.branches):
-        flag = _contig_flag_of(branch.test)
-        if flag:
-            name, positive = flag
-            return name, branch.taken == positive
-    return None
+def _is_contig_flag_name(name: str) -> bool:
+    """The documented convention for the flag that selects stride-1 storage."""
+    return name.upper().endswith("_CONTIG")
+
+
+def _named_tensor(flag: str, fn: JitFunction) -> set[str]:
+    """`G_T_CONTIG` -> {'g'}, `BETA_T_CONTIG` -> {'beta'}: the tensor a flag is named for."""
+    prefix = flag.upper().split("_T_CONTIG")[0].split("_CONTIG")[0].lower()
+    return {p for p in fn.params if p.lower() == prefix}
+
+
+@dataclass(frozen=True)
+class ContigBranch:
+    """A statement's innermost branch on a stride-1 layout flag."""
+
+    flag: str  # the flag as the launcher passes it (a helper's parameter is followed up)
+    contig_side: bool  # True: the side that reads the transposed [B, HV, T] storage
+    tensors: frozenset[str]  # the function's parameters stored that way on that side
 
 
 class LayoutQueries:
@@ -163,3 +174,46 @@ class LayoutQueries:
                     break
             self._transposed_cache = cache
         return cache.get(id(fn), set())
+
+    def contig_flags(self, fn: JitFunction, depth: int = 0) -> dict[str, tuple[str, set[str]]]:
+        """The stride-1 layout flags a kernel or helper receives: parameter -> (the flag's
+        name at the launch, the tensor parameters it describes). A kernel's own are the
+        `*_CONTIG` parameters, named for their tensor; a helper's are the parameters its
+        callers bind to their flags, describing what they bind to those tensors."""
+        cached = self._contig_cache.get(id(fn))
+        if cached is not None:
+            return cached
+        flags = {p: (p, _named_tensor(p, fn)) for p in fn.params if _is_contig_flag_name(p)}
+        self._contig_cache[id(fn)] = flags  # recursion guard
+        if depth < MAX_HELPER_DEPTH:
+            for binding in self.helper_calls:
+                if binding.callee is not fn or binding.caller is None:
+                    continue
+                outer = self.contig_flags(binding.caller, depth + 1)
+                for param, exprs in binding.args.items():
+                    for expr in exprs:
+                        if not (isinstance(expr, ast.Name) and expr.id in outer):
+                            continue
+                        launch_name, tensors = outer[expr.id]
+                        carried = pointer_names(binding.caller, tensors) if tensors else set()
+                        mine = {
+                            p
+                            for p, args in binding.args.items()
+                            if any(names_in(a) & carried for a in args)
+                        }
+                        known = flags.get(param, (launch_name, set()))[1]
+                        flags[param] = (launch_name, known | mine)
+        return flags
+
+    def contig_branch(self, fn: JitFunction, stmt: ast.stmt) -> ContigBranch | None:
+        """The innermost stride-1 layout branch around `stmt`, if any."""
+        flags = self.contig_flags(fn)
+        if not flags:
+            return None
+        for branch in reversed(fn.context(stmt).branches):
+            found = _contig_flag_of(branch.test, set(flags))
+            if found:
+                name, positive = found
+                launch_name, tensors = flags[name]
+                return ContigBranch(launch_name, branch.taken == positive, frozenset(tensors))
+        return None

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ascend_lint.index.aliases import TRITON, Aliases
+from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.kernels import JitFunction, KernelScanner, as_jit, make_jit
 from ascend_lint.index.launches import (
     CallBinding,
@@ -24,7 +23,7 @@ from ascend_lint.index.launches import (
 from ascend_lint.index.layout import LayoutQueries
 from ascend_lint.index.sequences import SequenceQueries
 from ascend_lint.index.strides import Stride, StrideQueries
-from ascend_lint.index.syntax import all_params, call_name, child_bodies, children
+from ascend_lint.index.syntax import LEAVES, all_params, call_name, child_bodies, children
 
 
 @dataclass
@@ -47,6 +46,9 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
     _transposed_cache: dict[int, set[str]] | None = None
     _stride_cache: dict[tuple[int, str], Stride] = field(default_factory=dict)
     _sequences_done: set[int] = field(default_factory=set)
+    _calls_by_qual: dict[int, dict[str, list]] = field(default_factory=dict)
+    _host_values_cache: dict[tuple[int, int], list] = field(default_factory=dict)
+    _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod
@@ -132,9 +134,7 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
         scope around a function, where Python evaluates them."""
         owners: dict[int, HostFunction | JitFunction] = {id(h.node): h for h in self.hosts}
         owners.update({id(k.node): k for k in self.kernels})
-        stack: list[tuple[ast.AST, HostFunction | None]] = [
-            (s, self.hosts[0]) for s in self.tree.body
-        ]
+        stack: list[tuple[ast.AST, HostFunction]] = [(s, self.hosts[0]) for s in self.tree.body]
         while stack:
             node, host = stack.pop()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -145,16 +145,15 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
                 ]
                 stack.extend((n, host) for n in outer if n is not None)
                 owner = owners.get(id(node), host)  # a lambda runs in its definer's scope
-                inner = owner if isinstance(owner, HostFunction) else None  # kernels: not host code
-                body = node.body if isinstance(node.body, list) else [node.body]
-                stack.extend((n, inner) for n in body)
+                if isinstance(owner, HostFunction):  # a kernel's body is not host code
+                    body = node.body if isinstance(node.body, list) else [node.body]
+                    stack.extend((n, owner) for n in body)
                 continue
-            if host is not None:
-                if isinstance(node, ast.Call):
-                    self.host_calls.append((node, host))
-                elif isinstance(node, ast.Dict):
-                    self.host_dicts.append((node, host))
-            stack.extend((child, host) for child in children(node))
+            if isinstance(node, ast.Call):
+                self.host_calls.append((node, host))
+            elif isinstance(node, ast.Dict):
+                self.host_dicts.append((node, host))
+            stack.extend((child, host) for child in children(node) if type(child) not in LEAVES)
         self.host_calls.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
         for call, host in self.host_calls:
             name = call_name(call.func)
@@ -187,7 +186,24 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
                     self.helper_calls.append(binding)
 
     # -- queries ----------------------------------------------------------------------
-    def calls_in(self, fn: JitFunction, qual: str) -> Iterator[tuple[ast.Call, ast.stmt]]:
-        for call, stmt in fn.calls:
-            if self.aliases.resolve(call.func) == qual:
-                yield call, stmt
+    def calls_in(self, fn: JitFunction, qual: str) -> list[tuple[ast.Call, ast.stmt]]:
+        """The calls in `fn` to the triton function `qual` (`triton.language.load`), with
+        the statement that holds each; every call is resolved once per kernel."""
+        by_qual = self._calls_by_qual.get(id(fn))
+        if by_qual is None:
+            by_qual = defaultdict(list)
+            for call, stmt in fn.calls:
+                resolved = self.aliases.resolve(call.func)
+                if resolved is not None:
+                    by_qual[resolved].append((call, stmt))
+            self._calls_by_qual[id(fn)] = by_qual
+        return by_qual.get(qual, [])
+
+    def arange_names(self, fn: JitFunction) -> set[str]:
+        """Locals assigned an expression with a `tl.arange` in it."""
+        stmts = {id(stmt) for _, stmt in self.calls_in(fn, f"{LANGUAGE}.arange")}
+        return {
+            name
+            for name, defs in fn.definitions.items()
+            if any(id(fn.statements[order]) in stmts for order, _ in defs)
+        }

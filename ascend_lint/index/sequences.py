@@ -78,6 +78,72 @@ def _table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> tuple[str,
 
 
 @dataclass
+class _Definition:
+    """One assignment, with what `Sequences` asks of it worked out once."""
+
+    name: str
+    value: ast.AST  # casts stripped
+    names: frozenset[str] | set[str]  # what any assignment of the name reads
+    vector: bool  # a 1-D `tl.arange`-derived value
+    arange: bool
+    difference: tuple[set[str], set[str]] | None  # names of `a - b`
+    scaled: set[str]  # names inside the products among its summands
+
+
+@dataclass
+class _Uses:
+    """The comparisons, differences and ranges of one kernel, gathered in one walk."""
+
+    compares: list[tuple[ast.AST, ast.AST, set[str], set[str]]]
+    spans: set[tuple[str, str]]  # (start, end): `end - start`, `range(start, end)`
+
+
+def _gather(fn: JitFunction, aliases: Aliases) -> _Uses:
+    compares = [
+        (c.left, c.comparators[0], names_in(c.left), names_in(c.comparators[0]))
+        for c in fn.compares
+        if len(c.ops) == 1
+    ]
+    spans: set[tuple[str, str]] = set()
+    for node in fn.subtractions:
+        left, right = strip_casts(node.left, aliases), strip_casts(node.right, aliases)
+        if isinstance(left, ast.Name) and isinstance(right, ast.Name):
+            spans.add((right.id, left.id))
+    for call, _stmt in fn.calls:
+        if len(call.args) >= 2 and (
+            (isinstance(call.func, ast.Name) and call.func.id == "range")
+            or aliases.resolve(call.func) in _RANGES
+        ):
+            a, b = (strip_casts(x, aliases) for x in call.args[:2])
+            if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+                spans.add((a.id, b.id))
+    return _Uses(compares, spans)
+
+
+def _definitions(fn: JitFunction, aliases: Aliases) -> list[_Definition]:
+    with_arange = {id(stmt) for call, stmt in fn.calls if aliases.resolve(call.func) == _ARANGE}
+    deps = fn.dependencies()
+    out = []
+    for name, values in fn.definitions.items():
+        for order, raw in values:
+            value = strip_casts(raw, aliases)
+            arange = id(fn.statements[order]) in with_arange and _has_arange(value, aliases)
+            difference = None
+            scaled: set[str] = set()
+            if isinstance(value, ast.BinOp):
+                if isinstance(value.op, ast.Sub):
+                    difference = (names_in(value.left), names_in(value.right))
+                for term in additive_terms(value):
+                    if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+                        scaled |= names_in(term)
+            vector = arange and not broadcasts(value)
+            out.append(
+                _Definition(name, value, deps.get(name, set()), vector, arange, difference, scaled)
+            )
+    return out
+
+
+@dataclass
 class Sequences:
     """The sequence facts of one kernel."""
 
@@ -87,10 +153,12 @@ class Sequences:
     time_vectors: set[str] = field(default_factory=set)
     # name -> table it was read from, for values loaded from offsets tables
     table_reads: dict[str, str] = field(default_factory=dict)
+    _defs: list[_Definition] = field(default_factory=list, repr=False)
+    _uses: _Uses | None = field(default=None, repr=False)
 
     @classmethod
     def compute(cls, fn: JitFunction, aliases: Aliases) -> Sequences:
-        facts = cls()
+        facts = cls(_defs=_definitions(fn, aliases), _uses=_gather(fn, aliases))
         params = set(fn.params)
         reads: dict[str, tuple[str, str, int]] = {}  # local -> (table, index, literal)
         for name, values in fn.assignments.items():
@@ -98,126 +166,64 @@ class Sequences:
                 read = _table_read(value, aliases, params)
                 if read is not None:
                     reads[name] = read
-        spans = _spans(fn, aliases)
         for a, (table, index, lit) in reads.items():
             for b, (table_b, index_b, lit_b) in reads.items():
                 if table == table_b and index == index_b and lit_b == lit + 1:
-                    if (a, b) in spans or _bounded_by(fn, a, b):
+                    if (a, b) in facts._uses.spans or facts._bounded_by(fn, a, b):
                         facts.offsets_tables.add(table)
         for name, (table, _, _) in reads.items():
             if table in facts.offsets_tables:
                 facts.token_offsets.add(name)
                 facts.table_reads[name] = table
-        facts._grow(fn, aliases)
+        if not facts.offsets_tables:
+            # No table to learn from: a parameter spelled like a length is one.
+            facts.lengths |= {p for p in fn.params if is_sequence_length(p)}
+        facts._grow()
         return facts
 
-    def _grow(self, fn: JitFunction, aliases: Aliases) -> None:
-        if not self.offsets_tables:
-            # No table to learn from: a parameter spelled like a length is one.
-            self.lengths |= {p for p in fn.params if is_sequence_length(p)}
+    def _bounded_by(self, fn: JitFunction, start: str, end: str) -> bool:
+        """Is a value computed from `start` compared with `end` (`o = start + ...; o < end`)?"""
+        derived = pointer_names(fn, {start})
+        for left, right, left_names, right_names in self._uses.compares:
+            if (left_names & derived and isinstance(right, ast.Name) and right.id == end) or (
+                right_names & derived and isinstance(left, ast.Name) and left.id == end
+            ):
+                return True
+        return False
+
+    def _grow(self) -> None:
+        """Spread the facts through assignments until nothing changes."""
+        vectors = {d.name for d in self._defs if d.vector}
         for _ in range(MAX_FIXPOINT_ROUNDS):
             size = (len(self.token_offsets), len(self.lengths), len(self.time_vectors))
-            for name, values in fn.assignments.items():
-                for value in values:
-                    self._learn(name, strip_casts(value, aliases), aliases)
+            for d in self._defs:
+                self._learn(d)
+            bounds = self.lengths | self.token_offsets
+            for left, right, left_names, right_names in self._uses.compares:
+                # 1-D arange vectors compared with a length or token offset (`o_t < T`)
+                for mine, other_names in ((left, right_names), (right, left_names)):
+                    if isinstance(mine, ast.Name) and mine.id in vectors and other_names & bounds:
+                        self.time_vectors.add(mine.id)
             if size == (len(self.token_offsets), len(self.lengths), len(self.time_vectors)):
                 break
-        self._bounded_vectors(fn, aliases)
 
-    def _learn(self, name: str, value: ast.AST, aliases: Aliases) -> None:
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub):
-            left, right = (names_in(value.left), names_in(value.right))
+    def _learn(self, d: _Definition) -> None:
+        if d.difference is not None:
+            left, right = d.difference
             if left & self.token_offsets and right & self.token_offsets:
-                self.lengths.add(name)  # eos - bos
+                self.lengths.add(d.name)  # eos - bos
                 return
-        terms = additive_terms(value)
-        if any(_scaled_by(t, self.lengths) for t in terms) and not _has_arange(value, aliases):
-            self.token_offsets.add(name)  # i_b * T (+ T)
+        if d.scaled & self.lengths and not d.arange:
+            self.token_offsets.add(d.name)  # i_b * T (+ T)
             return
-        if _has_arange(value, aliases) and not broadcasts(value):
-            mentioned = names_in(value)
-            if mentioned & (self.token_offsets | self.time_vectors):
-                self.time_vectors.add(name)  # bos + tl.arange(...), o_t + 1
-
-    def _bounded_vectors(self, fn: JitFunction, aliases: Aliases) -> None:
-        """1-D arange vectors compared with a length or token offset (`o_t < T`)."""
-        vectors = {
-            name
-            for name, values in fn.assignments.items()
-            if any(_has_arange(v, aliases) and not broadcasts(v) for v in values)
-        }
-        bounds = self.lengths | self.token_offsets
-        for stmt in fn.statements:
-            for node in ast.walk(stmt) if not isinstance(stmt, _BLOCKS) else ():
-                if isinstance(node, ast.Compare) and len(node.ops) == 1:
-                    sides = (node.left, node.comparators[0])
-                    for mine, other in (sides, sides[::-1]):
-                        if (
-                            isinstance(mine, ast.Name)
-                            and mine.id in vectors
-                            and names_in(other) & bounds
-                        ):
-                            self.time_vectors.add(mine.id)
-
-
-_BLOCKS = (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef)
-
-
-def _scaled_by(term: ast.AST, lengths: set[str]) -> bool:
-    """`i_b * T`: a product with a sequence length."""
-    return (
-        isinstance(term, ast.BinOp)
-        and isinstance(term.op, ast.Mult)
-        and bool(names_in(term) & lengths)
-    )
+        if d.vector and d.names & (self.token_offsets | self.time_vectors):
+            self.time_vectors.add(d.name)  # bos + tl.arange(...), o_t + 1
 
 
 def _has_arange(expr: ast.AST, aliases: Aliases) -> bool:
     return any(
         isinstance(n, ast.Call) and aliases.resolve(n.func) == _ARANGE for n in ast.walk(expr)
     )
-
-
-def _bounded_by(fn: JitFunction, start: str, end: str) -> bool:
-    """Is a value computed from `start` compared with `end` (`o = start + ...; o < end`)?"""
-    derived = pointer_names(fn, {start})
-    for stmt in fn.statements:
-        for node in ast.walk(stmt) if not isinstance(stmt, _BLOCKS) else ():
-            if isinstance(node, ast.Compare) and len(node.ops) == 1:
-                left, right = names_in(node.left), names_in(node.comparators[0])
-                if (left & derived and end in right) or (right & derived and end in left):
-                    return True
-    return False
-
-
-def _spans(fn: JitFunction, aliases: Aliases) -> set[tuple[str, str]]:
-    """(start, end) name pairs that delimit a span: `end - start`, `range(start, end)`."""
-    found: set[tuple[str, str]] = set()
-    for stmt in fn.statements:
-        nodes = [stmt.iter] if isinstance(stmt, ast.For) else []
-        if not isinstance(stmt, _BLOCKS):
-            nodes = [stmt]
-        elif isinstance(stmt, (ast.If, ast.While)):
-            nodes.append(stmt.test)
-        for root in nodes:
-            for node in ast.walk(root):
-                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
-                    left = strip_casts(node.left, aliases)
-                    right = strip_casts(node.right, aliases)
-                    if isinstance(left, ast.Name) and isinstance(right, ast.Name):
-                        found.add((right.id, left.id))
-                elif (
-                    isinstance(node, ast.Call)
-                    and (
-                        (isinstance(node.func, ast.Name) and node.func.id == "range")
-                        or aliases.resolve(node.func) in _RANGES
-                    )
-                    and len(node.args) >= 2
-                ):
-                    a, b = (strip_casts(x, aliases) for x in node.args[:2])
-                    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
-                        found.add((a.id, b.id))
-    return found
 
 
 def address_terms(
@@ -280,5 +286,5 @@ class SequenceQueries:
                             mine.add(param)
                             learned = True
         if learned:
-            seq._grow(fn, self.aliases)
+            seq._grow()
         return seq

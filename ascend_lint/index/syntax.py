@@ -35,18 +35,28 @@ def call_name(node: ast.AST) -> str | None:
 
 
 def names_in(node: ast.AST | None) -> set[str]:
-    """Every identifier an expression mentions."""
+    """Every identifier an expression mentions (remembered on the node: the index and
+    the rules ask this of the same expressions many times)."""
     if node is None:
         return set()
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Name):
-            found.add(n.id)
-        else:
-            stack.extend(children(n))
-    return found
+    if isinstance(node, ast.Name):
+        return {node.id}
+    known = getattr(node, _NAMES, None)
+    if known is None:
+        found: set[str] = set()
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Name):
+                found.add(n.id)
+            elif type(n) is not ast.Constant:
+                stack.extend(children(n))
+        known = frozenset(found)
+        setattr(node, _NAMES, known)
+    return set(known)
+
+
+_NAMES = "_ascend_lint_names"
 
 
 def additive_terms(node: ast.AST) -> list[ast.AST]:
@@ -82,24 +92,42 @@ def is_literal(node: ast.AST | None, value: object) -> bool:
 
 
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+# Nodes with no child worth visiting: walks yield them but do not look inside.
+LEAVES = frozenset({ast.Name, ast.Constant})
 _FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that never hold a node: identifiers, flags, numbers, and the marker nodes of
+# ctx/op/ops (Load, Add, Lt...) that no rule looks at.
+_SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "name", "module", "level", "asname", "kind", "type_comment"}
+    | {"is_async", "simple", "conversion", "ctx", "op", "ops"}
+)
+# Node types whose lists may hold None (`{**d}` keys, keyword-only defaults) or strings.
+_MIXED_LISTS = frozenset({ast.Dict, ast.arguments, ast.Global, ast.Nonlocal})
 
 
 def children(node: ast.AST) -> list[ast.AST]:
     """Direct child nodes; a leaner `ast.iter_child_nodes` (the index walks every node)."""
-    fields = _FIELDS.get(type(node))
+    kind = type(node)
+    fields = _FIELDS.get(kind)
     if fields is None:
-        # ctx/op/ops hold marker nodes (Load, Add, Lt...) that no rule looks at.
-        fields = _FIELDS[type(node)] = tuple(
-            f for f in node._fields if f not in ("ctx", "op", "ops")
-        )
+        fields = _FIELDS[kind] = tuple(f for f in node._fields if f not in _SCALAR_FIELDS)
     out: list[ast.AST] = []
+    if kind in _MIXED_LISTS:
+        for f in fields:
+            value = getattr(node, f, None)
+            if isinstance(value, ast.AST):
+                out.append(value)
+            elif isinstance(value, list):
+                out.extend(v for v in value if isinstance(v, ast.AST))
+        return out
     for f in fields:
         value = getattr(node, f, None)
-        if isinstance(value, ast.AST):
+        if value is None:
+            continue
+        if type(value) is list:
+            out.extend(value)
+        elif isinstance(value, ast.AST):
             out.append(value)
-        elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, ast.AST))
     return out
 
 
@@ -125,7 +153,8 @@ def own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(children(node))
+        if type(node) not in LEAVES:
+            stack.extend(children(node))
 
 
 def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

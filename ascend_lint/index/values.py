@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ascend_lint.index.aliases import LANGUAGE, Aliases
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, all_params, names_in
+from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, all_params
 
 _INT64 = f"{LANGUAGE}.int64"
 _POINTER_OPS = {
@@ -68,7 +68,7 @@ class ValueFacts:
                 if root is not None:
                     pointers.add(root)
         loop_derived = set(fn.loop_variables)
-        mentions = {id(v): names_in(v) for values in fn.assignments.values() for v in values}
+        mentions = fn.dependencies()
         program_ids: set[str] = set()
         block_pointers: set[str] = set()
         for _ in range(MAX_FIXPOINT_ROUNDS):
@@ -82,7 +82,7 @@ class ValueFacts:
             for name, values in fn.assignments.items():
                 if any(is_int64_value(v, int64, aliases) for v in values):
                     int64.add(name)
-                if any(mentions[id(v)] & loop_derived for v in values):
+                if mentions.get(name, frozenset()) & loop_derived:
                     loop_derived.add(name)
                 if all(from_program_id(v, program_ids | {name}, aliases) for v in values) and any(
                     from_program_id(v, program_ids, aliases) for v in values
@@ -151,14 +151,12 @@ def from_program_id(expr: ast.AST, known: set[str], aliases: Aliases) -> bool:
 
 
 def pointer_names(fn: JitFunction, roots: set[str]) -> set[str]:
-    """`roots` plus every local computed from them (`g_base = g + ...`, `p_g = ...`)."""
+    """`roots` plus every local computed from them (`g_base = g + ...`, `p_g = ...`),
+    loop variables of ranges over them (`for pos in range(start, end)`) included."""
     tainted = set(roots)
+    deps = fn.dependencies()
     for _ in range(MAX_FIXPOINT_ROUNDS):
-        grown = {
-            name
-            for name, values in fn.assignments.items()
-            if name not in tainted and any(names_in(v) & tainted for v in values)
-        }
+        grown = {name for name, reads in deps.items() if name not in tainted and reads & tainted}
         if not grown:
             break
         tainted |= grown

@@ -11,9 +11,9 @@ from ascend_lint.index import (
     JitFunction,
     KernelIndex,
     additive_terms,
-    contig_branch,
     factors,
     names_in,
+    pointer_names,
     pointer_root,
 )
 from ascend_lint.index.sequences import Sequences, address_terms, broadcasts
@@ -60,9 +60,11 @@ def _product(parts: list[ast.AST]) -> ast.AST:
 def _documented_fallback(index: KernelIndex, fn: JitFunction, stmt: ast.stmt) -> bool:
     """The legacy side of a `*_T_CONTIG` flag that launchers select only when the stride
     is 1 anyway (`G_T_CONTIG=HV != 1`)."""
-    branch = contig_branch(fn.context(stmt))
+    branch = index.contig_branch(fn, stmt)
     return bool(
-        branch and not branch[1] and index.flag_selects_fallback_only_for_one_head(branch[0])
+        branch
+        and not branch.contig_side
+        and index.flag_selects_fallback_only_for_one_head(branch.flag)
     )
 
 
@@ -76,21 +78,19 @@ class StridedTimeGather(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:
-            seq = index.sequences(fn)
-            yield from self._block_gathers(fn, seq, ctx)
-            if seq.time_vectors:
-                yield from self._vector_gathers(fn, seq, ctx)
+            yield from self._block_gathers(fn, ctx)
+            yield from self._vector_gathers(fn, ctx)
 
-    def _block_gathers(
-        self, fn: JitFunction, seq: Sequences, ctx: RuleContext
-    ) -> Iterator[Finding]:
+    def _block_gathers(self, fn: JitFunction, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for call, stmt in index.calls_in(fn, MAKE_BLOCK_PTR):
             stride = one_d_stride(call)
             if stride is None:
                 continue
             evidence = index.stride_of(fn, stride)
-            if evidence.kind != NON_UNIT or not _block_along_time(call, stride, seq):
+            if evidence.kind != NON_UNIT:
+                continue
+            if not _block_along_time(call, stride, index.sequences(fn)):
                 continue
             if _documented_fallback(index, fn, stmt):
                 continue
@@ -116,33 +116,42 @@ class StridedTimeGather(Rule):
                 fix=fix,
             )
 
-    def _vector_gathers(
-        self, fn: JitFunction, seq: Sequences, ctx: RuleContext
-    ) -> Iterator[Finding]:
+    def _vector_gathers(self, fn: JitFunction, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
+        vectors = pointer_names(fn, index.arange_names(fn))
+        accesses = [
+            (call, stmt)
+            for qual in _ACCESSES
+            for call, stmt in index.calls_in(fn, qual)
+            if call.args and names_in(call.args[0]) & vectors and not broadcasts(call.args[0])
+        ]
+        if not accesses:
+            return  # no 1-D vector access: the sequence facts are not needed
+        seq = index.sequences(fn)
+        if not seq.time_vectors:
+            return
         keep = seq.time_vectors | seq.token_offsets | seq.lengths
-        for qual in _ACCESSES:
-            for call, stmt in index.calls_in(fn, qual):
-                if not call.args or _documented_fallback(index, fn, stmt):
+        for call, stmt in accesses:
+            if _documented_fallback(index, fn, stmt):
+                continue
+            terms = address_terms(call.args[0], fn, index.aliases, keep)
+            if any(broadcasts(f) for term in terms for f in term):
+                continue  # a 2-D tile: one of its dimensions has unit stride
+            for term in terms:
+                time = [f for f in term if isinstance(f, ast.Name) and f.id in seq.time_vectors]
+                rest = [f for f in term if f not in time]
+                if not time or not rest:
                     continue
-                terms = address_terms(call.args[0], fn, index.aliases, keep)
-                if any(broadcasts(f) for term in terms for f in term):
-                    continue  # a 2-D tile: one of its dimensions has unit stride
-                for term in terms:
-                    time = [f for f in term if isinstance(f, ast.Name) and f.id in seq.time_vectors]
-                    rest = [f for f in term if f not in time]
-                    if not time or not rest:
-                        continue
-                    stride = _product(rest)
-                    evidence = index.stride_of(fn, stride)
-                    if evidence.kind == NON_UNIT:
-                        yield Finding(
-                            call,
-                            f"vector access over the time vector `{time[0].id}` with stride "
-                            f"`{ast.unparse(stride)}` ({evidence.why}) is a gather; use a "
-                            "time-contiguous layout",
-                        )
-                        break
+                stride = _product(rest)
+                evidence = index.stride_of(fn, stride)
+                if evidence.kind == NON_UNIT:
+                    yield Finding(
+                        call,
+                        f"vector access over the time vector `{time[0].id}` with stride "
+                        f"`{ast.unparse(stride)}` ({evidence.why}) is a gather; use a "
+                        "time-contiguous layout",
+                    )
+                    break
 
     VALID = [
         # 2-D block pointer with a unit-stride dimension

@@ -9,7 +9,6 @@ from ascend_lint.diagnostics import Applicability
 from ascend_lint.index import (
     JitFunction,
     additive_terms,
-    contig_branch,
     factors,
     is_head_count,
     is_length,
@@ -42,12 +41,6 @@ def legacy_term(expr: ast.AST) -> ast.AST | None:
     return None
 
 
-def _flag_tensor(flag: str, fn: JitFunction) -> set[str]:
-    """`G_T_CONTIG` -> {'g'}, `BETA_T_CONTIG` -> {'beta'}: the tensor a contig flag describes."""
-    prefix = flag.upper().split("_T_CONTIG")[0].split("_CONTIG")[0].lower()
-    return {p for p in fn.params if p.lower() == prefix}
-
-
 class StalePointerMath(Rule):
     code = "ASC002"
     name = "stale-pointer-math"
@@ -64,12 +57,12 @@ class StalePointerMath(Rule):
             transposed = index.transposed_params(fn)
             launched_pointers = pointer_names(fn, transposed) if transposed else set()
             for stmt in fn.statements:
-                branch = contig_branch(fn.context(stmt))
-                if branch and not branch[1]:
+                branch = index.contig_branch(fn, stmt)
+                if branch and not branch.contig_side:
                     continue  # the legacy side of a contig flag: the layout is the old one there
                 pointers = set(launched_pointers)
-                if branch and branch[1]:
-                    pointers |= pointer_names(fn, _flag_tensor(branch[0], fn))
+                if branch:
+                    pointers |= pointer_names(fn, set(branch.tensors))
                 if pointers:
                     yield from self._check_statement(fn, stmt, pointers, ctx)
 
@@ -153,6 +146,44 @@ def launch(g, T, HV):
 """,
     ]
     INVALID = [
+        # through a helper that receives the flag under a name of its own
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def gate_ptr(x, bos, i_h, T, HV: tl.constexpr, BT: tl.constexpr, TRANSPOSED: tl.constexpr):
+    if TRANSPOSED:
+        return tl.make_block_ptr(x + bos * HV + i_h, (T,), (1,), (0,), (BT,), (0,))
+    return tl.make_block_ptr(x + bos * HV + i_h, (T,), (HV,), (0,), (BT,), (0,))
+
+@triton.jit
+def k(g, bos, T, HV: tl.constexpr, BT: tl.constexpr, G_T_CONTIG: tl.constexpr):
+    i_h = tl.program_id(1)
+    p_g = gate_ptr(g, bos, i_h, T, HV, BT, G_T_CONTIG)
+""",
+            rows=[8],
+        ),
+        # a kernel that is a staticmethod, launched through `self`
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+class Gate:
+    @staticmethod
+    @triton.jit
+    def _kernel(g, bos, T, HV: tl.constexpr, BT: tl.constexpr):
+        i_h = tl.program_id(1)
+        p_g = tl.make_block_ptr(g + bos * HV + i_h, (T,), (HV,), (0,), (BT,), (0,))
+
+    def forward(self, g, bos):
+        B, T, HV = g.shape
+        self._kernel[(1, HV)](g.transpose(1, 2).contiguous(), bos, T, HV=HV, BT=64)
+""",
+            rows=[10],
+        ),
         Invalid(
             """
 import triton

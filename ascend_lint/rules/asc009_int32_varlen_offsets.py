@@ -6,16 +6,25 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ascend_lint.index import LANGUAGE, Aliases, additive_terms, names_in, pointer_names
+from ascend_lint.index import (
+    LANGUAGE,
+    Aliases,
+    additive_terms,
+    names_in,
+    pointer_names,
+    pointer_root,
+)
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
-# `cu_seqlens` (and the `offsets` of older kernels): token offsets of packed sequences.
-_OFFSETS = re.compile(r"cu_seq|seqlens|^offsets$", re.IGNORECASE)
+# Where a kernel reads its offsets table only once (no start/end pair to find it by),
+# the usual spellings are the tie-breaker: `cu_seqlens`, `query_start_loc`, `seq_offsets`
+# (not `seqlens`, which usually holds lengths, not offsets).
+_OFFSETS_NAME = re.compile(r"cu_seq|start_loc|seq_offsets", re.IGNORECASE)
 _INT32 = f"{LANGUAGE}.int32"
 
 
-def _int32_offset_load(value: ast.AST, aliases: Aliases) -> bool:
-    """`tl.load(cu_seqlens + i).to(tl.int32)` (or `tl.cast(..., tl.int32)`)."""
+def _int32_offset_load(value: ast.AST, aliases: Aliases, tables: set[str]) -> bool:
+    """`tl.load(<offsets table> + i).to(tl.int32)` (or `tl.cast(..., tl.int32)`)."""
     if not isinstance(value, ast.Call):
         return False
     if isinstance(value.func, ast.Attribute) and value.func.attr == "to" and value.args:
@@ -24,13 +33,15 @@ def _int32_offset_load(value: ast.AST, aliases: Aliases) -> bool:
         inner, dtype = value.args[0], value.args[1]
     else:
         return False
-    return (
+    if not (
         aliases.resolve(dtype) == _INT32
         and isinstance(inner, ast.Call)
         and aliases.resolve(inner.func) == f"{LANGUAGE}.load"
-        and bool(inner.args)
-        and any(_OFFSETS.search(n) for n in names_in(inner.args[0]))
-    )
+        and inner.args
+    ):
+        return False
+    root = pointer_root(inner.args[0])
+    return root is not None and (root in tables or bool(_OFFSETS_NAME.search(root)))
 
 
 class Int32VarlenOffsets(Rule):
@@ -43,10 +54,11 @@ class Int32VarlenOffsets(Rule):
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
             pointers = fn.facts(aliases).pointers | fn.facts(aliases).block_pointers
+            tables = ctx.index.sequences(fn).offsets_tables
             for stmt in fn.statements:
                 if not isinstance(stmt, ast.Assign):
                     continue
-                narrowed = self._narrowed_targets(stmt, aliases)
+                narrowed = self._narrowed_targets(stmt, aliases, tables)
                 if not narrowed:
                     continue
                 derived = pointer_names(fn, narrowed) - pointers
@@ -59,14 +71,14 @@ class Int32VarlenOffsets(Rule):
                     )
 
     @staticmethod
-    def _narrowed_targets(stmt: ast.Assign, aliases: Aliases) -> set[str]:
+    def _narrowed_targets(stmt: ast.Assign, aliases: Aliases, tables: set[str]) -> set[str]:
         out: set[str] = set()
         for target in stmt.targets:
-            if isinstance(target, ast.Name) and _int32_offset_load(stmt.value, aliases):
+            if isinstance(target, ast.Name) and _int32_offset_load(stmt.value, aliases, tables):
                 out.add(target.id)
             elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple):
                 for t, v in zip(target.elts, stmt.value.elts):
-                    if isinstance(t, ast.Name) and _int32_offset_load(v, aliases):
+                    if isinstance(t, ast.Name) and _int32_offset_load(v, aliases, tables):
                         out.add(t.id)
         return out
 
@@ -117,8 +129,47 @@ def k(x, cu_seqlens, i_tg, N):
     if i_tg < tl.load(cu_seqlens + mid + 1).to(tl.int32):
         lo = mid
 """,
+        # a vector named `offsets` cast to int32 is not an offsets table
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, idx, out, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    rows = tl.load(idx + offsets).to(tl.int32)
+    tl.store(out + offsets, tl.load(x + rows))
+""",
+        # a table of lengths (one read per sequence, no span) is not a table of offsets
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, seqlens, T: tl.constexpr, BLOCK: tl.constexpr):
+    b = tl.program_id(0)
+    n = tl.load(seqlens + b).to(tl.int32)
+    o = tl.arange(0, BLOCK)
+    tl.store(x + b * T + o, 0.0, mask=o < n)
+""",
     ]
     INVALID = [
+        # found by use: a start/end pair read from one table, whatever it is called
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(q, cu_q_lens_ptr, D: tl.constexpr, BLOCK: tl.constexpr):
+    b_id = tl.program_id(0)
+    q_start = tl.load(cu_q_lens_ptr + b_id).to(tl.int32)
+    q_end = tl.load(cu_q_lens_ptr + b_id + 1).to(tl.int32)
+    for pos in range(q_start, q_end):
+        tl.store(q + pos * D + tl.arange(0, BLOCK), 0.0)
+""",
+            rows=[8, 9],
+        ),
         Invalid(
             """
 import triton
