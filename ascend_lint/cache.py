@@ -40,6 +40,31 @@ def content_key(raw: bytes, codes: frozenset[str]) -> str:
     return digest.hexdigest()
 
 
+CACHE_TAG = "CACHEDIR.TAG"
+_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"  # bford.info/cachedir
+_TAG_TEXT = (
+    f"{_SIGNATURE}\n# This folder is a cache created by ascend-lint; `ascend-lint clean`"
+    " removes it.\n"
+)
+
+
+def is_cache_folder(folder: Path) -> bool:
+    """Does `folder` hold the cache marker this tool writes? Only such a folder may be
+    written into when it already exists, or removed by `clean`."""
+    try:
+        tag = (folder / CACHE_TAG).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if not tag.startswith(_SIGNATURE):
+        return False
+    if "ascend-lint" in tag:
+        return True
+    try:  # caches written before the tag named its tool
+        return "ascend-lint" in (folder / ".gitignore").read_text(errors="replace")
+    except OSError:
+        return False
+
+
 class Cache:
     def __init__(self, folder: Path):
         self.folder = folder
@@ -76,13 +101,20 @@ class Cache:
         if not self.dirty:
             return
         try:
+            if self.folder.exists() and not is_cache_folder(self.folder):
+                if not self.folder.is_dir() or any(self.folder.iterdir()):
+                    sys.stderr.write(
+                        f"warning: not caching in {self.folder}: it exists and is not an "
+                        "ascend-lint cache (no CACHEDIR.TAG); choose another `cache-dir`\n"
+                    )
+                    return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             marker = self.folder / ".gitignore"
             if not marker.exists():
                 marker.write_text("# Automatically created by ascend-lint.\n*\n")
-                (self.folder / "CACHEDIR.TAG").write_text(
-                    "Signature: 8a477f597d28d172789f06886806bc55\n"
-                )
+            tag = self.folder / CACHE_TAG
+            if not tag.exists():
+                tag.write_text(_TAG_TEXT)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(self.entries, fh, separators=(",", ":"))

@@ -112,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] in ("-h", "--help"):
             _print_help()
             return EXIT_CLEAN
+        if argv and argv[0] == "help":
+            if len(argv) > 1:  # `ascend-lint help check`, as Ruff's `help <command>`
+                return main([argv[1], "--help"])
+            _print_help()
+            return EXIT_CLEAN
         if argv and argv[0] == "clean":
             return _clean_command(argv[1:])
         if argv and argv[0] == "rule":
@@ -203,8 +208,9 @@ def _check_command(argv: list[str]) -> int:
     if args.diff or (args.fix if args.fix is not None else settings.fix):
         from ascend_lint.fix_command import run_fixes
 
-        unsafe = args.unsafe_fixes if args.unsafe_fixes is not None else settings.unsafe_fixes
-        fixing = run_fixes(results, settings, unsafe=unsafe, diff=args.diff, stdin=source)
+        fixing = run_fixes(
+            results, settings, unsafe=_unsafe(args, settings), diff=args.diff, stdin=source
+        )
         internal += fixing.errors
         if source is not None and not args.diff:
             # The fixed source (the input itself when nothing was fixed, excluded or a
@@ -235,9 +241,20 @@ def _check_command(argv: list[str]) -> int:
 
     with contextlib.ExitStack() as stack:
         if args.output_file:
-            out = stack.enter_context(
-                open(args.output_file, "w", encoding="utf-8", errors="backslashreplace")
-            )
+            try:
+                target = Path(args.output_file)
+                if target.is_dir():
+                    raise IsADirectoryError(f"{target} is a directory")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                out = stack.enter_context(
+                    open(target, "w", encoding="utf-8", errors="backslashreplace")
+                )
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                sys.stderr.write(
+                    f"error: cannot write the report to {args.output_file}: {reason}\n"
+                )
+                return EXIT_ERROR
         elif source is not None and fixing is not None:
             out = sys.stderr  # stdout carries the fixed source
         else:
@@ -249,7 +266,14 @@ def _check_command(argv: list[str]) -> int:
         if fixing is not None and args.show_fixes:
             _show_fixes(fixing.applied, out)
         if not args.quiet and settings.output_format in ("full", "concise") and not args.statistics:
-            _summary(diagnostics, n_files, out, fixing)
+            _summary(
+                diagnostics,
+                n_files,
+                out,
+                fixing,
+                unsafe_fixes=_unsafe(args, settings),
+                errors=bool(path_errors or internal),
+            )
 
     if path_errors or internal:
         return EXIT_ERROR
@@ -289,9 +313,17 @@ def _excluded(settings, path: Path) -> bool:
     return any(settings.is_excluded(p) for p in (path, *path.parents) if p.name)
 
 
-def _summary(diagnostics, n_files: int, out, fixing=None) -> None:
+def _unsafe(args, settings) -> bool:
+    return args.unsafe_fixes if args.unsafe_fixes is not None else settings.unsafe_fixes
+
+
+def _summary(
+    diagnostics, n_files: int, out, fixing=None, *, unsafe_fixes: bool = False, errors: bool = False
+) -> None:
     fixed = len(fixing.applied) if fixing is not None else 0
     if not diagnostics:
+        if errors and not fixed:
+            return  # a path or file could not be checked: the errors above say so
         if fixed:
             out.write(
                 f"Found {fixed} error{'s' if fixed != 1 else ''} ({fixed} fixed, 0 remaining).\n"
@@ -309,6 +341,8 @@ def _summary(diagnostics, n_files: int, out, fixing=None) -> None:
     applicable = [d for d in diagnostics if d.fix]
     safe = sum(1 for d in applicable if d.fix.applicability.value == "safe")
     unsafe = sum(1 for d in applicable if d.fix.applicability.value == "unsafe")
+    if unsafe_fixes:
+        safe, unsafe = safe + unsafe, 0  # with --unsafe-fixes, --fix applies both
     if safe:
         out.write(f"[*] {safe} fixable with the `--fix` option.\n")
     if unsafe:
@@ -438,8 +472,21 @@ def _clean_command(argv: list[str]) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_ERROR
+    from ascend_lint.cache import CACHE_TAG, is_cache_folder
+
     folder = _cache_dir(args, settings)
-    if folder.is_dir():
-        shutil.rmtree(folder)
-        print(f"Removing cache at: {folder}")
+    if not folder.exists():
+        return EXIT_CLEAN
+    if folder.is_symlink() or not folder.is_dir() or not is_cache_folder(folder):
+        sys.stderr.write(
+            f"error: refusing to remove {folder}: it is not an ascend-lint cache "
+            f"(no {CACHE_TAG} written by ascend-lint in it); nothing was deleted\n"
+        )
+        return EXIT_ERROR
+    failures: list[str] = []
+    shutil.rmtree(folder, onerror=lambda _f, path, exc: failures.append(f"{path}: {exc[1]}"))
+    if failures:
+        sys.stderr.write(f"error: could not remove all of {folder}: {failures[0]}\n")
+        return EXIT_ERROR
+    print(f"Removing cache at: {folder}")
     return EXIT_CLEAN

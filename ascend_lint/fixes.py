@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import codecs
 import contextlib
+import errno
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -188,13 +189,16 @@ class ChangedOnDisk(Exception):
 
 def write_atomic(path: str, data: bytes, expected: bytes) -> None:
     """Replace `path` with `data` in one rename, keeping its permission bits. Refuses if
-    the file on disk is no longer `expected`. A failure leaves the original intact.
+    the file on disk is no longer `expected`, or is read-only. A failure leaves the original intact.
     A symbolic link stays a link: its target is what gets replaced."""
     path = os.path.realpath(path)
     with open(path, "rb") as fh:
         if fh.read() != expected:
             raise ChangedOnDisk(path)
     mode = os.stat(path).st_mode
+    if not mode & 0o222:
+        # Read-only for everyone: the user marked it so (root could write it anyway).
+        raise PermissionError(errno.EACCES, "the file is read-only", path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".ascend-lint-", suffix=".tmp", dir=folder)
     try:
