@@ -20,6 +20,10 @@ from ascend_lint.suppression import apply_noqa
 # A file that never mentions these bytes cannot define, launch or configure a kernel
 # (wrapper modules that re-export triton still spell its name on their import line).
 PREFILTER = (b"triton", b"num_warps", b"num_stages")
+# Every rule needs a kernel (spelled with `jit` somewhere: `@triton.jit`, `triton.jit(fn)`,
+# `from triton import jit`) or a launch option; a file with neither (a test that only
+# imports triton) is parsed, so that ASC000 still reports it broken, but not indexed.
+RULE_TOKENS = (b"jit", b"num_warps", b"num_stages", b"num_ctas", b"maxnreg")
 
 
 @dataclass
@@ -108,6 +112,8 @@ def _lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
         return unparsable(result, codes, f"SyntaxError: {exc.msg}", exc.lineno or 1, col)
     except (ValueError, RecursionError, MemoryError) as exc:
         return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
+    if not any(token in raw for token in RULE_TOKENS):
+        return result
     try:
         index = KernelIndex.build(tree)
     except RecursionError:

@@ -270,3 +270,15 @@ def test_a_more_specific_rule_supersedes_a_broader_one_on_the_same_site():
     alone = lint_source("k.py", source, frozenset({"ASC001"}))
     assert [d.code for d in alone.diagnostics] == ["ASC001"]  # still reported when selected alone
     assert "ASC001" in RULES_BY_CODE["ASC002"].supersedes
+
+
+def test_files_no_rule_can_fire_on_are_parsed_but_not_indexed():
+    from ascend_lint.engine import RULE_TOKENS
+    from ascend_lint.rules.asc004_launch_num_warps_stages import KNOBS
+
+    assert {k.encode() for k in KNOBS} <= set(RULE_TOKENS)  # every launch knob keeps a file
+    codes = frozenset(RULES_BY_CODE)
+    imports_only = b"import triton\n\ndef test():\n    assert triton.cdiv(3, 2) == 2\n"
+    assert lint_source("t.py", imports_only, codes).diagnostics == []
+    broken = b"import triton\n\ndef test(:\n"
+    assert [d.code for d in lint_source("t.py", broken, codes).diagnostics] == ["ASC000"]

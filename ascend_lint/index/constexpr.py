@@ -25,11 +25,12 @@ definitions are computed once per (name, statement) and cached.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
-from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, call_name, names_in
+from ascend_lint.index.syntax import call_name, frozen_names, names_in
 
 if TYPE_CHECKING:
     from ascend_lint.index.kernels import Context, JitFunction
@@ -77,6 +78,7 @@ class CompileTime:
         self._test_runtime: dict[int, bool] = {}  # id(ast.If) -> its test is runtime
         self._loop_span: dict[int, tuple[int, int]] = {}  # id(loop node) -> (first, last) order
         self._order = {id(s): i for i, s in enumerate(fn.statements)}
+        self._contexts = [fn.context(s) for s in fn.statements]
         self._collect()
         self._solve()
         self.runtime_names = self._flow_insensitive_names()
@@ -114,28 +116,57 @@ class CompileTime:
         self._defs.setdefault(definition.name, []).append(definition)
 
     def _solve(self) -> None:
+        """A worklist over the definitions and `if` tests: each is evaluated once, and
+        again only when a name it reads turns runtime (or a branch that one of that
+        name's bindings sits under does)."""
         fn = self.fn
-        ifs = [s for s in fn.statements if isinstance(s, ast.If)]
-        pending = [d for defs in self._defs.values() for d in defs if not d.fixed]
-        for _ in range(MAX_FIXPOINT_ROUNDS):
-            changed = False
-            for d in pending:
-                if d.runtime:
+        items: list[tuple[Definition | ast.If, ast.AST, int]] = []
+        for defs in self._defs.values():
+            for d in defs:
+                if d.fixed:
                     continue
-                if self._iteration_variant(d) or not self._compile_time(d.value, d.order):
-                    d.runtime = changed = True
-            for stmt in ifs:
-                if self._test_runtime.get(id(stmt)):
+                if self._iteration_variant(d):
+                    d.runtime = True  # `acc = acc + x` in a runtime loop
+                else:
+                    items.append((d, d.value, d.order))
+        items += [(s, s.test, i) for i, s in enumerate(fn.statements) if isinstance(s, ast.If)]
+        readers: dict[str, list[int]] = {}
+        for k, (_item, expr, _order) in enumerate(items):
+            for name in frozen_names(expr):
+                readers.setdefault(name, []).append(k)
+        bound_under: dict[int, set[str]] = {}  # id(ast.If) -> names bound inside it
+        for name, defs in self._defs.items():
+            for d in defs:
+                if d.order >= 0:
+                    for branch in self._context(d.order).branches:
+                        bound_under.setdefault(id(branch.node), set()).add(name)
+        # In source order first, so that most values are judged after their inputs.
+        queue = deque(sorted(range(len(items)), key=lambda k: items[k][2]))
+        queued = set(queue)
+        while queue:
+            k = queue.popleft()
+            queued.discard(k)
+            item, expr, order = items[k]
+            if isinstance(item, Definition):
+                if item.runtime or self._compile_time(expr, order):
                     continue
-                if not self._compile_time(stmt.test, self._order[id(stmt)]):
-                    self._test_runtime[id(stmt)] = changed = True
-            if not changed:
-                break
+                item.runtime = True
+                changed = {item.name}
+            else:
+                if self._test_runtime.get(id(item)) or self._compile_time(expr, order):
+                    continue
+                self._test_runtime[id(item)] = True
+                changed = bound_under.get(id(item), set())
+            for name in changed:
+                for reader in readers.get(name, ()):
+                    if reader not in queued and not _is_runtime_item(items[reader][0], self):
+                        queued.add(reader)
+                        queue.append(reader)
 
     def _iteration_variant(self, d: Definition) -> bool:
         """`acc = acc + x` in a runtime loop: a different value every iteration."""
         loops = self.fn.context(self.fn.statements[d.order]).loops
-        return any(not loop.static for loop in loops) and d.name in names_in(d.value)
+        return any(not loop.static for loop in loops) and d.name in frozen_names(d.value)
 
     def _flow_insensitive_names(self) -> set[str]:
         names = {name for name, defs in self._defs.items() if any(d.runtime for d in defs)}
@@ -146,7 +177,7 @@ class CompileTime:
 
     # -- reaching definitions -------------------------------------------------------
     def _context(self, order: int) -> Context:
-        return self.fn.context(self.fn.statements[order])
+        return self._contexts[order]
 
     def _dominates(self, d: Definition, ctx: Context) -> bool:
         """Does binding `d` run on every path to a statement with context `ctx`?"""
@@ -237,3 +268,9 @@ class CompileTime:
             for c in ast.iter_child_nodes(expr)
             if isinstance(c, ast.expr)
         )
+
+
+def _is_runtime_item(item: Definition | ast.If, analysis: CompileTime) -> bool:
+    if isinstance(item, Definition):
+        return item.runtime
+    return bool(analysis._test_runtime.get(id(item)))

@@ -17,6 +17,7 @@ from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.constexpr import CompileTime
 from ascend_lint.index.syntax import (
     all_params,
+    frozen_names,
     names_in,
     own_nodes,
     statement_targets,
@@ -82,7 +83,7 @@ class JitFunction:
     _sequences: Sequences | None = None
     _dependencies: dict[str, frozenset[str]] | None = None
     _statement_order: dict[int, int] | None = None
-    _statement_names: list[tuple[frozenset[str], frozenset[str]]] | None = None
+    _statement_names: list[tuple[frozenset[str], frozenset[str]]] = field(default_factory=list)
 
     def is_runtime(self, expr: ast.AST, aliases: Aliases, at: ast.stmt | None = None) -> bool:
         """True if `expr` can differ between program instances or launches where the
@@ -117,38 +118,17 @@ class JitFunction:
         if self._dependencies is None:
             deps: dict[str, set[str]] = {}
             for name, values in self.assignments.items():
-                deps.setdefault(name, set()).update(*(names_in(v) for v in values))
+                deps.setdefault(name, set()).update(*(frozen_names(v) for v in values))
             for name, loops in self.loop_targets.items():
                 for order, _static in loops:
-                    deps.setdefault(name, set()).update(names_in(self.statements[order].iter))
+                    deps.setdefault(name, set()).update(frozen_names(self.statements[order].iter))
             self._dependencies = {n: frozenset(d) for n, d in deps.items()}
         return self._dependencies
 
     def statement_names(self) -> list[tuple[frozenset[str], frozenset[str]]]:
         """For each statement (as in `statements`): the names whose data it reads and the
-        names it assigns. `x.dtype`/`x.shape` are metadata, not reads; `x += y` reads x."""
-        if self._statement_names is None:
-            table = []
-            for stmt in self.statements:
-                reads: set[str] = set()
-                meta: set[int] = set()
-                for node in own_nodes(stmt):
-                    if isinstance(node, ast.Attribute) and node.attr in ("dtype", "shape", "type"):
-                        meta.add(id(node.value))
-                    elif (
-                        isinstance(node, ast.Name)
-                        and isinstance(node.ctx, ast.Load)
-                        and id(node) not in meta
-                    ):
-                        reads.add(node.id)
-                writes: set[str] = set()
-                targets = statement_targets(stmt)
-                for t in targets:
-                    writes |= names_in(t)
-                if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-                    reads.add(stmt.target.id)
-                table.append((frozenset(reads), frozenset(writes)))
-            self._statement_names = table
+        names it assigns. `x.dtype`/`x.shape` are metadata, not reads; `x += y` reads x.
+        Gathered by the scan, in the same walk that finds the calls."""
         return self._statement_names
 
     def value_before(self, name: str, stmt: ast.stmt) -> ast.AST | None:
@@ -227,8 +207,17 @@ class KernelScanner:
         for stmt in body:
             self.fn.statements.append(stmt)
             self.fn.contexts[id(stmt)] = Context(loops, branches)
+            reads: set[str] = set()
+            metadata: set[int] = set()  # `x` in `x.dtype`: not a read of its data
             for node in own_nodes(stmt):
-                if isinstance(node, ast.Call):
+                kind = type(node)
+                if kind is ast.Name:
+                    if type(node.ctx) is ast.Load and id(node) not in metadata:
+                        reads.add(node.id)
+                elif kind is ast.Attribute:
+                    if node.attr in ("dtype", "shape", "type"):
+                        metadata.add(id(node.value))
+                elif kind is ast.Call:
                     self.fn.calls.append((node, stmt))
                 elif isinstance(node, ast.Compare):
                     self.fn.compares.append(node)
@@ -236,6 +225,12 @@ class KernelScanner:
                     self.fn.subtractions.append(node)
                 elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                     self._assign(node.target.id, node.value, loops)
+            writes: set[str] = set()
+            for target in statement_targets(stmt):
+                writes |= names_in(target)
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                reads.add(stmt.target.id)
+            self.fn._statement_names.append((frozenset(reads), frozenset(writes)))
             if isinstance(stmt, ast.Assign):
                 for t in stmt.targets:
                     self._targets(t, stmt.value, loops)

@@ -35,25 +35,31 @@ def call_name(node: ast.AST) -> str | None:
 
 
 def names_in(node: ast.AST | None) -> set[str]:
-    """Every identifier an expression mentions (remembered on the node: the index and
-    the rules ask this of the same expressions many times)."""
+    """Every identifier an expression mentions (a set the caller may change)."""
+    return set(frozen_names(node))
+
+
+def frozen_names(node: ast.AST | None) -> frozenset[str]:
+    """`names_in` without the copy, for callers that only read it (remembered on the
+    node: the index and the rules ask this of the same expressions many times)."""
     if node is None:
-        return set()
-    if isinstance(node, ast.Name):
-        return {node.id}
+        return frozenset()
+    if type(node) is ast.Name:
+        return frozenset((node.id,))
     known = getattr(node, _NAMES, None)
     if known is None:
         found: set[str] = set()
         stack = [node]
         while stack:
             n = stack.pop()
-            if isinstance(n, ast.Name):
+            kind = type(n)
+            if kind is ast.Name:
                 found.add(n.id)
-            elif type(n) is not ast.Constant:
+            elif kind is not ast.Constant:
                 stack.extend(children(n))
         known = frozenset(found)
         setattr(node, _NAMES, known)
-    return set(known)
+    return known
 
 
 _NAMES = "_ascend_lint_names"
