@@ -1,13 +1,14 @@
 """Speed and memory of ascend-lint on whole real repositories, against Ruff and Fixit
 measured in the same run, written as a Markdown table.
 
-    python benchmarks/bench_lint.py [--runs 5] [--fixit] [--out benchmarks/RESULTS.md]
+    python benchmarks/bench_lint.py [--runs 5] [--fixit] [--baseline DIR] [--out benchmarks/RESULTS.md]
 
 Trees are materialised from bare git snapshots of flash-linear-attention and
 vllm-ascend (`--fla-mirror`, `--vllm-mirror`). Every ascend-lint figure is a median of
 `--runs` wall-clock runs of the real command line, interpreter start included:
 
-* cold: `--no-cache`, every rule, default process pool (one worker per core);
+* cold: `--no-cache`, every rule, default process pool (one worker per core), taking
+  turns run by run with Ruff (and with `--baseline`, an earlier checkout);
 * warm: the same tree again with the content-hash cache filled (nothing changed);
 * pre-commit: one ~40 KB kernel file, the way the hook passes it;
 * `--version`: start-up cost alone.
@@ -78,6 +79,16 @@ def timed(
                 f"traceback from {' '.join(cmd)}:\n{proc.stderr.decode(errors='replace')}"
             )
     return statistics.median(times), code
+
+
+def timed_round_robin(commands: list[list[str]], runs: int) -> list[float]:
+    """Median wall-clock seconds of each command, the commands taking turns run by run,
+    so that a machine that slows down or speeds up meanwhile affects them alike."""
+    times: list[list[float]] = [[] for _ in commands]
+    for _ in range(runs):
+        for i, cmd in enumerate(commands):
+            times[i].append(timed(cmd, 1)[0])
+    return [statistics.median(t) for t in times]
 
 
 def peak_tree_rss_mib(cmd: list[str]) -> float:
@@ -166,6 +177,12 @@ def main() -> int:
     )
     ap.add_argument("--vllm-mirror", default=str(MIRRORS / "vllm-project+vllm-ascend" / "repo"))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
+    ap.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="a checkout of an earlier ascend-lint (e.g. `git worktree add DIR <rev>`): its "
+        "cold time is measured in the same run, taking turns with this one and with ruff",
+    )
     args = ap.parse_args()
 
     # Bytecode as `pip install` leaves it: without it every run would first compile the
@@ -185,6 +202,17 @@ def main() -> int:
     ]
     ruff = shutil.which("ruff")
     fixit = shutil.which("fixit")
+    baseline = None
+    if args.baseline:
+        base = Path(args.baseline).resolve()
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(base / "ascend_lint")], check=True
+        )
+        # PYTHONPATH selects the baseline's package over the installed one.
+        baseline = ["env", f"PYTHONPATH={base}", *lint]
+        base_rev = subprocess.run(
+            ["git", "-C", str(base), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip() or str(base)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         trees = {
@@ -194,35 +222,29 @@ def main() -> int:
         for name, tree in trees.items():
             stats = tree_stats(tree)
             cache = Path(tmp) / f"cache-{name}"
-            cold, code = timed([*lint, "--no-cache", str(tree)], args.runs)
+            _, code = timed([*lint, "--no-cache", str(tree)], 1)
+            peers = [[*lint, "--no-cache", str(tree)]]
+            if ruff:
+                peers.append(
+                    [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", str(tree)]
+                )
+            if baseline:
+                peers.append([*baseline, "--no-cache", str(tree)])
+            medians = timed_round_robin(peers, args.runs)
+            cold = medians[0]
+            ruff_s = medians[1] if ruff else float("nan")
+            base_s = medians[-1] if baseline else float("nan")
             subprocess.run(
                 [*lint, "--cache-dir", str(cache), str(tree)],
                 stdout=subprocess.DEVNULL,
                 check=False,
             )
             warm, _ = timed([*lint, "--cache-dir", str(cache), str(tree)], args.runs)
-            ruff_s = (
-                timed(
-                    [
-                        ruff,
-                        "check",
-                        "--select",
-                        "ALL",
-                        "--no-cache",
-                        "--exit-zero",
-                        "-q",
-                        str(tree),
-                    ],
-                    args.runs,
-                )[0]
-                if ruff
-                else float("nan")
-            )
             fixit_s = (
                 timed([fixit, "lint", str(tree)], 1)[0] if (fixit and args.fixit) else float("nan")
             )
             peak = peak_tree_rss_mib([*lint, "--no-cache", str(tree)])
-            rows.append((name, stats, cold, warm, ruff_s, fixit_s, peak, code))
+            rows.append((name, stats, cold, warm, ruff_s, fixit_s, peak, code, base_s))
         fla_rules = per_rule_ms(trees["FLA"])
         kernel_file = max(
             (
@@ -244,7 +266,8 @@ def main() -> int:
     lines = [
         "# Linter speed and memory on real repositories",
         "",
-        f"* command: `python benchmarks/bench_lint.py --runs {args.runs}{' --fixit' if args.fixit else ''}`",
+        f"* command: `python benchmarks/bench_lint.py --runs {args.runs}{' --fixit' if args.fixit else ''}"
+        f"{' --baseline <checkout of ' + base_rev + '>' if baseline else ''}`",
         f"* date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} cores, "
         f"{platform.machine()}, Python {platform.python_version()}",
         f"* ascend-lint {__version__}; {version([ruff, '--version']) if ruff else 'ruff not installed'}; "
@@ -256,12 +279,26 @@ def main() -> int:
         "| tree | .py files | MB | files with `triton` (byte share) | with `@triton.jit` | ascend-lint cold s | warm s | ruff ALL s | cold / ruff | warm / ruff cold | fixit s | fixit / cold | peak MiB | exit |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, st, cold, warm, ruff_s, fixit_s, peak, code in rows:
+    for name, st, cold, warm, ruff_s, fixit_s, peak, code, _base in rows:
         lines.append(
             f"| {name} | {st['files']} | {st['mb']:.1f} | {st['triton_files']} ({st['triton_share']:.0%}) | "
             f"{st['jit_files']} | {cold:.2f} | {warm:.2f} | {ruff_s:.2f} | {ratio(cold, ruff_s)} | "
             f"{ratio(warm, ruff_s)} | {fixit_s:.1f} | {ratio(fixit_s, cold)} | {peak:.0f} | {code} |"
         )
+    if baseline:
+        lines += [
+            "",
+            f"Same run, cold, against the baseline checkout `{base_rev}` (`--baseline`); the "
+            "three commands took turns run by run:",
+            "",
+            "| tree | this version s | baseline s | this / baseline | this / ruff | baseline / ruff |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for name, _st, cold, _warm, ruff_s, _fixit, _peak, _code, base_s in rows:
+            lines.append(
+                f"| {name} | {cold:.2f} | {base_s:.2f} | {ratio(cold, base_s)} | "
+                f"{ratio(cold, ruff_s)} | {ratio(base_s, ruff_s)} |"
+            )
     lines += [
         "",
         f"* one {kernel_kb:.0f} KB kernel file (`{kernel_file.relative_to(trees['FLA'])}` of FLA), as pre-commit "

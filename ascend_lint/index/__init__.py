@@ -6,15 +6,18 @@ launch bindings; they ask this index. It is built from the standard library's `a
 
 Where each kind of fact is computed:
 
-* `aliases`   imports: which local names stand for `triton`, `triton.language` and members
-* `kernels`   `@triton.jit` functions, their statements, loops and branches, and which
-              values are compile-time and which runtime
-* `values`    per-kernel value facts: int64, loop-derived, program ids, pointers
-* `launches`  host functions, launches and helper calls, argument bindings, host values
-* `layout`    host layout: transposed copies and the `*_T_CONTIG` flags
-* `naming`    naming conventions, the last tie-breaker where evidence is silent
-* `syntax`    expression and statement helpers shared by all of the above
-* `model`     `KernelIndex`, which builds the above once per module
+* `aliases`    imports: which local names stand for `triton`, `triton.language` and members
+* `kernels`    `@triton.jit` functions: parameters, statements in order, the loops and
+               branches around each, assignments, calls
+* `constexpr`  compile-time or runtime, for every value at the statement that reads it
+* `values`     per-kernel value facts: int64, loop-derived, program ids, pointers
+* `sequences`  offsets tables, token offsets, sequence lengths, time vectors (by use)
+* `strides`    whether a stride is unit, non-unit or unknown, and the evidence
+* `launches`   host functions, launches and helper calls, argument bindings, host values
+* `layout`     host layout: transposed copies and the stride-1 `*_CONTIG` flags
+* `naming`     naming conventions, the last tie-breaker where evidence is silent
+* `syntax`     expression and statement helpers shared by all of the above
+* `model`      `KernelIndex`, which builds the above once per module and answers queries
 """
 
 from __future__ import annotations

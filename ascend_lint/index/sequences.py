@@ -82,7 +82,6 @@ class _Definition:
     """One assignment, with what `Sequences` asks of it worked out once."""
 
     name: str
-    value: ast.AST  # casts stripped
     names: frozenset[str] | set[str]  # what any assignment of the name reads
     vector: bool  # a 1-D `tl.arange`-derived value
     arange: bool
@@ -137,9 +136,7 @@ def _definitions(fn: JitFunction, aliases: Aliases) -> list[_Definition]:
                     if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
                         scaled |= names_in(term)
             vector = arange and not broadcasts(value)
-            out.append(
-                _Definition(name, value, deps.get(name, set()), vector, arange, difference, scaled)
-            )
+            out.append(_Definition(name, deps.get(name, set()), vector, arange, difference, scaled))
     return out
 
 
@@ -151,8 +148,6 @@ class Sequences:
     token_offsets: set[str] = field(default_factory=set)
     lengths: set[str] = field(default_factory=set)
     time_vectors: set[str] = field(default_factory=set)
-    # name -> table it was read from, for values loaded from offsets tables
-    table_reads: dict[str, str] = field(default_factory=dict)
     _defs: list[_Definition] = field(default_factory=list, repr=False)
     _uses: _Uses | None = field(default=None, repr=False)
 
@@ -174,7 +169,6 @@ class Sequences:
         for name, (table, _, _) in reads.items():
             if table in facts.offsets_tables:
                 facts.token_offsets.add(name)
-                facts.table_reads[name] = table
         if not facts.offsets_tables:
             # No table to learn from: a parameter spelled like a length is one.
             facts.lengths |= {p for p in fn.params if is_sequence_length(p)}
