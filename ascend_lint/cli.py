@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -45,10 +46,33 @@ def _check_parser() -> argparse.ArgumentParser:
         "excludes and name in the findings); with --fix the fixed source goes to stdout",
     )
     p.add_argument(
-        "--select", help="rule codes or prefixes to enable, comma-separated (ALL for every rule)"
+        "--select",
+        action="append",
+        help="rule codes or prefixes to enable, comma-separated (ALL for every rule); "
+        "repeat to combine",
     )
-    p.add_argument("--extend-select", help="codes or prefixes to enable on top of the selection")
-    p.add_argument("--ignore", help="codes or prefixes to disable, comma-separated")
+    p.add_argument(
+        "--extend-select",
+        action="append",
+        help="codes or prefixes to enable on top of the selection",
+    )
+    p.add_argument(
+        "--ignore", action="append", help="codes or prefixes to disable, comma-separated"
+    )
+    p.add_argument(
+        "--per-file-ignores",
+        action="append",
+        metavar="GLOB:CODES",
+        help="ignore codes in files matching a glob, e.g. `tests/*:ASC004,ASC007`",
+    )
+    p.add_argument(
+        "--exclude", action="append", help="globs to exclude, replacing the default excludes"
+    )
+    p.add_argument(
+        "--extend-exclude", action="append", help="globs to exclude on top of the excludes"
+    )
+    p.add_argument("--fixable", action="append", help="codes whose fixes may be applied")
+    p.add_argument("--unfixable", action="append", help="codes whose fixes are never applied")
     p.add_argument(
         "--output-format",
         choices=OUTPUT_FORMATS,
@@ -77,8 +101,13 @@ def _check_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 1 when a fix was applied, even if nothing remains",
     )
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument(
+        "-e", "--exit-zero", action="store_true", help="exit 0 even when findings remain"
+    )
+    p.add_argument("-n", "--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument(
+        "--show-files", action="store_true", help="list the files that would be linted, then exit"
+    )
     p.add_argument(
         "--cache-dir", help="cache folder (default: .ascend_lint_cache next to pyproject.toml)"
     )
@@ -86,6 +115,12 @@ def _check_parser() -> argparse.ArgumentParser:
         "--statistics", action="store_true", help="print a count per rule instead of each finding"
     )
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    p.add_argument(
+        "-s",
+        "--silent",
+        action="store_true",
+        help="print nothing; the exit code still says whether findings remain",
+    )
     p.add_argument(
         "--force-exclude",
         action="store_true",
@@ -171,13 +206,29 @@ def _check_command(argv: list[str]) -> int:
         settings = load_settings(Path(args.config) if args.config else None, start)
         if args.select is not None:
             expand_codes(args.select, "--select")
-            settings.select = [args.select]
+            settings.select = list(args.select)
         if args.extend_select is not None:
             expand_codes(args.extend_select, "--extend-select")
-            settings.extend_select = [*settings.extend_select, args.extend_select]
+            settings.extend_select = [*settings.extend_select, *args.extend_select]
         if args.ignore is not None:
             expand_codes(args.ignore, "--ignore")
-            settings.ignore = [*settings.ignore, args.ignore]
+            settings.ignore = [*settings.ignore, *args.ignore]
+        if args.fixable is not None:
+            expand_codes(args.fixable, "--fixable")
+            settings.fixable = list(args.fixable)
+        if args.unfixable is not None:
+            expand_codes(args.unfixable, "--unfixable")
+            settings.unfixable = [*settings.unfixable, *args.unfixable]
+        if args.exclude is not None:
+            settings.exclude = _split_globs(args.exclude)
+        if args.extend_exclude is not None:
+            settings.extend_exclude = [*settings.extend_exclude, *_split_globs(args.extend_exclude)]
+        for item in args.per_file_ignores or ():
+            glob, sep, codes = item.rpartition(":")
+            if not sep or not glob or not codes:
+                raise ConfigError(f"--per-file-ignores takes GLOB:CODES, got `{item}`")
+            expand_codes(codes, "--per-file-ignores")
+            settings.per_file_ignores.setdefault(glob, []).extend(codes.split(","))
         if args.output_format:
             settings.output_format = args.output_format
         settings.enabled_codes()
@@ -199,6 +250,10 @@ def _check_command(argv: list[str]) -> int:
             sys.stderr.write(f"warning: {message}\n")
         for message in found.errors:
             sys.stderr.write(f"error: {message}\n")
+        if args.show_files:
+            for f in sorted(found.files):
+                print(f)
+            return EXIT_ERROR if found.errors else EXIT_CLEAN
         results = lint_files(
             found.files, settings, jobs=args.jobs, cache=_open_cache(args, settings)
         )
@@ -240,7 +295,9 @@ def _check_command(argv: list[str]) -> int:
             d.fix = None
 
     with contextlib.ExitStack() as stack:
-        if args.output_file:
+        if args.silent:
+            out = stack.enter_context(open(os.devnull, "w"))
+        elif args.output_file:
             try:
                 target = Path(args.output_file)
                 if target.is_dir():
@@ -282,6 +339,11 @@ def _check_command(argv: list[str]) -> int:
     if diagnostics or (args.exit_non_zero_on_fix and fixing is not None and fixing.applied):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _split_globs(values: list[str]) -> list[str]:
+    """`--exclude a,b --exclude c` -> ['a', 'b', 'c']."""
+    return [g.strip() for v in values for g in v.split(",") if g.strip()]
 
 
 def _read_stdin() -> bytes:
@@ -376,7 +438,7 @@ def _rule_command(argv: list[str]) -> int:
         prog="ascend-lint rule",
         description="Explain a rule and show the reference kernel it points to.",
     )
-    p.add_argument("code", nargs="?", help="rule code, e.g. ASC001")
+    p.add_argument("code", nargs="?", help="rule code or name, e.g. ASC001 or strided-time-gather")
     p.add_argument("--all", action="store_true", help="explain every rule")
     p.add_argument("--output-format", choices=("text", "json"), default="text")
     args = p.parse_args(argv)
@@ -385,11 +447,14 @@ def _rule_command(argv: list[str]) -> int:
     if args.all:
         rules = list(ALL_RULES)
     elif args.code:
-        code = args.code.upper()
+        by_name = {r.name: r.code for r in ALL_RULES}
+        code = by_name.get(args.code.lower(), args.code.upper())
         if code not in RULES_BY_CODE:
             import difflib
 
-            hint = difflib.get_close_matches(code, list(RULES_BY_CODE), n=1)
+            hint = difflib.get_close_matches(code, list(RULES_BY_CODE), n=1) or (
+                difflib.get_close_matches(args.code.lower(), list(by_name), n=1)
+            )
             sys.stderr.write(
                 f"error: unknown rule `{args.code}`"
                 + (f"; did you mean `{hint[0]}`?" if hint else "")

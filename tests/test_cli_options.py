@@ -1,0 +1,78 @@
+"""Command-line options a Ruff user reaches for, with Ruff's names and behaviour."""
+
+from __future__ import annotations
+
+import json
+
+from lint_helpers import CLEAN_KERNEL, KERNEL_WITH_NUM_WARPS
+
+from ascend_lint.cli import main
+
+TWO_RULES = (
+    KERNEL_WITH_NUM_WARPS
+    + "\n\n@triton.jit\ndef k2(x):\n    i = tl.program_id(0)\n    y = (i * 4).to(tl.int64)\n"
+)
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def codes(out: str) -> list[str]:
+    return sorted(d["code"] for d in json.loads(out))
+
+
+def test_repeated_select_combines(project, capsys):
+    (project / "k.py").write_text(TWO_RULES)
+    _, out, _ = run(capsys, "--output-format", "json", "--select", "ASC004", "k.py")
+    assert codes(out) == ["ASC004"]
+    args = ["--output-format", "json", "--select", "ASC004", "--select", "ASC007", "k.py"]
+    assert codes(run(capsys, *args)[1]) == ["ASC004", "ASC007"]
+    args = ["--output-format", "json", "--ignore", "ASC004", "--ignore", "ASC007", "k.py"]
+    assert codes(run(capsys, *args)[1]) == []
+
+
+def test_per_file_ignores_exclude_and_fixability_on_the_command_line(project, capsys):
+    (project / "k.py").write_text(TWO_RULES)
+    (project / "legacy").mkdir()
+    (project / "legacy" / "old.py").write_text(KERNEL_WITH_NUM_WARPS)
+    args = ["--output-format", "json", "--per-file-ignores", "k.py:ASC004", "."]
+    found = json.loads(run(capsys, *args)[1])
+    assert {(d["filename"].split("/")[-1], d["code"]) for d in found} == {
+        ("k.py", "ASC007"),
+        ("old.py", "ASC004"),
+    }
+    args = ["--output-format", "json", "--extend-exclude", "legacy", "."]
+    found = json.loads(run(capsys, *args)[1])
+    assert {d["filename"].split("/")[-1] for d in found} == {"k.py"}
+    _, out, _ = run(capsys, "--output-format", "json", "--unfixable", "ASC004", "k.py")
+    assert all(d["fix"] is None for d in json.loads(out) if d["code"] == "ASC004")
+    code, _, err = run(capsys, "--per-file-ignores", "k.py", "k.py")
+    assert code == 2 and "GLOB:CODES" in err
+
+
+def test_short_flags_and_silent(project, capsys):
+    (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
+    assert run(capsys, "-e", "-n", "k.py")[0] == 0
+    assert not (project / ".ascend_lint_cache").exists()  # -n: no cache written
+    code, out, err = run(capsys, "-s", "k.py")
+    assert code == 1 and out == "" and err == ""
+
+
+def test_show_files_lists_what_would_be_linted(project, capsys):
+    (project / "k.py").write_text(CLEAN_KERNEL)
+    (project / "build").mkdir()
+    (project / "build" / "gen.py").write_text(CLEAN_KERNEL)
+    (project / "notes.txt").write_text("not python")
+    code, out, _ = run(capsys, "--show-files", "--extend-exclude", "build", ".")
+    assert code == 0
+    assert [line.split("/")[-1] for line in out.splitlines()] == ["k.py"]
+
+
+def test_rule_by_its_kebab_name(project, capsys):
+    code, out, _ = run(capsys, "rule", "strided-time-gather")
+    assert code == 0 and out.startswith("# strided-time-gather (ASC001)")
+    code, _, err = run(capsys, "rule", "strided-gather")
+    assert code == 2 and "did you mean `strided-time-gather`?" in err
