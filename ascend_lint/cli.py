@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -126,7 +127,27 @@ def _check_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply excludes to paths named on the command line too",
     )
-    p.add_argument("--config", help="path to a pyproject.toml (default: the nearest one)")
+    p.add_argument(
+        "--config",
+        action="append",
+        metavar="PATH|KEY=VALUE",
+        help="a pyproject.toml to use instead of the nearest one, or a TOML `KEY = VALUE` "
+        "override of one setting (repeatable), e.g. --config 'ignore = [\"ASC004\"]'",
+    )
+    p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    p.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the settings in force for the first path, then exit",
+    )
+    p.add_argument(
+        "--fix-only",
+        action="store_true",
+        help="apply fixes and report only what was fixed, not what remains",
+    )
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="say what is read and how long it takes"
+    )
     p.add_argument(
         "-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)"
     )
@@ -181,7 +202,7 @@ def _check_command(argv: list[str]) -> int:
     from ascend_lint.engine import lint_source
     from ascend_lint.reporters import REPORTERS
     from ascend_lint.runner import lint_files
-    from ascend_lint.settings import ConfigError, expand_codes, load_settings
+    from ascend_lint.settings import ConfigError, apply_overrides, expand_codes, load_settings
 
     # Standard input (for editors): `-` as the only path, or --stdin-filename (Ruff's rule:
     # it wins over any path given, with a warning).
@@ -203,7 +224,14 @@ def _check_command(argv: list[str]) -> int:
         else:
             start = Path(args.paths[0])
             start = start if start.exists() else Path.cwd()
-        settings = load_settings(Path(args.config) if args.config else None, start)
+        config_files = [c for c in args.config or () if "=" not in c or Path(c).is_file()]
+        overrides = [c for c in args.config or () if c not in config_files]
+        if len(config_files) > 1:
+            raise ConfigError("--config takes one configuration file (and any KEY=VALUE)")
+        settings = load_settings(
+            Path(config_files[0]) if config_files else None, start, isolated=args.isolated
+        )
+        apply_overrides(settings, overrides)
         if args.select is not None:
             expand_codes(args.select, "--select")
             settings.select = list(args.select)
@@ -235,6 +263,12 @@ def _check_command(argv: list[str]) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_ERROR
+    if args.show_settings:
+        _show_settings(settings)
+        return EXIT_CLEAN
+    if args.fix_only:
+        args.fix = True
+    started = time.perf_counter()
 
     source = None
     if stdin_name is not None:
@@ -284,6 +318,22 @@ def _check_command(argv: list[str]) -> int:
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key())
     for message in internal:
         sys.stderr.write(f"error: {message}\n")
+    if args.verbose:
+        parsed = sum(1 for r in results if not r.skipped)
+        sys.stderr.write(
+            f"ascend-lint: {n_files} files found, {parsed} read as kernel candidates, "
+            f"{len(diagnostics)} findings, {time.perf_counter() - started:.2f} s\n"
+        )
+    if args.fix_only:
+        # Ruff's --fix-only: fix what can be fixed, say so, and leave the rest unreported.
+        applied = len(fixing.applied) if fixing is not None else 0
+        if not (args.quiet or args.silent):
+            out = sys.stderr if source is not None else sys.stdout
+            noun = "error" if applied == 1 else "errors"
+            out.write(f"Fixed {applied} {noun}.\n" if applied else "No errors fixed.\n")
+        if path_errors or internal:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if args.exit_non_zero_on_fix and applied else EXIT_CLEAN
 
     # Like Ruff, a code made unfixable offers no fix at all: no [*], no edits in the
     # machine-readable formats, nothing counted as fixable.
@@ -339,6 +389,20 @@ def _check_command(argv: list[str]) -> int:
     if diagnostics or (args.exit_non_zero_on_fix and fixing is not None and fixing.applied):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _show_settings(settings) -> None:
+    """`--show-settings`: what is in force, after configuration files and options."""
+    import dataclasses
+    import json
+
+    shown = {
+        f.name.replace("_", "-"): getattr(settings, f.name)
+        for f in dataclasses.fields(settings)
+        if not f.name.startswith("_")
+    }
+    shown["enabled-codes"] = sorted(settings.enabled_codes())
+    print(json.dumps(shown, indent=2, default=str))
 
 
 def _split_globs(values: list[str]) -> list[str]:

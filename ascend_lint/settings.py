@@ -178,7 +178,11 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def load_settings(config: Path | None, start: Path) -> Settings:
+def load_settings(config: Path | None, start: Path, *, isolated: bool = False) -> Settings:
+    """The settings of the nearest `pyproject.toml` above `start` (or of `config`);
+    with `isolated`, the defaults, whatever configuration files exist."""
+    if isolated:
+        return Settings()
     path = config or find_pyproject(start.resolve())
     settings = Settings()
     if path is None:
@@ -200,6 +204,26 @@ def load_settings(config: Path | None, start: Path) -> Settings:
         raise ConfigError(f"{path}: [tool.ascend-lint] must be a table, got {type(table).__name__}")
     if not table:
         return settings
+    apply_table(settings, table, str(path), path.parent)
+    return settings
+
+
+def apply_overrides(settings: Settings, overrides: list[str]) -> None:
+    """`--config 'select = ["ASC001"]'`: TOML `KEY = VALUE` lines over the loaded settings."""
+    for override in overrides:
+        try:
+            table = tomllib.loads(override)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(
+                f"--config `{override}`: not a file and not a TOML `KEY = VALUE` pair ({exc})"
+            ) from None
+        apply_table(settings, table, f"--config `{override}`", Path.cwd())
+
+
+def apply_table(settings: Settings, table: dict, source: str, base: Path) -> None:
+    """Set the keys of one `[tool.ascend-lint]` table (or `--config KEY=VALUE` overrides)
+    on `settings`; `base` is where relative paths (`cache-dir`) start from."""
+    path = source
     for key, value in table.items():
         if key not in _KEYS:
             hint = difflib.get_close_matches(key, list(_KEYS), n=1)
@@ -223,7 +247,7 @@ def load_settings(config: Path | None, start: Path) -> Settings:
                 expand_codes(codes, f"{where}.{pattern}")
             settings.per_file_ignores = {k: [str(c) for c in v] for k, v in value.items()}
         elif key == "cache-dir":
-            settings.cache_dir = str(path.parent / value)
+            settings.cache_dir = str(base / value)
         elif key in ("fix", "unsafe-fixes"):
             setattr(settings, key.replace("-", "_"), value)
         elif key == "exclude":
@@ -238,4 +262,3 @@ def load_settings(config: Path | None, start: Path) -> Settings:
                     + (f"; did you mean `{hint[0]}`?" if hint else "")
                 )
             settings.output_format = value
-    return settings

@@ -76,3 +76,43 @@ def test_rule_by_its_kebab_name(project, capsys):
     assert code == 0 and out.startswith("# strided-time-gather (ASC001)")
     code, _, err = run(capsys, "rule", "strided-gather")
     assert code == 2 and "did you mean `strided-time-gather`?" in err
+
+
+def test_config_overrides_and_isolated(project, capsys):
+    (project / "k.py").write_text(TWO_RULES)
+    (project / "pyproject.toml").write_text('[tool.ascend-lint]\nignore = ["ASC007"]\n')
+    assert codes(run(capsys, "--output-format", "json", "k.py")[1]) == ["ASC004"]
+    args = ["--output-format", "json", "--config", 'ignore = ["ASC004"]', "k.py"]
+    assert codes(run(capsys, *args)[1]) == ["ASC007"]  # replaces the file's value, as in Ruff
+    assert codes(run(capsys, "--output-format", "json", "--isolated", "k.py")[1]) == [
+        "ASC004",
+        "ASC007",
+    ]
+    code, _, err = run(capsys, "--config", "bogus = 1", "k.py")
+    assert code == 2 and "unknown key `bogus`" in err
+
+
+def test_show_settings_prints_what_is_in_force(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.ascend-lint]\nignore = ["ASC007"]\n')
+    code, out, _ = run(capsys, "--show-settings", "--extend-select", "ASC001", ".")
+    shown = json.loads(out)
+    assert code == 0
+    assert shown["ignore"] == ["ASC007"]
+    assert "ASC007" not in shown["enabled-codes"] and "ASC001" in shown["enabled-codes"]
+
+
+def test_fix_only_fixes_and_reports_nothing_else(project, capsys):
+    target = project / "k.py"
+    target.write_text(TWO_RULES)
+    code, out, _ = run(capsys, "--fix-only", "k.py")
+    assert code == 0 and out == "Fixed 1 error.\n"  # the int64 product's fix is unsafe
+    assert "num_warps" not in target.read_text()
+    code, out, _ = run(capsys, "--fix-only", "k.py")
+    assert code == 0 and out == "No errors fixed.\n"
+
+
+def test_verbose_says_what_was_read(project, capsys):
+    (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
+    (project / "plain.py").write_text("x = 1\n")
+    _, _, err = run(capsys, "-v", ".")
+    assert "2 files found, 1 read as kernel candidates, 1 findings" in err
