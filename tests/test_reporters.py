@@ -34,6 +34,7 @@ EXTENSIONS = {
     "rdjson": "json",
     "rdjsonl": "jsonl",
     "junit": "xml",
+    "gitlab": "json",
 }
 # Stand-ins for the rule docs in the SARIF golden file, so editing a doc or bumping the
 # version does not churn it; one rule keeps no doc to cover the summary fallback.
@@ -98,7 +99,7 @@ def test_no_findings_renders(fmt):
         cases = ET.fromstring(text).findall(".//testcase")
         assert len(cases) == 1
         assert cases[0].find("failure") is None
-    elif fmt in ("sarif", "rdjson", "json"):
+    elif fmt in ("sarif", "rdjson", "json", "gitlab"):
         json.loads(text)
     else:
         assert text == ""
@@ -263,3 +264,25 @@ def test_fix_applicability_reaches_sarif():
             "insertedContent": {"text": "new"},
         }
     ]
+
+
+# --- the CI formats Ruff users know -----------------------------------------------------
+
+
+def test_gitlab_fingerprints_are_stable_and_distinct(diagnostics):
+    first = json.loads(render("gitlab", diagnostics))
+    again = json.loads(render("gitlab", diagnostics))
+    prints = [item["fingerprint"] for item in first]
+    assert prints == [item["fingerprint"] for item in again]  # same findings, same prints
+    assert len(set(prints)) == len(prints)
+    twice = json.loads(render("gitlab", [diagnostics[0], diagnostics[0]]))
+    assert twice[0]["fingerprint"] != twice[1]["fingerprint"]  # a repeat is its own issue
+    assert all(not item["location"]["path"].startswith("/") for item in first)
+
+
+def test_azure_escapes_the_command_delimiters():
+    from ascend_lint.diagnostics import Position
+
+    d = Diagnostic("ASC001", "n", "msg", "a;b]c%.py", Position(3, 4), Position(3, 9))
+    line = render("azure", [d])
+    assert "sourcepath=a%3Bb%5Dc%AZP25.py;linenumber=3;columnnumber=5;code=ASC001;" in line

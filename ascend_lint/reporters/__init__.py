@@ -25,6 +25,10 @@ _MODULES = {
     "rdjson": "rdjson",
     "rdjsonl": "rdjsonl",
     "junit": "junit",
+    "gitlab": "gitlab",
+    "pylint": "pylint",
+    "grouped": "grouped",
+    "azure": "azure",
 }
 OUTPUT_FORMATS: tuple[str, ...] = tuple(_MODULES)
 

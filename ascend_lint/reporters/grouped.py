@@ -1,0 +1,20 @@
+"""Findings grouped under their file, one line each, as Ruff's `grouped` format."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import TextIO
+
+from ascend_lint.diagnostics import Diagnostic
+
+
+def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    for path, group in groupby(diagnostics, key=lambda d: d.path):
+        items = list(group)
+        width = max(len(f"{d.start.row}:{d.start.column + 1}") for d in items)
+        out.write(f"{path}:\n")
+        for d in items:
+            where = f"{d.start.row}:{d.start.column + 1}"
+            fixable = " [*]" if d.fix is not None and d.fix.applicability.value == "safe" else ""
+            out.write(f"  {where.ljust(width)} {d.code}{fixable} {d.message}\n")
+        out.write("\n")
