@@ -136,6 +136,19 @@ def _check_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument(
+        "--respect-gitignore",
+        dest="respect_gitignore",
+        action="store_true",
+        default=None,
+        help="skip files the work tree's .gitignore files ignore (the default)",
+    )
+    p.add_argument(
+        "--no-respect-gitignore",
+        dest="respect_gitignore",
+        action="store_false",
+        help="lint files even if .gitignore ignores them",
+    )
+    p.add_argument(
         "--show-settings",
         action="store_true",
         help="print the settings in force for the first path, then exit",
@@ -241,6 +254,8 @@ def _check_command(argv: list[str]) -> int:
         if args.ignore is not None:
             expand_codes(args.ignore, "--ignore")
             settings.ignore = [*settings.ignore, *args.ignore]
+        if args.respect_gitignore is not None:
+            settings.respect_gitignore = args.respect_gitignore
         if args.fixable is not None:
             expand_codes(args.fixable, "--fixable")
             settings.fixable = list(args.fixable)

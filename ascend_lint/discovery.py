@@ -62,10 +62,76 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
     return found
 
 
+class GitIgnore:
+    """The `.gitignore` rules that apply inside one git work tree, as git reads them:
+    every `.gitignore` from the top of the work tree down, plus `.git/info/exclude`, a
+    deeper file overriding a shallower one and `!pattern` re-including. Outside a git
+    work tree nothing is ignored."""
+
+    def __init__(self, start: Path):
+        self.top = _work_tree_top(start.resolve())
+        self._specs: dict[str, object | None] = {}  # folder -> its spec (None: no file)
+
+    def _spec(self, folder: str):
+        if folder not in self._specs:
+            lines: list[str] = []
+            names = [".gitignore"]
+            if self.top is not None and folder == str(self.top):
+                names.append(os.path.join(".git", "info", "exclude"))
+            for name in names:
+                try:
+                    with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
+                        lines += fh.read().splitlines()
+                except OSError:
+                    continue
+            self._specs[folder] = _compile(lines) if lines else None
+        return self._specs[folder]
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        if self.top is None:
+            return False
+        real = os.path.abspath(path)
+        top = str(self.top)
+        if not real.startswith(top + os.sep):
+            return False
+        verdict = False
+        folder = top
+        for part in os.path.relpath(os.path.dirname(real), top).split(os.sep):
+            verdict = self._check(folder, real, is_dir, verdict)
+            if part in ("", "."):
+                break
+            folder = os.path.join(folder, part)
+        else:
+            verdict = self._check(folder, real, is_dir, verdict)
+        return verdict
+
+    def _check(self, folder: str, real: str, is_dir: bool, verdict: bool) -> bool:
+        spec = self._spec(folder)
+        if spec is None:
+            return verdict
+        rel = os.path.relpath(real, folder).replace(os.sep, "/") + ("/" if is_dir else "")
+        result = spec.check_file(rel)
+        return verdict if result.include is None else bool(result.include)
+
+
+def _compile(lines: list[str]):
+    import pathspec  # only where a .gitignore exists
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _work_tree_top(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
 def _walk(root: Path, settings: Settings, found: Discovery, add) -> None:
     """Depth-first, sorted, following directory links once (a link loop ends there).
     os.scandir's entries carry their file type, so a regular file costs no extra stat."""
     visited: set[tuple[int, int]] = set()
+    gitignore = GitIgnore(root) if settings.respect_gitignore else None
     stack = [str(root)]
     while stack:
         folder = stack.pop()
@@ -86,10 +152,14 @@ def _walk(root: Path, settings: Settings, found: Discovery, add) -> None:
             except OSError:
                 is_dir = False
             if is_dir:
-                if not settings.is_excluded(entry.path):
+                if not settings.is_excluded(entry.path) and not (
+                    gitignore and gitignore.ignored(entry.path, True)
+                ):
                     subfolders.append(entry.path)
                 continue  # a directory named `x.py` is a directory
             if not entry.name.endswith(PYTHON_SUFFIXES) or settings.is_excluded(entry.path):
+                continue
+            if gitignore and gitignore.ignored(entry.path, False):
                 continue
             candidate = Path(entry.path)
             try:

@@ -54,6 +54,7 @@ _KEYS: dict[str, type | tuple[type, ...]] = {
     "unsafe-fixes": bool,
     "fixable": list,
     "unfixable": list,
+    "respect-gitignore": bool,
 }
 
 
@@ -75,6 +76,7 @@ class Settings:
     unsafe_fixes: bool = False
     fixable: list[str] = field(default_factory=lambda: ["ALL"])
     unfixable: list[str] = field(default_factory=list)
+    respect_gitignore: bool = True  # skip what the work tree's .gitignore files ignore
     root: Path = field(default_factory=Path.cwd)  # folder of the pyproject.toml in use
     _exclude_cache: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -248,7 +250,7 @@ def apply_table(settings: Settings, table: dict, source: str, base: Path) -> Non
             settings.per_file_ignores = {k: [str(c) for c in v] for k, v in value.items()}
         elif key == "cache-dir":
             settings.cache_dir = str(base / value)
-        elif key in ("fix", "unsafe-fixes"):
+        elif key in ("fix", "unsafe-fixes", "respect-gitignore"):
             setattr(settings, key.replace("-", "_"), value)
         elif key == "exclude":
             settings.exclude = [str(v) for v in value]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from lint_helpers import CLEAN_KERNEL, KERNEL_WITH_NUM_WARPS
 
@@ -116,3 +117,33 @@ def test_verbose_says_what_was_read(project, capsys):
     (project / "plain.py").write_text("x = 1\n")
     _, _, err = run(capsys, "-v", ".")
     assert "2 files found, 1 read as kernel candidates, 1 findings" in err
+
+
+def test_gitignore_is_respected_unless_asked_not_to(project, capsys):
+    (project / ".git").mkdir()  # a work tree: its .gitignore files apply
+    (project / ".git" / "info").mkdir()
+    (project / ".git" / "info" / "exclude").write_text("scratch.py\n")
+    (project / ".gitignore").write_text("generated/\n*.gen.py\n!keep.gen.py\n")
+    (project / "pkg").mkdir()
+    (project / "pkg" / ".gitignore").write_text("local_*.py\n")
+    for name in (
+        "k.py",
+        "scratch.py",
+        "generated/a.py",
+        "x.gen.py",
+        "keep.gen.py",
+        "pkg/m.py",
+        "pkg/local_tmp.py",
+    ):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(CLEAN_KERNEL)
+
+    def shown(*extra):
+        out = run(capsys, "--show-files", *extra, ".")[1]
+        return sorted(str(Path(p)).replace("\\\\", "/") for p in out.split())
+
+    assert shown() == ["k.py", "keep.gen.py", "pkg/m.py"]
+    assert len(shown("--no-respect-gitignore")) == 7
+    (project / "pyproject.toml").write_text("[tool.ascend-lint]\nrespect-gitignore = false\n")
+    assert len(shown()) == 7
+    assert run(capsys, "scratch.py")[0] == 0  # a file named on the command line is linted
