@@ -217,13 +217,15 @@ def test_lengths_and_time_vectors_of_a_varlen_kernel():
                 bos, eos = i_b * T, i_b * T + T
             o_t = i_t * BT + tl.arange(0, BT)
             o_k = tl.arange(0, BK)
+            o_i = tl.arange(0, BT)
             m_t = o_t < T
+            m_i = (i_t * BT + o_i) < T
         """
     )
     seq = index.sequences(kernel(index, "k"))
     assert "T" in seq.lengths
     assert {"bos", "eos"} <= seq.token_offsets
-    assert seq.time_vectors == {"o_t"}
+    assert seq.time_vectors == {"o_t", "o_i"}  # o_i: bounded once offset by a chunk start
 
 
 def test_helpers_learn_sequences_from_their_callers():

@@ -194,10 +194,14 @@ class Sequences:
                 self._learn(d)
             bounds = self.lengths | self.token_offsets
             for left, right, left_names, right_names in self._uses.compares:
-                # 1-D arange vectors compared with a length or token offset (`o_t < T`)
+                # 1-D arange vectors compared with a length or token offset, alone or
+                # offset by a chunk start (`o_t < T`, `i_ti + o_i < T_cur`)
                 for mine, other_names in ((left, right_names), (right, left_names)):
-                    if isinstance(mine, ast.Name) and mine.id in vectors and other_names & bounds:
-                        self.time_vectors.add(mine.id)
+                    if not other_names & bounds:
+                        continue
+                    for term in additive_terms(mine):
+                        if isinstance(term, ast.Name) and term.id in vectors:
+                            self.time_vectors.add(term.id)
             if size == (len(self.token_offsets), len(self.lengths), len(self.time_vectors)):
                 break
 
