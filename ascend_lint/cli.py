@@ -154,6 +154,12 @@ def _check_parser() -> argparse.ArgumentParser:
         help="print the settings in force for the first path, then exit",
     )
     p.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="write a `# noqa: CODE` on the line of every finding (to adopt the tool on an "
+        "existing tree), then exit",
+    )
+    p.add_argument(
         "--fix-only",
         action="store_true",
         help="apply fixes and report only what was fixed, not what remains",
@@ -308,6 +314,8 @@ def _check_command(argv: list[str]) -> int:
         )
         n_files, path_errors = len(found.files), found.errors
     internal = [r.error and f"{r.path}: {r.error}" for r in results if r.error]
+    if args.add_noqa:
+        return _add_noqa_command(results, path_errors, internal, quiet=args.quiet or args.silent)
     fixing = None
     if args.diff or (args.fix if args.fix is not None else settings.fix):
         from ascend_lint.fix_command import run_fixes
@@ -404,6 +412,21 @@ def _check_command(argv: list[str]) -> int:
     if diagnostics or (args.exit_non_zero_on_fix and fixing is not None and fixing.applied):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _add_noqa_command(results, path_errors, internal, *, quiet: bool) -> int:
+    from ascend_lint.add_noqa import add_noqa
+
+    if any(r.path == "-" for r in results):
+        sys.stderr.write("error: --add-noqa writes files; it cannot take standard input\n")
+        return EXIT_ERROR
+    run = add_noqa(results)
+    for message in [*internal, *run.errors]:
+        sys.stderr.write(f"error: {message}\n")
+    if not quiet:
+        noun = "directive" if run.added == 1 else "directives"
+        print(f"Added {run.added} noqa {noun}.")
+    return EXIT_ERROR if (path_errors or internal or run.errors) else EXIT_CLEAN
 
 
 def _show_settings(settings) -> None:

@@ -26,6 +26,15 @@ def line_suppresses(line: str, code: str) -> bool:
     return False
 
 
+def continued_to(source: SourceFile, row: int) -> int:
+    """The last physical line of a line continued with backslashes: a comment can only
+    go there, so a `# noqa` there covers the lines it continues."""
+    last = len(source.lines)
+    while row < last and source.line(row).rstrip().endswith("\\"):
+        row += 1
+    return row
+
+
 def file_suppressed(source: SourceFile) -> bool:
     return "ascend-lint" in source.text and any(
         _FILE_NOQA.search(line) for line in source.lines if "#" in line
@@ -33,12 +42,13 @@ def file_suppressed(source: SourceFile) -> bool:
 
 
 def apply_noqa(source: SourceFile, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """Drop findings silenced on their first or last line; record where a noqa would go."""
+    """Drop findings silenced on their first or last line (or the line a backslash
+    continues their last line to); record where a noqa would go."""
     if file_suppressed(source):
         return []
     kept = []
     for d in diagnostics:
-        rows = {d.start.row, d.end.row}
+        rows = {d.start.row, d.end.row, continued_to(source, d.end.row)}
         if any(line_suppresses(source.line(r), d.code) for r in rows):
             continue
         d.noqa_row = d.start.row

@@ -147,3 +147,61 @@ def test_gitignore_is_respected_unless_asked_not_to(project, capsys):
     (project / "pyproject.toml").write_text("[tool.ascend-lint]\nrespect-gitignore = false\n")
     assert len(shown()) == 7
     assert run(capsys, "scratch.py")[0] == 0  # a file named on the command line is linted
+
+
+ADOPT = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, N, BT: tl.constexpr):
+    i = tl.program_id(0)
+    y = (i * 4).to(tl.int64)  # noqa: ASC010
+    for j in range(N):
+        if tl.load(x + j) > 0:
+            pass
+    doc = """a string
+    spanning lines"""
+
+
+def launch(x):
+    k[(1,)](x, 8, BT=64,
+            num_warps=4, num_stages=2)
+    k[(1,)](x, 8, BT=64, \\
+            num_warps=4)
+'''
+
+
+def test_add_noqa_silences_every_finding_and_each_comes_back_alone(project, capsys):
+    target = project / "k.py"
+    target.write_text(ADOPT)
+    before = json.loads(run(capsys, "--output-format", "json", "k.py")[1])
+    assert len(before) == 5
+    code, out, _ = run(capsys, "--add-noqa", "k.py")
+    assert code == 0 and out == "Added 4 noqa directives.\n"
+    text = target.read_text()
+    assert "y = (i * 4).to(tl.int64)  # noqa: ASC010, ASC007\n" in text  # merged
+    assert "num_warps=4, num_stages=2)  # noqa: ASC004\n" in text  # one code per line
+    assert "            num_warps=4)  # noqa: ASC004\n" in text  # after the backslash
+    assert run(capsys, "k.py")[0] == 0
+    # removing one directive brings back exactly that finding
+    target.write_text(
+        text.replace("if tl.load(x + j) > 0:  # noqa: ASC003", "if tl.load(x + j) > 0:")
+    )
+    after = json.loads(run(capsys, "--output-format", "json", "k.py")[1])
+    assert [(d["code"], d["location"]["row"]) for d in after] == [("ASC003", 10)]
+    assert run(capsys, "--add-noqa", "k.py")[1] == "Added 1 noqa directive.\n"  # converges
+
+
+def test_add_noqa_never_writes_a_read_only_file(project, capsys):
+    import os
+
+    target = project / "k.py"
+    target.write_text(ADOPT)
+    os.chmod(target, 0o444)
+    try:
+        code, _, err = run(capsys, "--add-noqa", "k.py")
+        assert code == 2 and "read-only" in err
+        assert target.read_text() == ADOPT
+    finally:
+        os.chmod(target, 0o644)
