@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ascend_lint.engine import FileResult
 from ascend_lint.fixes import ChangedOnDisk, write_atomic
-from ascend_lint.rules import SYNTAX_ERROR_CODE
+from ascend_lint.rules import SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE
 from ascend_lint.source import SourceDecodeError, SourceFile, as_python_reads_it
 from ascend_lint.suppression import continued_to
 
@@ -40,7 +40,11 @@ class AddNoqaRun:
 def add_noqa(results: list[FileResult]) -> AddNoqaRun:
     run = AddNoqaRun()
     for result in results:
-        wanted = [d for d in result.diagnostics if d.code != SYNTAX_ERROR_CODE]
+        # A file that does not parse takes no comment, and an unused noqa is not
+        # silenced with another one.
+        wanted = [
+            d for d in result.diagnostics if d.code not in (SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE)
+        ]
         if not wanted:
             continue
         try:

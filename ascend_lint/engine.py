@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Diagnostic, Position
 from ascend_lint.index import KernelIndex
-from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, RuleContext
+from ascend_lint.rules import (
+    RULES_BY_CODE,
+    SYNTAX_ERROR_CODE,
+    SYNTAX_ERROR_NAME,
+    UNUSED_NOQA_CODE,
+    RuleContext,
+)
 from ascend_lint.source import SourceDecodeError, SourceFile, as_python_reads_it
-from ascend_lint.suppression import apply_noqa
+from ascend_lint.suppression import apply_noqa, unused_noqa
 
 # A file that never mentions these bytes cannot define, launch or configure a kernel
 # (wrapper modules that re-export triton still spell its name on their import line).
@@ -149,7 +155,13 @@ def _lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
             result.error = f"internal error in {code} ({rule.name}): expression nesting too deep"
         except Exception as exc:  # a rule bug must not hide other files' findings
             result.error = f"internal error in {code} ({rule.name}): {type(exc).__name__}: {exc}"
-    result.diagnostics = _dedupe(apply_noqa(source, _drop_superseded(found)))
+    used: set[tuple[int, str]] = set()
+    kept = apply_noqa(source, _drop_superseded(found), used)
+    if UNUSED_NOQA_CODE in codes:
+        kept += unused_noqa(
+            source, used, codes, UNUSED_NOQA_CODE, RULES_BY_CODE[UNUSED_NOQA_CODE].name
+        )
+    result.diagnostics = _dedupe(kept)
     return result
 
 

@@ -156,7 +156,7 @@ import triton.language as tl
 @triton.jit
 def k(x, N, BT: tl.constexpr):
     i = tl.program_id(0)
-    y = (i * 4).to(tl.int64)  # noqa: ASC010
+    y = (i * 4).to(tl.int64)  # noqa: E501
     for j in range(N):
         if tl.load(x + j) > 0:
             pass
@@ -180,7 +180,7 @@ def test_add_noqa_silences_every_finding_and_each_comes_back_alone(project, caps
     code, out, _ = run(capsys, "--add-noqa", "k.py")
     assert code == 0 and out == "Added 4 noqa directives.\n"
     text = target.read_text()
-    assert "y = (i * 4).to(tl.int64)  # noqa: ASC010, ASC007\n" in text  # merged
+    assert "y = (i * 4).to(tl.int64)  # noqa: E501, ASC007\n" in text  # merged
     assert "num_warps=4, num_stages=2)  # noqa: ASC004\n" in text  # one code per line
     assert "            num_warps=4)  # noqa: ASC004\n" in text  # after the backslash
     assert run(capsys, "k.py")[0] == 0

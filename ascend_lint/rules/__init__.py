@@ -15,6 +15,7 @@ from ascend_lint.rules.asc008_int64_block_ptr_offset import Int64BlockPtrOffset
 from ascend_lint.rules.asc009_int32_varlen_offsets import Int32VarlenOffsets
 from ascend_lint.rules.asc010_dot_lhs_reuse import DotLhsReuse
 from ascend_lint.rules.asc011_inplace_pointer_advance_in_loop import InplacePointerAdvanceInLoop
+from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
     UnparsableFile,
@@ -29,12 +30,15 @@ ALL_RULES: tuple[type[Rule], ...] = (
     Int32VarlenOffsets,
     DotLhsReuse,
     InplacePointerAdvanceInLoop,
+    UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
 
 # Reported by the engine itself: a file no rule could check.
 SYNTAX_ERROR_CODE = UnparsableFile.code
 SYNTAX_ERROR_NAME = UnparsableFile.name
+# Reported by the engine after suppression: a noqa code that silenced nothing.
+UNUSED_NOQA_CODE = UnusedNoqa.code
 
 __all__ = [
     "ALL_RULES",
