@@ -154,6 +154,11 @@ def _check_parser() -> argparse.ArgumentParser:
         help="print the settings in force for the first path, then exit",
     )
     p.add_argument(
+        "--ignore-noqa",
+        action="store_true",
+        help="report findings that `# noqa` comments would silence (fixes still respect them)",
+    )
+    p.add_argument(
         "--add-noqa",
         action="store_true",
         help="write a `# noqa: CODE` on the line of every finding (to adopt the tool on an "
@@ -297,7 +302,7 @@ def _check_command(argv: list[str]) -> int:
         results = []
         if not (args.force_exclude and _excluded(settings, Path(stdin_name))):
             codes = settings.codes_for(stdin_name, settings.enabled_codes())
-            results = [lint_source(stdin_name, source, codes)]
+            results = [lint_source(stdin_name, source, codes, args.ignore_noqa)]
         n_files, path_errors = len(results), []
     else:
         found = discover(args.paths, settings, force_exclude=args.force_exclude)
@@ -310,7 +315,11 @@ def _check_command(argv: list[str]) -> int:
                 print(f)
             return EXIT_ERROR if found.errors else EXIT_CLEAN
         results = lint_files(
-            found.files, settings, jobs=args.jobs, cache=_open_cache(args, settings)
+            found.files,
+            settings,
+            jobs=args.jobs,
+            cache=_open_cache(args, settings),
+            ignore_noqa=args.ignore_noqa,
         )
         n_files, path_errors = len(found.files), found.errors
     internal = [r.error and f"{r.path}: {r.error}" for r in results if r.error]

@@ -44,15 +44,17 @@ def may_contain_kernels(raw: bytes) -> bool:
     return any(token in raw for token in PREFILTER)
 
 
-def lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
+def lint_source(
+    path: str, raw: bytes, codes: frozenset[str], ignore_noqa: bool = False
+) -> FileResult:
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
     paused = gc.isenabled()
     gc.disable()
     try:
-        result = _lint_source(path, raw, codes)
+        result = _lint_source(path, raw, codes, ignore_noqa)
         if result.error and _TOO_DEEP in result.error:
-            result = _retry_deep(lambda: _lint_source(path, raw, codes), result)
+            result = _retry_deep(lambda: _lint_source(path, raw, codes, ignore_noqa), result)
         return result
     finally:
         if paused:
@@ -100,7 +102,9 @@ def _retry_deep(job: Callable[[], FileResult], fallback: FileResult) -> FileResu
     return box[0] if box else fallback
 
 
-def _lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
+def _lint_source(
+    path: str, raw: bytes, codes: frozenset[str], ignore_noqa: bool = False
+) -> FileResult:
     result = FileResult(path)
     if not may_contain_kernels(raw):
         result.skipped = True
@@ -156,8 +160,13 @@ def _lint_source(path: str, raw: bytes, codes: frozenset[str]) -> FileResult:
         except Exception as exc:  # a rule bug must not hide other files' findings
             result.error = f"internal error in {code} ({rule.name}): {type(exc).__name__}: {exc}"
     used: set[tuple[int, str]] = set()
-    kept = apply_noqa(source, _drop_superseded(found), used)
-    if UNUSED_NOQA_CODE in codes:
+    kept = _drop_superseded(found)
+    if ignore_noqa:  # --ignore-noqa: report what the comments would silence
+        for d in kept:
+            d.noqa_row = d.start.row
+    else:
+        kept = apply_noqa(source, kept, used)
+    if UNUSED_NOQA_CODE in codes and not ignore_noqa:
         kept += unused_noqa(
             source, used, codes, UNUSED_NOQA_CODE, RULES_BY_CODE[UNUSED_NOQA_CODE].name
         )

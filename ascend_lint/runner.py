@@ -29,13 +29,21 @@ def lint_path(path: str, codes: frozenset[str]) -> FileResult:
     return raw if isinstance(raw, FileResult) else lint_source(path, raw, codes)
 
 
-def _job(args: tuple[str, bytes, frozenset[str]]) -> FileResult:
+def _job(args: tuple[str, bytes, frozenset[str], bool]) -> FileResult:
     return lint_source(*args)
 
 
 def lint_files(
-    files: list[Path], settings: Settings, jobs: int | None = None, cache: Cache | None = None
+    files: list[Path],
+    settings: Settings,
+    jobs: int | None = None,
+    cache: Cache | None = None,
+    ignore_noqa: bool = False,
 ) -> list[FileResult]:
+    """Lint `files`; with `ignore_noqa` the cache is neither read nor written, as it
+    holds what the comments leave."""
+    if ignore_noqa:
+        cache = None
     enabled = settings.enabled_codes()
     results: list[FileResult] = []
     pending: list[tuple[int, str, bytes, frozenset[str], str]] = []  # index, path, raw, codes, key
@@ -59,7 +67,7 @@ def lint_files(
 
     jobs = jobs or min(os.cpu_count() or 1, 8)
     size = sum(len(p[2]) for p in pending)
-    work = [(path, raw, codes) for _, path, raw, codes, _ in pending]
+    work = [(path, raw, codes, ignore_noqa) for _, path, raw, codes, _ in pending]
     if jobs <= 1 or len(pending) < _POOL_MIN_FILES or size < _POOL_MIN_BYTES:
         linted = [_job(w) for w in work]
     else:

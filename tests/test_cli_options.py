@@ -205,3 +205,13 @@ def test_add_noqa_never_writes_a_read_only_file(project, capsys):
         assert target.read_text() == ADOPT
     finally:
         os.chmod(target, 0o644)
+
+
+def test_ignore_noqa_reports_what_the_comments_silence(project, capsys):
+    (project / "k.py").write_text(
+        KERNEL_WITH_NUM_WARPS.replace("num_warps=4)", "num_warps=4)  # noqa: ASC004")
+    )
+    assert run(capsys, "k.py")[0] == 0
+    code, out, _ = run(capsys, "--ignore-noqa", "--output-format", "json", "k.py")
+    assert code == 1 and codes(out) == ["ASC004"]
+    assert run(capsys, "k.py")[0] == 0  # the cache did not keep the unsuppressed result
