@@ -159,13 +159,18 @@ class CompileTime:
                 changed = bound_under.get(id(item), set())
             for name in changed:
                 for reader in readers.get(name, ()):
-                    if reader not in queued and not _is_runtime_item(items[reader][0], self):
+                    if reader not in queued and not self._known_runtime(items[reader][0]):
                         queued.add(reader)
                         queue.append(reader)
 
+    def _known_runtime(self, item: Definition | ast.If) -> bool:
+        if isinstance(item, Definition):
+            return item.runtime
+        return bool(self._test_runtime.get(id(item)))
+
     def _iteration_variant(self, d: Definition) -> bool:
         """`acc = acc + x` in a runtime loop: a different value every iteration."""
-        loops = self.fn.context(self.fn.statements[d.order]).loops
+        loops = self._context(d.order).loops
         return any(not loop.static for loop in loops) and d.name in frozen_names(d.value)
 
     def _flow_insensitive_names(self) -> set[str]:
@@ -268,9 +273,3 @@ class CompileTime:
             for c in ast.iter_child_nodes(expr)
             if isinstance(c, ast.expr)
         )
-
-
-def _is_runtime_item(item: Definition | ast.If, analysis: CompileTime) -> bool:
-    if isinstance(item, Definition):
-        return item.runtime
-    return bool(analysis._test_runtime.get(id(item)))

@@ -45,6 +45,7 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
     )
     _transposed_cache: dict[int, set[str]] | None = None
     _stride_cache: dict[tuple[int, str], Stride] = field(default_factory=dict)
+    _divisor_cache: dict[int, set[str]] = field(default_factory=dict)
     _sequences_done: set[int] = field(default_factory=set)
     _calls_by_qual: dict[int, dict[str, list]] = field(default_factory=dict)
     _host_values_cache: dict[tuple[int, int], list] = field(default_factory=dict)

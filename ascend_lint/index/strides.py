@@ -118,8 +118,13 @@ class StrideQueries:
         return _UNKNOWN
 
     def _divisors(self: KernelIndex, fn: JitFunction) -> set[str]:
-        """Names the kernel divides or reduces an index by: `i_bh // H`, `i_bh % H`."""
+        """Names the kernel divides or reduces an index by: `i_bh // H`, `i_bh % H`
+        (one walk per kernel, however many of its strides are asked about)."""
+        cached = self._divisor_cache.get(id(fn))
+        if cached is not None:
+            return cached
         out: set[str] = set()
+        self._divisor_cache[id(fn)] = out
         for stmt in fn.statements:
             for node in ast.walk(stmt) if isinstance(stmt, (ast.Assign, ast.AugAssign)) else ():
                 if (
