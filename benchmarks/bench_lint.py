@@ -35,6 +35,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from results_file import write_section  # noqa: E402
+
+RESULTS_TITLE = "# Linter speed and memory"
 MIRRORS = Path("/work/.mirror")
 
 
@@ -264,7 +268,7 @@ def main() -> int:
         return f"{a / b:.2f}x" if b == b and b > 0 else "-"
 
     lines = [
-        "# Linter speed and memory on real repositories",
+        "## Whole trees",
         "",
         f"* command: `python benchmarks/bench_lint.py --runs {args.runs}{' --fixit' if args.fixit else ''}"
         f"{' --baseline <checkout of ' + base_rev + '>' if baseline else ''}`",
@@ -311,7 +315,7 @@ def main() -> int:
         *[f"| {code} | {ms:.0f} |" for code, ms in fla_rules.items()],
         "",
     ]
-    Path(args.out).write_text("\n".join(lines))
+    write_section(Path(args.out), "lint", "\n".join(lines), title=RESULTS_TITLE)
     print("\n".join(lines))
     return 0
 
