@@ -15,6 +15,7 @@ Where each kind of fact is computed:
 * `strides`    whether a stride is unit, non-unit or unknown, and the evidence
 * `launches`   host functions, launches and helper calls, argument bindings, host values
 * `layout`     host layout: transposed copies and the stride-1 `*_CONTIG` flags
+* `quantities` what a host value counts (tokens, batch, model dims, cores) and grid axes
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
 * `model`      `KernelIndex`, which builds the above once per module and answers queries

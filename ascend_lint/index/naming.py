@@ -32,3 +32,45 @@ _SEQUENCE_LENGTH = re.compile(
 
 def is_sequence_length(name: str) -> bool:
     return bool(_SEQUENCE_LENGTH.match(name))
+
+
+# Sizes fixed by the model or the tiling, spelled the usual ways (`head_num`, `num_kv_heads`,
+# `head_dim`, `hidden_size`, `n_experts`, `kv_group_num`, `block_size`, `vocab_size`).
+_MODEL_WORDS = (
+    "head",
+    "dim",
+    "hidden",
+    "expert",
+    "group",
+    "vocab",
+    "channel",
+    "feature",
+    "embed",
+    "block",
+    "width",
+    "window",
+    "page",
+    "layer",
+)
+_VARYING_WORDS = ("token", "seq", "batch", "row", "len")
+
+
+# Single letters for feature sizes: head dims `K`/`V`, hidden `D`, experts `E`, channels `C`.
+_MODEL_LETTERS = frozenset({"D", "K", "V", "E", "C"})
+
+
+def is_model_dimension(name: str) -> bool:
+    if name in _MODEL_LETTERS:
+        return True
+    lowered = name.lower()
+    return any(w in lowered for w in _MODEL_WORDS) and not any(w in lowered for w in _VARYING_WORDS)
+
+
+# Learned parameters (`weight`, `conv_weight`, `bias`, `gamma`): their sizes are the model's.
+_PARAMETER_TENSOR = re.compile(
+    r"^(\w*_)?(weight|weights|bias|gamma|beta|w|b)(_\w*)?$", re.IGNORECASE
+)
+
+
+def is_parameter_tensor(name: str) -> bool:
+    return bool(_PARAMETER_TENSOR.match(name))

@@ -15,6 +15,8 @@ from ascend_lint.rules.asc008_int64_block_ptr_offset import Int64BlockPtrOffset
 from ascend_lint.rules.asc009_int32_varlen_offsets import Int32VarlenOffsets
 from ascend_lint.rules.asc010_dot_lhs_reuse import DotLhsReuse
 from ascend_lint.rules.asc011_inplace_pointer_advance_in_loop import InplacePointerAdvanceInLoop
+from ascend_lint.rules.asc012_grid_over_core_count import GridOverCoreCount
+from ascend_lint.rules.asc013_per_call_constexpr import PerCallConstexpr
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -30,6 +32,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     Int32VarlenOffsets,
     DotLhsReuse,
     InplacePointerAdvanceInLoop,
+    GridOverCoreCount,
+    PerCallConstexpr,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
