@@ -48,7 +48,8 @@ def test_invalid(rule, case):
         assert rows
     assert {d.code for d in result.diagnostics} == {rule.code}
     if case.fixed is not None:
-        safe = frozenset({Applicability.SAFE})
+        # The rule's own applicability: an unsafe fix is checked as `--unsafe-fixes` applies it.
+        safe = frozenset({Applicability.SAFE, rule.fix_applicability or Applicability.SAFE})
         outcome = fix_source("snippet.py", case.code.encode(), frozenset({rule.code}), safe)
         assert outcome.error is None
         assert outcome.fixed.decode() == case.fixed
@@ -56,3 +57,16 @@ def test_invalid(rule, case):
         # Fixing twice changes nothing.
         again = fix_source("snippet.py", outcome.fixed, frozenset({rule.code}), safe)
         assert again.fixed == outcome.fixed and not again.applied
+
+
+def test_asc021_fix_of_the_example_is_the_shipped_fixed_kernel():
+    """The numerics of `transposed_batch_base.py.fixed` are tested under the interpreter
+    (tests/kernels); this ties them to what the rule's fix writes."""
+    from pathlib import Path
+
+    example = Path(__file__).parents[1] / "examples" / "gpu_habits" / "transposed_batch_base.py"
+    both = frozenset({Applicability.SAFE, Applicability.UNSAFE})
+    outcome = fix_source(str(example), example.read_bytes(), frozenset({"ASC021"}), both)
+    assert outcome.error is None and outcome.applied
+    assert outcome.fixed == example.with_name(example.name + ".fixed").read_bytes()
+    assert outcome.remaining == []

@@ -213,6 +213,8 @@ class QuantityQueries:
         ):
             return _max(self._sub(v, module, depth) for v in module.assignments[name.id])
         # A parameter nobody in this module passes: its name is the only evidence left.
+        if "core" in name.id.lower() or name.id.lower() in _CORE_KEYS:
+            return Quantity(Role.CORES, f"`{name.id}`, the core count")
         if _is_heads(name.id) or is_model_dimension(name.id):
             return Quantity(Role.MODEL, f"`{name.id}`, a model dimension")
         if is_sequence_length(name.id) or _is_token_count(name.id):

@@ -58,7 +58,7 @@ def broadcasts(expr: ast.AST) -> bool:
     return False
 
 
-def _table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> tuple[str, str, int] | None:
+def table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> tuple[str, str, int] | None:
     """`tl.load(P + e + 1)` -> ('P', 'e', 1): the table, its index without literals, the
     literal part of the index."""
     expr = strip_casts(expr, aliases)
@@ -158,7 +158,7 @@ class Sequences:
         reads: dict[str, tuple[str, str, int]] = {}  # local -> (table, index, literal)
         for name, values in fn.assignments.items():
             for value in values:
-                read = _table_read(value, aliases, params)
+                read = table_read(value, aliases, params)
                 if read is not None:
                     reads[name] = read
         for a, (table, index, lit) in reads.items():

@@ -17,6 +17,9 @@ from ascend_lint.rules.asc010_dot_lhs_reuse import DotLhsReuse
 from ascend_lint.rules.asc011_inplace_pointer_advance_in_loop import InplacePointerAdvanceInLoop
 from ascend_lint.rules.asc012_grid_over_core_count import GridOverCoreCount
 from ascend_lint.rules.asc013_per_call_constexpr import PerCallConstexpr
+from ascend_lint.rules.asc018_vector_int_div_mod import VectorIntDivMod
+from ascend_lint.rules.asc019_masked_negative_offset import MaskedNegativeOffset
+from ascend_lint.rules.asc021_transposed_batch_base import TransposedBatchBase
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -34,6 +37,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     InplacePointerAdvanceInLoop,
     GridOverCoreCount,
     PerCallConstexpr,
+    VectorIntDivMod,
+    MaskedNegativeOffset,
+    TransposedBatchBase,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}

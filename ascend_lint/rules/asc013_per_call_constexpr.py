@@ -27,9 +27,7 @@ class PerCallConstexpr(Rule):
                     if (id(arg), param) in seen:
                         continue
                     seen.add((id(arg), param))
-                    per_call = [
-                        q for q in index.quantities(arg, binding.host) if q.role.per_call
-                    ]
+                    per_call = [q for q in index.quantities(arg, binding.host) if q.role.per_call]
                     if per_call:
                         yield Finding(
                             arg,
