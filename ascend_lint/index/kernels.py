@@ -73,6 +73,7 @@ class JitFunction:
     # each comparison and each subtraction in the body (for sequence spans and bounds)
     compares: list[ast.Compare] = field(default_factory=list)
     subtractions: list[ast.BinOp] = field(default_factory=list)
+    divisions: list[tuple[ast.BinOp, ast.stmt]] = field(default_factory=list)  # `//`, `%`
     loop_variables: set[str] = field(default_factory=set)  # targets of range / tl.range loops
     # name -> [(index in `statements` of the assigning statement, value)], in source order
     definitions: dict[str, list[tuple[int, ast.AST]]] = field(default_factory=dict)
@@ -221,8 +222,11 @@ class KernelScanner:
                     self.fn.calls.append((node, stmt))
                 elif isinstance(node, ast.Compare):
                     self.fn.compares.append(node)
-                elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
-                    self.fn.subtractions.append(node)
+                elif kind is ast.BinOp:
+                    if type(node.op) is ast.Sub:
+                        self.fn.subtractions.append(node)
+                    elif type(node.op) in (ast.FloorDiv, ast.Mod):
+                        self.fn.divisions.append((node, stmt))
                 elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                     self._assign(node.target.id, node.value, loops)
             writes: set[str] = set()

@@ -82,6 +82,20 @@ def _show(node: ast.AST) -> str:
         return "..."
 
 
+class _Source:
+    """An expression's source text, unparsed only if a message shows it."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: ast.AST):
+        self.node = node
+
+    def __str__(self) -> str:
+        return _show(self.node)
+
+    __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
+
+
 def _max(quantities: Iterable[Quantity]) -> Quantity:
     found = list(quantities)
     return max(found, key=lambda q: q.role) if found else Quantity(Role.LITERAL, "")
@@ -126,7 +140,7 @@ class QuantityQueries:
         key = (id(expr), id(host), hint)
         cached = self._quantity_cache.get(key)
         if cached is None:
-            self._quantity_cache[key] = Quantity(Role.UNKNOWN, _show(expr))  # cycles
+            self._quantity_cache[key] = Quantity(Role.UNKNOWN, _Source(expr))  # cycles
             cached = self._quantity_cache[key] = self._compute_quantity(expr, host, hint, depth)
         return cached
 
@@ -136,7 +150,7 @@ class QuantityQueries:
         """The largest role over the values a sub-expression can hold. `hint` is the name
         the enclosing value is stored under (`kv_group_num = q.shape[1] // k.shape[1]`)."""
         if depth > 2 * MAX_HELPER_DEPTH:
-            return Quantity(Role.UNKNOWN, _show(expr))
+            return Quantity(Role.UNKNOWN, _Source(expr))
         if isinstance(expr, ast.Name) and host is not None:
             values = self.host_values(expr, host)
             if values != [(expr, ())]:
@@ -146,7 +160,7 @@ class QuantityQueries:
     def _compute_quantity(
         self: KernelIndex, expr: ast.AST, host: HostFunction | None, hint: str, depth: int
     ) -> Quantity:
-        shown = _show(expr)
+        shown = _Source(expr)
         if isinstance(expr, ast.Constant):
             return Quantity(Role.LITERAL, shown)
         if isinstance(expr, ast.Name):
@@ -403,30 +417,26 @@ class QuantityQueries:
         cached = self._task_loop_cache.get(id(fn))
         if cached is not None:
             return cached
-        programs = {f"{LANGUAGE}.num_programs", f"{TRITON}.language.num_programs"}
+        program_counts = {
+            id(stmt)
+            for qual in (f"{LANGUAGE}.num_programs", f"{TRITON}.language.num_programs")
+            for _call, stmt in self.calls_in(fn, qual)
+        }
         counts = {
             name
-            for name, values in fn.assignments.items()
-            if any(
-                isinstance(n, ast.Call) and self.aliases.resolve(n.func) in programs
-                for v in values
-                for n in ast.walk(v)
-            )
+            for name, defs in fn.definitions.items()
+            if any(id(fn.statements[order]) in program_counts for order, _ in defs)
         }
         found = False
         for stmt in fn.statements:
-            header = (
-                stmt.iter
-                if isinstance(stmt, ast.For)
-                else (stmt.test if isinstance(stmt, ast.While) else None)
-            )
-            if header is None:
+            if isinstance(stmt, ast.For):
+                header: ast.AST = stmt.iter
+            elif isinstance(stmt, ast.While):
+                header = stmt.test
+            else:
                 continue
-            direct = any(
-                isinstance(n, ast.Call) and self.aliases.resolve(n.func) in programs
-                for n in ast.walk(header)
-            )
-            if direct or names_in(header) & counts:
+            # calls in a loop header are held by the loop statement
+            if id(stmt) in program_counts or names_in(header) & counts:
                 found = True
                 break
         self._task_loop_cache[id(fn)] = found

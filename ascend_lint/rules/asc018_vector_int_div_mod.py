@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import LANGUAGE, names_in, own_nodes, pointer_names
+from ascend_lint.index import LANGUAGE, names_in, pointer_names
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _ARANGE = f"{LANGUAGE}.arange"
@@ -23,26 +23,21 @@ class VectorIntDivMod(Rule):
         index = ctx.index
         aliases = index.aliases
         for fn in index.kernels:
-            blocks = pointer_names(fn, index.arange_names(fn))
-            if not blocks and not index.calls_in(fn, _ARANGE):
+            if not fn.divisions:
                 continue
-            for stmt in fn.statements:
-                for node in own_nodes(stmt):
-                    if not (
-                        isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod))
-                    ):
-                        continue
-                    if not self._is_block(node.left, blocks, aliases):
-                        continue
-                    if not fn.is_runtime(node.right, aliases, at=stmt):
-                        continue
-                    op = "//" if isinstance(node.op, ast.FloorDiv) else "%"
-                    yield Finding(
-                        node,
-                        f"`{ast.unparse(node)}`: `{op}` of a block index by the runtime "
-                        f"`{ast.unparse(node.right)}` compiles to a scalar loop per element on "
-                        "Ascend; index with one `tl.arange` per axis instead",
-                    )
+            blocks = pointer_names(fn, index.arange_names(fn))
+            for node, stmt in fn.divisions:
+                if not self._is_block(node.left, blocks, aliases):
+                    continue
+                if not fn.is_runtime(node.right, aliases, at=stmt):
+                    continue
+                op = "//" if isinstance(node.op, ast.FloorDiv) else "%"
+                yield Finding(
+                    node,
+                    f"`{ast.unparse(node)}`: `{op}` of a block index by the runtime "
+                    f"`{ast.unparse(node.right)}` compiles to a scalar loop per element on "
+                    "Ascend; index with one `tl.arange` per axis instead",
+                )
 
     @staticmethod
     def _is_block(expr: ast.AST, blocks: set[str], aliases) -> bool:

@@ -65,13 +65,15 @@ class MaskedNegativeOffset(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:
-            vectors = self._vectors(ctx, fn)
+            vectors: set[str] | None = None  # computed for the kernels that need it
             for qual, position in _ACCESSES.items():
                 for call, _stmt in index.calls_in(fn, qual):
                     mask = _mask_of(call, position)
                     if mask is None or not call.args:
                         continue
                     for name, test in _lower_bound_tests(mask):
+                        if vectors is None:
+                            vectors = self._vectors(ctx, fn)
                         if name.id not in vectors:
                             continue
                         use = self._unclamped_use(ctx, fn, call.args[0], name.id)
@@ -90,14 +92,11 @@ class MaskedNegativeOffset(Rule):
     @staticmethod
     def _vectors(ctx: RuleContext, fn: JitFunction) -> set[str]:
         """Block values: derived from `tl.arange` or loaded from memory."""
+        loads = {id(stmt) for _call, stmt in ctx.index.calls_in(fn, f"{LANGUAGE}.load")}
         loaded = {
             name
-            for name, values in fn.assignments.items()
-            if any(
-                isinstance(n, ast.Call) and ctx.index.aliases.resolve(n.func) == f"{LANGUAGE}.load"
-                for v in values
-                for n in ast.walk(v)
-            )
+            for name, defs in fn.definitions.items()
+            if any(id(fn.statements[order]) in loads for order, _ in defs)
         }
         return pointer_names(fn, ctx.index.arange_names(fn) | loaded)
 
