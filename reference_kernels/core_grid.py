@@ -200,7 +200,11 @@ def rms_norm_fwd(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> to
     sizes depend only on ``N`` (``triton.next_power_of_2``), so a new number of rows
     never compiles the kernel again.
     """
-    if weight.dim() != 1 or x.dim() == 0 or x.shape[-1] != weight.shape[0]:
+    if weight.dim() != 1 or x.dim() == 0:
+        raise ValueError(
+            f"x [..., N] and weight [N] expected, got {x.dim()}-d and {weight.dim()}-d"
+        )
+    if x.shape[-1] != weight.shape[0]:
         raise ValueError(
             f"x [..., N] and weight [N] do not match: {tuple(x.shape)} vs {tuple(weight.shape)}"
         )

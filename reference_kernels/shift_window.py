@@ -136,12 +136,13 @@ def causal_conv1d_fwd(
     sequences, each convolved on its own.  Returns ``y`` in ``x``'s dtype;
     accumulation is fp32.
     """
-    if x.dim() != 3:
-        raise ValueError(f"x must be [B, T, D], got shape {tuple(x.shape)}")
-    B, T, D = x.shape
-    if weight.dim() != 2 or weight.shape[0] != D:
-        raise ValueError(f"weight must be [D={D}, W], got shape {tuple(weight.shape)}")
-    W = weight.shape[1]
+    if weight.dim() != 2:
+        raise ValueError(f"weight must be [D, W], got shape {tuple(weight.shape)}")
+    # channels and width come from the weight: model constants, fixed for every call
+    D, W = weight.shape
+    if x.dim() != 3 or x.shape[2] != D:
+        raise ValueError(f"x must be [B, T, D={D}], got shape {tuple(x.shape)}")
+    B, T = x.shape[0], x.shape[1]
     if not 1 <= W <= MAX_WIDTH:
         raise ValueError(f"window width {W} is outside 1..{MAX_WIDTH}")
     if bias is not None and bias.shape != (D,):
@@ -167,7 +168,7 @@ def causal_conv1d_fwd(
         n_t_tiles = 0  # unused on the varlen path
         n_chunks = chunk_indices.shape[0]
     n_tiles = n_chunks * n_d_tiles
-    grid = (min(num_vector_cores(), n_tiles),)
+    grid = (min(num_vector_cores(x), n_tiles),)
     causal_conv1d_fwd_kernel[grid](
         x,
         weight_rows,

@@ -1,7 +1,10 @@
 """reference_kernels.core_grid: RMSNorm forward on the vector-core grid."""
 
+from pathlib import Path
+
 import pytest
 import torch
+from _jit_signature import jit_signature
 
 from reference_kernels import core_grid
 from reference_kernels import torch_reference as oracle
@@ -72,3 +75,10 @@ def test_empty_and_mismatched_inputs():
     assert rms_norm_fwd(torch.zeros(0, 8), weight).shape == (0, 8)
     with pytest.raises(ValueError, match="do not match"):
         rms_norm_fwd(torch.zeros(3, 7), weight)
+
+
+def test_row_count_is_a_runtime_argument():
+    """A new token count must not compile the kernel again (ASC013)."""
+    constexprs, not_specialised = jit_signature(Path(core_grid.__file__), "rms_norm_fwd_kernel")
+    assert "n_rows" not in constexprs and "n_rows" in not_specialised
+    assert constexprs == {"N", "BM", "BN", "ONE_PASS"}

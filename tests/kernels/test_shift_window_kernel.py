@@ -1,8 +1,12 @@
 """reference_kernels.shift_window (depthwise causal conv on the vector-core grid)."""
 
+from pathlib import Path
+
 import pytest
 import torch
+from _jit_signature import jit_signature
 
+from reference_kernels import shift_window
 from reference_kernels import torch_reference as oracle
 from reference_kernels.core_grid import VECTOR_CORES_ENV
 from reference_kernels.shift_window import causal_conv1d_fwd
@@ -79,10 +83,22 @@ def test_sequence_boundaries_really_restart_the_window():
     ("shape", "weight_shape", "message"),
     [
         ((2, 8), (8, 4), "x must be"),
-        ((1, 8, 16), (8, 4), "weight must be"),
+        ((1, 8, 16), (8, 4), "x must be"),
+        ((1, 8, 16), (16,), "weight must be"),
         ((1, 8, 16), (16, 5), "outside 1..4"),
     ],
 )
 def test_bad_shapes_are_rejected(shape, weight_shape, message):
     with pytest.raises(ValueError, match=message):
         causal_conv1d_fwd(torch.zeros(shape), torch.zeros(weight_shape))
+
+
+def test_sequence_length_and_task_counts_are_runtime_arguments():
+    """A new batch or sequence length must not compile the kernel again (ASC013)."""
+    constexprs, not_specialised = jit_signature(
+        Path(shift_window.__file__), "causal_conv1d_fwd_kernel"
+    )
+    runtime = {"T", "n_tiles", "n_t_tiles"}
+    assert not runtime & constexprs
+    assert runtime <= not_specialised
+    assert constexprs == {"D", "W", "BT", "BD", "HAS_BIAS", "IS_VARLEN"}
