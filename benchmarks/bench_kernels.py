@@ -297,17 +297,19 @@ def time_kernels_profiler(fn, iters):
         for _ in range(iters):
             fn()
         torch.cuda.synchronize()
-    total_us, names = 0.0, set()
+    per_kernel = {}
     for evt in prof.key_averages():
+        device_us = getattr(evt, "device_time_total", None)
+        if device_us is None:  # torch before 2.4
+            device_us = getattr(evt, "cuda_time_total", 0.0)
         # Triton kernels carry their Python function name; torch's own CUDA kernels have
-        # C++ names (namespaces, templates, spaces).
-        device_us = getattr(evt, "device_time_total", None) or evt.cuda_time_total
+        # C++ names (namespaces, templates, spaces); runtime API calls have no device time.
         if evt.key.isidentifier() and device_us > 0:
-            total_us += device_us
-            names.add(evt.key)
-    if not names:
+            per_kernel[evt.key] = per_kernel.get(evt.key, 0.0) + device_us / iters / 1000.0
+    if not per_kernel:
         raise RuntimeError("profiler saw no Triton kernel")
-    return total_us / iters / 1000.0, sorted(names)
+    names = [f"{name} {ms:.4f}" for name, ms in sorted(per_kernel.items())]
+    return sum(per_kernel.values()), names
 
 
 def measure(fn, ref, device, backend, args, notes, tag):
@@ -441,7 +443,7 @@ def write_report(args, device, dev_name, dtype, sms, versions, rows, sweep_rows,
         "  excluded for every implementation); op ms: events around the whole call, glue included",
         "* vs fla_cuda / vs fla_ascend: kernel ms of the row divided by the peer's (same shape and op)",
         "",
-        "| shape | implementation | op | error | ok | kernel ms | op ms | vs fla_cuda | vs fla_ascend | kernels |",
+        "| shape | implementation | op | error | ok | kernel ms | op ms | vs fla_cuda | vs fla_ascend | kernels (ms each) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
