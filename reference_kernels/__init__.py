@@ -5,8 +5,9 @@ Importing this package is cheap on purpose: it pulls in neither ``torch`` nor
 on a machine that has neither installed.  Import the submodules to run kernels:
 
 * ``reference_kernels.chunk_o``: gated chunk output family (forward ``o``, backward
-  ``dv`` local, backward ``dq/dk/dw`` and ``dg``) with the stride-1 gate layout
-  (the G_T_CONTIG pattern) and the legacy layout kept only for ``HV == 1``.
+  ``dv`` local, backward ``dq/dk/dw/dg`` in one kernel) on 1-D core grids, with the
+  stride-1 gate layout (the G_T_CONTIG pattern) and the legacy layout kept only for
+  ``HV == 1``.
 * ``reference_kernels.core_grid``: host helpers for 1-D core-grid launches
   (``num_ai_cores`` / ``num_vector_cores``) and RMSNorm forward launched on them.
 * ``reference_kernels.shift_window``: depthwise causal conv over time on the

@@ -25,7 +25,8 @@ Layout choices for Ascend (why the code looks the way it does)
   in the ``else`` branch, which the launchers select only for ``HV == 1``.
 * Every kernel runs on a 1-D grid of the AI-core count (they all use ``tl.dot``;
   ``reference_kernels.core_grid.num_ai_cores``) and walks its tasks in a loop,
-  ``for task in range(tl.program_id(0), n_tasks, tl.num_programs(0))``.  A task is one
+  ``for task in range(tl.program_id(0), n_tasks, tl.num_programs(0))`` (or the same
+  loop as a ``while``, where prefetching across tasks does not pay).  A task is one
   (V block,) value head and chunk; the chunk count is a runtime argument, so the grid
   stays one round of programs however long the sequences are, and a new length does
   not compile a new kernel.
@@ -180,7 +181,8 @@ def chunk_fwd_kernel_o(
     """One program per AI core; each walks the tasks (V block, value head, chunk).
 
     The V block varies fastest, then the value head, so programs that run at the same
-    time share the q/k rows of one chunk.
+    time share the q/k rows of one chunk.  A ``for`` task loop: here overlapping the
+    next task's q / k / h loads with this task's matmuls pays at long context.
     """
     NV: tl.constexpr = (V + BV - 1) // BV
     n_tasks = n_chunks * (HV * NV)
@@ -269,9 +271,17 @@ def chunk_bwd_kernel_dv_local(
     G_T_CONTIG: tl.constexpr,
     IS_VARLEN: tl.constexpr,
 ):
-    """One program per AI core; each walks the tasks (value head, chunk)."""
+    """One program per AI core; each walks the tasks (value head, chunk).
+
+    The task loop is a ``while``: a task's loads feed its own matmuls only, and an
+    innermost ``for`` would let Triton's GPU pipeliner prefetch the next task's tiles
+    too, which on the H200 cost more than it gave (more shared memory per program,
+    fewer programs per SM; see benchmarks/KERNELS_RESULTS.md).  Both forms lower
+    through the Ascend frontend (tests/kernels/test_ascend_frontend.py).
+    """
     n_tasks = n_chunks * HV
-    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+    task = tl.program_id(0)
+    while task < n_tasks:
         i_h = tl.cast(task % HV, tl.int64)
         i_n, i_t, _, bos, T_cur = locate_chunk(
             task // HV, T, chunk_indices, cu_seqlens, BT, IS_VARLEN
@@ -318,6 +328,7 @@ def chunk_bwd_kernel_dv_local(
             b_A_lhs = (b_A + 0.0).to(b_do.dtype)
             b_dv = tl.dot(b_A_lhs, b_do, input_precision="ieee")
             tl.store(p_dv, b_dv.to(p_dv.dtype.element_ty), boundary_check=(0, 1))
+        task += tl.num_programs(0)
 
 
 # ---------------------------------------------------------------------------
@@ -368,12 +379,15 @@ def chunk_bwd_kernel_dqkwg(
     Everything dg needs is in the program's tiles already (the unrounded dq / dk, the
     ungated ``v @ dh^T``), so it is reduced here over the K blocks, which this program
     walks itself: no fp32 dq / dk scratch, no second kernel, no per-K-block dg partials.
-    ``ds`` does not depend on the K block and is computed once per task.
+    ``ds`` is accumulated in the same pass over v / do as dq / dk / dw (recomputed per
+    K block; with K <= 64 there is one).  The task loop is a ``while`` for the reason
+    given in :func:`chunk_bwd_kernel_dv_local`.
     """
     NK: tl.constexpr = (K + BK - 1) // BK
     NV: tl.constexpr = (V + BV - 1) // BV
     n_tasks = n_chunks * HV
-    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+    task = tl.program_id(0)
+    while task < n_tasks:
         i_h = tl.cast(task % HV, tl.int64)
         i_n, i_t, i_tg, bos, T_cur = locate_chunk(
             task // HV, T, chunk_indices, cu_seqlens, BT, IS_VARLEN
@@ -392,18 +406,6 @@ def chunk_bwd_kernel_dqkwg(
         m_t = o_t < T_cur
         m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
 
-        # ds = do @ v^T, shared by every K block.
-        b_ds = tl.zeros([BT, BT], dtype=tl.float32)
-        for i_v in range(NV):
-            p_v = tl.make_block_ptr(
-                v_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
-            )
-            p_do = tl.make_block_ptr(
-                do_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
-            )
-            b_v = tl.load(p_v, boundary_check=(0, 1))
-            b_do = tl.load(p_do, boundary_check=(0, 1))
-            b_ds += tl.dot(b_do, tl.trans(b_v), input_precision="ieee")
         if USE_G:
             g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
             b_g = tl.load(
@@ -411,7 +413,7 @@ def chunk_bwd_kernel_dqkwg(
             ).to(tl.float32)
             last_idx = tl.minimum(i_t * BT + BT, T_cur) - 1
             b_g_last = gate_scalar(g_row, last_idx, HV, G_T_CONTIG)
-            b_ds = b_ds * tl.exp2(tl.where(m_A, b_g[:, None] - b_g[None, :], 0.0))
+            b_ds_gate = tl.exp2(tl.where(m_A, b_g[:, None] - b_g[None, :], 0.0))
             b_dq_gate = tl.exp2(b_g) * scale
             b_dk_gate = tl.where(m_t, tl.exp2(b_g_last - b_g), 0.0)
             b_dg = tl.zeros([BT], dtype=tl.float32)
@@ -419,9 +421,8 @@ def chunk_bwd_kernel_dqkwg(
             # sum_t exp2(g_last - g_t) k_t . (dh v_t)
             b_hdh = tl.zeros([1], dtype=tl.float32)
             b_kdhv = tl.zeros([1], dtype=tl.float32)
-        b_ds = tl.where(m_A, b_ds * scale, 0.0)
-
         for i_k in range(NK):
+            b_ds = tl.zeros([BT, BT], dtype=tl.float32)
             b_dq = tl.zeros([BT, BK], dtype=tl.float32)
             b_dk = tl.zeros([BT, BK], dtype=tl.float32)
             if USE_DW:
@@ -446,6 +447,9 @@ def chunk_bwd_kernel_dqkwg(
                 b_dh = tl.load(p_dh, boundary_check=(0, 1))
                 if USE_G:
                     b_hdh += tl.sum(tl.sum(b_h.to(tl.float32) * b_dh.to(tl.float32), 1), 0)
+                # do is the lhs of two matmuls: the first one gets its own copy.
+                b_do_for_ds = b_do + 0.0
+                b_ds += tl.dot(b_do_for_ds, tl.trans(b_v), input_precision="ieee")
                 b_dq += tl.dot(b_do, b_h.to(b_do.dtype), input_precision="ieee")
                 b_dk += tl.dot(b_v, b_dh.to(b_v.dtype), input_precision="ieee")
                 if USE_DW:
@@ -471,6 +475,9 @@ def chunk_bwd_kernel_dqkwg(
                 )
                 tl.store(p_dw, (-b_dw).to(p_dw.dtype.element_ty), boundary_check=(0, 1))
 
+            if USE_G:
+                b_ds = b_ds * b_ds_gate
+            b_ds = tl.where(m_A, b_ds * scale, 0.0)
             p_q = tl.make_block_ptr(
                 q_base, (T_cur, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
             )
@@ -485,9 +492,9 @@ def chunk_bwd_kernel_dqkwg(
                 b_kdhv += tl.sum(tl.sum(b_dk * b_k.to(tl.float32), 1), 0)
             else:
                 b_dq = b_dq * scale
-            # ds serves every K block: each matmul gets a fresh lhs copy (Ascend's matmul
-            # may overwrite its lhs buffer in UB).
-            b_ds_lhs = (b_ds + 0.0).to(b_k.dtype)
+            # ds feeds two matmuls (as is and transposed): both operands are materialised
+            # before the first matmul, which may overwrite its lhs buffer in UB.
+            b_ds_lhs = b_ds.to(b_k.dtype)
             b_dst_lhs = tl.trans(b_ds).to(b_q.dtype)
             b_dq += tl.dot(b_ds_lhs, b_k, input_precision="ieee")
             b_dk += tl.dot(b_dst_lhs, b_q, input_precision="ieee")
@@ -510,6 +517,7 @@ def chunk_bwd_kernel_dqkwg(
             dg_row = gate_base(dg, bos, i_n, i_h, T, HV, IS_VARLEN, True)
             p_dg = tl.make_block_ptr(dg_row, (T_cur,), (1,), (i_t * BT,), (BT,), (0,))
             tl.store(p_dg, b_dg.to(p_dg.dtype.element_ty), boundary_check=(0,))
+        task += tl.num_programs(0)
 
 
 # ---------------------------------------------------------------------------
@@ -550,12 +558,6 @@ def _num_chunks(B: int, T: int, cu_seqlens: torch.Tensor | None, chunk_size: int
         return B * triton.cdiv(T, chunk_size), None
     chunk_indices = prepare_chunk_indices(cu_seqlens, chunk_size)
     return chunk_indices.shape[0], chunk_indices
-
-
-def _core_grid(n_tasks: int, like: torch.Tensor) -> tuple[int]:
-    """1-D grid of the AI-core count (every kernel here uses ``tl.dot``), never more
-    programs than tasks."""
-    return (max(1, min(n_tasks, num_ai_cores(like))),)
 
 
 def _block(n: int) -> int:
@@ -599,7 +601,10 @@ def chunk_fwd_o(
     BT, BK, BV = chunk_size, _block(K), _block(V)
     n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
     o = torch.empty_like(v)
-    chunk_fwd_kernel_o[_core_grid(n_chunks * HV * triton.cdiv(V, BV), q)](
+    # One program per AI core (the kernel uses tl.dot), never more programs than tasks.
+    n_tasks = n_chunks * HV * triton.cdiv(V, BV)
+    grid = (min(n_tasks, num_ai_cores(q)),)
+    chunk_fwd_kernel_o[grid](
         q,
         k,
         v,
@@ -646,7 +651,8 @@ def chunk_bwd_dv_local(
     BT, BK, BV = chunk_size, _block(K), _block(V)
     n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
     dv = torch.empty_like(do)
-    chunk_bwd_kernel_dv_local[_core_grid(n_chunks * HV, q)](
+    grid = (min(n_chunks * HV, num_ai_cores(q)),)
+    chunk_bwd_kernel_dv_local[grid](
         q,
         k,
         _gate_arg(g, HV),
@@ -719,7 +725,8 @@ def chunk_bwd_dqkwg(
     dw = torch.empty(B, T, HV, K, dtype=w.dtype, device=q.device) if w is not None else None
     # Written [B, HV, T] (stride-1 stores), returned in the public [B, T, HV] layout.
     dg_t = torch.empty(B, HV, T, dtype=torch.float32, device=q.device) if g is not None else None
-    chunk_bwd_kernel_dqkwg[_core_grid(n_chunks * HV, q)](
+    grid = (min(n_chunks * HV, num_ai_cores(q)),)
+    chunk_bwd_kernel_dqkwg[grid](
         q,
         k,
         v,
