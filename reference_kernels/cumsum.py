@@ -22,10 +22,12 @@ import torch
 import triton
 import triton.language as tl
 
+from reference_kernels.core_grid import num_vector_cores
+
 __all__ = ["chunk_local_cumsum", "chunk_local_cumsum_kernel"]
 
 
-@triton.jit(do_not_specialize=["T"])
+@triton.jit(do_not_specialize=["T", "n_chunks", "n_tasks"])
 def chunk_local_cumsum_kernel(
     g,
     out,
@@ -33,6 +35,8 @@ def chunk_local_cumsum_kernel(
     cu_seqlens,
     chunk_table,
     T,
+    n_chunks,
+    n_tasks,
     H: tl.constexpr,
     BT: tl.constexpr,
     BH: tl.constexpr,
@@ -40,46 +44,48 @@ def chunk_local_cumsum_kernel(
     IS_VARLEN: tl.constexpr,
     HAS_INITIAL: tl.constexpr,
 ):
-    i_c = tl.program_id(0)
-    i_b = tl.cast(tl.program_id(1), tl.int64)
-    i_n = i_b
-    if IS_VARLEN:
-        # chunk_table (int32, host-built) lists only the chunks of this launch's mode.
-        i_n = tl.load(chunk_table + i_c * 2)
-        i_t = tl.load(chunk_table + i_c * 2 + 1)
-        bos = tl.load(cu_seqlens + i_n)
-        eos = tl.load(cu_seqlens + i_n + 1)
-        T = (eos - bos).to(tl.int32)
-    else:
-        bos = i_b * T
-        if TAIL_MODE:
-            i_t = T // BT
+    # One program per vector core; task = (sequence or batch, chunk of this launch's mode).
+    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+        i_c = task % n_chunks
+        i_b = tl.cast(task // n_chunks, tl.int64)
+        i_n = i_b
+        if IS_VARLEN:
+            # chunk_table (int32, host-built) lists only the chunks of this launch's mode.
+            i_n = tl.load(chunk_table + i_c * 2)
+            i_t = tl.load(chunk_table + i_c * 2 + 1)
+            bos = tl.load(cu_seqlens + i_n)
+            eos = tl.load(cu_seqlens + i_n + 1)
+            T_cur = (eos - bos).to(tl.int32)
         else:
-            i_t = i_c
+            bos = i_b * T
+            T_cur = T
+            if TAIL_MODE:
+                i_t = T // BT
+            else:
+                i_t = i_c
 
-    g_base = g + bos * H
-    out_base = out + bos * H
-    p_g = tl.make_block_ptr(g_base, (T, H), (H, 1), (i_t * BT, 0), (BT, BH), (1, 0))
-    p_out = tl.make_block_ptr(out_base, (T, H), (H, 1), (i_t * BT, 0), (BT, BH), (1, 0))
-    if TAIL_MODE:
-        # Ragged chunk: rows past the sequence end are padded with 0 and not stored.
-        b_g = tl.load(p_g, boundary_check=(0, 1)).to(tl.float32)
-    else:
-        # Full chunk: every row is in range, only the head padding needs a check.
-        b_g = tl.load(p_g, boundary_check=(1,)).to(tl.float32)
-    b_out = tl.cumsum(b_g, axis=0)
-    # The optional carry-in pointer is tested on its own constexpr flag first, and only
-    # then the runtime chunk index: with `HAS_INITIAL or i_t == 0`-style mixing, the
-    # specialisation without `initial` would still compile `None + offset` (ASC006).
-    if HAS_INITIAL:
-        if i_t == 0:
+        g_base = g + bos * H
+        out_base = out + bos * H
+        p_g = tl.make_block_ptr(g_base, (T_cur, H), (H, 1), (i_t * BT, 0), (BT, BH), (1, 0))
+        p_out = tl.make_block_ptr(out_base, (T_cur, H), (H, 1), (i_t * BT, 0), (BT, BH), (1, 0))
+        if TAIL_MODE:
+            # Ragged chunk: rows past the sequence end are padded with 0 and not stored.
+            b_g = tl.load(p_g, boundary_check=(0, 1)).to(tl.float32)
+        else:
+            # Full chunk: every row is in range, only the head padding needs a check.
+            b_g = tl.load(p_g, boundary_check=(1,)).to(tl.float32)
+        b_out = tl.cumsum(b_g, axis=0)
+        # The optional carry-in pointer is tested on its own constexpr flag (ASC006);
+        # "first chunk only" is a mask, not a runtime `if` inside the task loop (ASC003).
+        if HAS_INITIAL:
             o_h = tl.arange(0, BH)
-            b_init = tl.load(initial + i_n * H + o_h, mask=o_h < H, other=0.0)
+            first = (o_h < H) & (i_t == 0)
+            b_init = tl.load(initial + i_n * H + o_h, mask=first, other=0.0)
             b_out += b_init.to(tl.float32)[None, :]
-    if TAIL_MODE:
-        tl.store(p_out, b_out.to(p_out.dtype.element_ty), boundary_check=(0, 1))
-    else:
-        tl.store(p_out, b_out.to(p_out.dtype.element_ty), boundary_check=(1,))
+        if TAIL_MODE:
+            tl.store(p_out, b_out.to(p_out.dtype.element_ty), boundary_check=(0, 1))
+        else:
+            tl.store(p_out, b_out.to(p_out.dtype.element_ty), boundary_check=(1,))
 
 
 def _varlen_tables(cu_seqlens: torch.Tensor, chunk_size: int):
@@ -126,13 +132,16 @@ def chunk_local_cumsum(
     for tail_mode, n_chunks, table in launches:
         if n_chunks == 0:
             continue
-        chunk_local_cumsum_kernel[(n_chunks, B)](
+        n_tasks = n_chunks * B
+        chunk_local_cumsum_kernel[(min(n_tasks, num_vector_cores(g)),)](
             g,
             out,
             initial,
             cu_seqlens,
             table,
             T,
+            n_chunks,
+            n_tasks,
             H=H,
             BT=chunk_size,
             BH=BH,

@@ -78,11 +78,29 @@ def scan_host(
             if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                 guards = (*guards, (stmt.test, False))
         elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.AsyncWith, ast.AsyncFor)):
+            if isinstance(stmt, ast.For):
+                # `for mode, n, table in launches:` over a literal list: each element binds
+                for element in _literal_elements(host, stmt.iter):
+                    _host_targets(host, stmt.target, element, guards)
             scan_host(host, stmt.body, guards)
             scan_host(host, getattr(stmt, "orelse", []), guards)
         elif isinstance(stmt, ast.Try):
             for part in (stmt.body, *[h.body for h in stmt.handlers], stmt.orelse, stmt.finalbody):
                 scan_host(host, part, guards)
+
+
+def _literal_elements(host: HostFunction, iterable: ast.AST) -> list[ast.AST]:
+    """The elements of a list or tuple display, or of the displays a local was assigned."""
+    if isinstance(iterable, (ast.List, ast.Tuple)):
+        return list(iterable.elts)
+    if isinstance(iterable, ast.Name):
+        return [
+            e
+            for value in host.assignments.get(iterable.id, ())
+            if isinstance(value, (ast.List, ast.Tuple))
+            for e in value.elts
+        ]
+    return []
 
 
 def _host_targets(host: HostFunction, target: ast.AST, value: ast.AST, guards: tuple) -> None:

@@ -116,7 +116,13 @@ def _specs():
                             IS_VARLEN=varlen,
                             HAS_INITIAL=has_initial,
                         )
-                        sig = dict(g="*" + TYPES[dtype], out="*fp32", T="i32")
+                        sig = dict(
+                            g="*" + TYPES[dtype],
+                            out="*fp32",
+                            T="i32",
+                            n_chunks="i32",
+                            n_tasks="i32",
+                        )
                         if has_initial:
                             sig.update(initial="*fp32")
                         else:

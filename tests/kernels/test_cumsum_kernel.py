@@ -46,3 +46,24 @@ def test_chunk_local_cumsum_with_initial(B, T, H, BT, cu):
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
     plain = oracle.chunk_local_cumsum_ref(g, BT, cu_seqlens=cu_seqlens)
     assert not torch.allclose(ref, plain)  # the carry-in really changed something
+
+
+@pytest.mark.parametrize("cores", ["1", "3"])
+@pytest.mark.parametrize(
+    ("B", "T", "cu"),
+    [
+        pytest.param(3, 70, None, id="B3-T70"),
+        pytest.param(1, 129, (0, 37, 100, 129), id="varlen0-37-100-129"),
+    ],
+)
+def test_task_loop_covers_every_chunk_with_few_cores(monkeypatch, cores, B, T, cu):
+    """A grid of 1 or 3 programs walks all (batch, chunk) tasks of both launches."""
+    monkeypatch.setenv("ASCEND_LINT_VECTOR_CORES", cores)
+    gen = torch.Generator().manual_seed(2)
+    g = torch.randn(B, T, 3, generator=gen)
+    cu_seqlens = None if cu is None else torch.tensor(cu, dtype=torch.int64)
+    n_seq = B if cu is None else len(cu) - 1
+    initial = torch.randn(n_seq, 3, generator=gen)
+    out = chunk_local_cumsum(g, 16, cu_seqlens=cu_seqlens, initial=initial)
+    ref = oracle.chunk_local_cumsum_ref(g, 16, cu_seqlens=cu_seqlens, initial=initial)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
