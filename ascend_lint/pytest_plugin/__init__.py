@@ -1,0 +1,83 @@
+"""``pytest --ascend-compile``: compile every kernel specialisation a test run launches
+through the Ascend compiler front end (triton-ascend's ``ttir`` and ``ttadapter``
+stages, no NPU or CANN needed), and confirm static findings from the lowered IR.
+
+Registered through the ``pytest11`` entry point.  Without ``--ascend-compile`` it only
+adds its options: nothing here imports triton or torch, and no hook runs.
+
+    pytest --ascend-compile                 # report what the Ascend front end rejects
+    pytest --ascend-compile=strict          # and fail the tests that launched it
+    pytest --ascend-compile --ascend-compile-report=ascend-compile.json
+
+Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the kernel
+modules are imported); the compiling happens in a separate worker process without it.
+"""
+
+from __future__ import annotations
+
+MODES = ("report", "strict", "off")
+PLUGIN_NAME = "ascend-compile-gate"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("ascend-compile", "compile launched kernels for Ascend")
+    group.addoption(
+        "--ascend-compile",
+        action="store",
+        nargs="?",
+        const="report",
+        default=None,
+        choices=MODES,
+        metavar="MODE",
+        help="compile every kernel specialisation the tests launch through the Ascend "
+        "front end: 'report' (the default when given alone) prints what it rejects, "
+        "'strict' also fails the tests that launched it, 'off' disables it.",
+    )
+    group.addoption(
+        "--ascend-compile-report",
+        action="store",
+        default=None,
+        metavar="FILE",
+        help="write the --ascend-compile report as JSON to FILE.",
+    )
+    group.addoption(
+        "--ascend-compile-timeout",
+        action="store",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="longest one specialisation may take to compile (default 300).",
+    )
+    parser.addini(
+        "ascend_compile",
+        "default --ascend-compile mode for this project (report, strict or off)",
+        default="off",
+    )
+
+
+def mode(config) -> str:
+    chosen = config.getoption("ascend_compile")
+    if chosen is None:
+        chosen = (config.getini("ascend_compile") or "off").strip()
+        if chosen not in MODES:
+            import pytest
+
+            raise pytest.UsageError(
+                f"ascend_compile = {chosen!r} in the pytest configuration; use one of {', '.join(MODES)}"
+            )
+    return chosen
+
+
+def pytest_configure(config):
+    chosen = mode(config)
+    if chosen == "off":
+        return
+    from ascend_lint.pytest_plugin.gate import CompileGate
+
+    gate = CompileGate(
+        config,
+        strict=chosen == "strict",
+        report_path=config.getoption("ascend_compile_report"),
+        timeout_s=config.getoption("ascend_compile_timeout"),
+    )
+    config.pluginmanager.register(gate, PLUGIN_NAME)
