@@ -99,7 +99,9 @@ def describe(executor, args: tuple, kwargs: dict) -> Launch:
         last_line = first + len(lines) - 1
     except (OSError, TypeError):
         def_line = last_line = code.co_firstlineno
-    bound = inspect.getcallargs(fn, *args, **kwargs)
+    params = set(inspect.signature(fn).parameters)
+    # launch options (num_warps, ...) are not parameters; they still reach the compiler
+    bound = inspect.getcallargs(fn, *args, **{k: v for k, v in kwargs.items() if k in params})
     grid = executor.grid(bound) if callable(executor.grid) else executor.grid
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     constexprs = set(executor.constexprs)

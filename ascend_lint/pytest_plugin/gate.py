@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -38,25 +39,33 @@ class CompileGate:
         self.current: str | None = None  # node id of the running test
         self.unreported: dict[str, list[dict]] = {}  # node id -> rejected records
         self._uninstall = None
-        self.unavailable: str | None = None
+        self.is_xdist_controller = False
         self.startup_ms: float | None = None  # waiting for the worker's first answer
         self.is_xdist_worker = hasattr(config, "workerinput")
 
     # -- session ------------------------------------------------------------------------
-    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session):
-        if self.config.pluginmanager.hasplugin("dsession"):
-            return  # the xdist controller runs no tests; its nodes compile
-        try:
-            self._uninstall = capture.install(self.on_launch)
-        except ImportError as exc:
-            self.unavailable = f"triton is not importable ({exc}); nothing was compiled"
+        self.is_xdist_controller = self.config.pluginmanager.hasplugin("dsession")
 
     def pytest_collection_finish(self, session):
-        # Start the worker (it imports triton, about 3 s) while the first tests run, but
-        # only where kernels will run under the interpreter.
-        if self._uninstall is not None and os.environ.get("TRITON_INTERPRET") == "1":
+        if self._install() and os.environ.get("TRITON_INTERPRET") == "1":
+            # start the worker (it imports triton, ~3 s) while the first tests run
             self.client.start()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        self._install()
+
+    def _install(self) -> bool:
+        """Wrap the interpreter's launch once triton is imported, and not before: this
+        plugin must not be the first to import triton, or triton's own ``@jit``
+        helpers (``tl.cdiv`` ...) would be made without the interpreter."""
+        if self._uninstall is not None:
+            return True
+        if self.is_xdist_controller or "triton.runtime.interpreter" not in sys.modules:
+            return False
+        self._uninstall = capture.install(self.on_launch)
+        return True
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -109,10 +118,6 @@ class CompileGate:
                 path = Path(self.config.invocation_params.dir) / path
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        if self.unavailable and not report["specialisations"]:
-            terminalreporter.write_sep("=", "Ascend compile")
-            terminalreporter.write_line(self.unavailable)
-            return
         _print_report(terminalreporter, report, self.report_path)
 
     # -- launches -----------------------------------------------------------------------

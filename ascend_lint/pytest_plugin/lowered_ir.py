@@ -293,10 +293,9 @@ def _strided_access(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
     elif op.name == "bufferization.materialize_in_destination":
         operands = _OPERAND.findall(op.text.split(":", 1)[0])
         types = op.text.split(":", 1)[1] if ":" in op.text else ""
-        memrefs = re.findall(r"memref<[^>]*(?:<[^>]*>[^>]*)*>", types)
-        if len(operands) < 2 or not memrefs:
+        if len(operands) < 2 or "memref<" not in types:
             return None
-        candidates = [("strided-store", operands[1], memrefs[-1])]
+        candidates = [("strided-store", operands[1], "memref<" + types.rsplit("memref<", 1)[1])]
     else:
         return None
     for kind, value, memref_type in candidates:

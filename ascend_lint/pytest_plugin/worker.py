@@ -23,6 +23,7 @@ Answer:   {"id": 1, "ok": bool, "key": triton's specialisation key, "signature":
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -33,6 +34,7 @@ import time
 import traceback
 
 NPU_ARCH_ENV = "ASCEND_LINT_NPU_ARCH"
+IR_DUMP_ENV = "ASCEND_LINT_IR_DUMP_DIR"  # where to keep each lowered module, to read it
 DEFAULT_NPU_ARCH = "Ascend910B4"
 STAGES = ("ttir", "ttadapter")
 
@@ -234,6 +236,7 @@ class Worker:
             answer.update(ok=True, key=key, cached=key in cache_before)
             if not answer["cached"]:
                 answer["ir"] = lowered.ir_text
+                _dump(request, jit_fn, key, lowered.ir_text)
         except StageFailed as exc:
             answer.update(stage=exc.stage, error=exc.message[-6000:])
         except Exception as exc:
@@ -244,6 +247,19 @@ class Worker:
         answer.update(self.last)
         answer["ms"] = round((time.perf_counter() - started) * 1e3, 2)
         return answer
+
+
+def _dump(request: dict, jit_fn, key: str, text: str) -> None:
+    folder = os.environ.get(IR_DUMP_ENV)
+    if not folder:
+        return
+    import hashlib
+
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    name = f"{request['qualname']}-{digest}.ttadapter.mlir"
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as out:
+        out.write(f"// {request['file']}\n// {key}\n{text}")
 
 
 def _with_abs_line(jit_fn, exc) -> str:
@@ -326,6 +342,9 @@ def main() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     worker = Worker()
+    # kernel modules import it; do it before saying ready, while tests are collected
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401
     print(json.dumps({"ready": True, "pid": os.getpid()}), file=protocol, flush=True)
     for line in sys.stdin:
         if not line.strip():
