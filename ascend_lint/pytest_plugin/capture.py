@@ -8,6 +8,7 @@ tensors as (dtype, address), scalars as they are, ``tl`` dtypes by name.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
@@ -28,25 +29,22 @@ class Launch:
     file: str
     def_line: int
     last_line: int
-    args: list
+    args: list  # as the test passed them; encoded only for a new specialisation
     kwargs: dict
     grid: tuple[int, int, int]
     launch_site: tuple[str, int] | None
     key: tuple  # what makes a launch a new specialisation, as seen from here
     problems: list[str] = field(default_factory=list)
 
-    @property
-    def kernel(self) -> str:
-        return self.qualname
-
     def request(self) -> dict:
+        """The worker's request; what cannot be encoded is added to ``problems``."""
         return {
             "module": self.module,
             "qualname": self.qualname,
             "file": self.file,
             "sys_path": [p for p in sys.path if isinstance(p, str)],
-            "args": self.args,
-            "kwargs": self.kwargs,
+            "args": [_encode(a, f"argument {i}", self.problems) for i, a in enumerate(self.args)],
+            "kwargs": {k: _encode(v, k, self.problems) for k, v in self.kwargs.items()},
             "grid": list(self.grid),
         }
 
@@ -91,23 +89,12 @@ def describe(executor, args: tuple, kwargs: dict) -> Launch:
     fn = original_function(executor)
     kwargs = {k: v for k, v in kwargs.items() if k not in _LAUNCH_KEYWORDS_DROPPED}
     code = fn.__code__
-    try:
-        lines, first = inspect.getsourcelines(fn)
-        def_line = first + next(
-            (i for i, text in enumerate(lines) if text.lstrip().startswith("def ")), 0
-        )
-        last_line = first + len(lines) - 1
-    except (OSError, TypeError):
-        def_line = last_line = code.co_firstlineno
-    params = set(inspect.signature(fn).parameters)
+    def_line, last_line, params = _function_facts(fn)
     # launch options (num_warps, ...) are not parameters; they still reach the compiler
     bound = inspect.getcallargs(fn, *args, **{k: v for k, v in kwargs.items() if k in params})
     grid = executor.grid(bound) if callable(executor.grid) else executor.grid
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     constexprs = set(executor.constexprs)
-    problems: list[str] = []
-    enc_args = [_encode(a, f"argument {i}", problems) for i, a in enumerate(args)]
-    enc_kwargs = {k: _encode(v, k, problems) for k, v in kwargs.items()}
     key_parts = tuple(
         (name, _key(bound[name], name in constexprs))
         for name in executor.arg_names
@@ -115,19 +102,39 @@ def describe(executor, args: tuple, kwargs: dict) -> Launch:
     )
     options = tuple(sorted((k, repr(v)) for k, v in kwargs.items() if k not in bound))
     over_limit = grid[0] * grid[1] * grid[2] > 65535
+    path = _realpath(code.co_filename)
     return Launch(
         module=fn.__module__ or "",
         qualname=fn.__qualname__,
-        file=os.path.realpath(code.co_filename),
+        file=path,
         def_line=def_line,
         last_line=last_line,
-        args=enc_args,
-        kwargs=enc_kwargs,
+        args=list(args),
+        kwargs=kwargs,
         grid=grid,
         launch_site=_launch_site(),
-        key=(os.path.realpath(code.co_filename), fn.__qualname__, key_parts, options, over_limit),
-        problems=problems,
+        key=(path, fn.__qualname__, key_parts, options, over_limit),
     )
+
+
+_FACTS: dict = {}
+
+
+def _function_facts(fn) -> tuple[int, int, frozenset[str]]:
+    """(def line, last line, parameter names), read once per kernel: launches repeat."""
+    facts = _FACTS.get(fn)
+    if facts is None:
+        try:
+            lines, first = inspect.getsourcelines(fn)
+            def_line = first + next(
+                (i for i, text in enumerate(lines) if text.lstrip().startswith("def ")), 0
+            )
+            last_line = first + len(lines) - 1
+        except (OSError, TypeError):
+            def_line = last_line = fn.__code__.co_firstlineno
+        facts = (def_line, last_line, frozenset(inspect.signature(fn).parameters))
+        _FACTS[fn] = facts
+    return facts
 
 
 def _undescribed(executor, exc: Exception) -> Launch | None:
@@ -139,7 +146,7 @@ def _undescribed(executor, exc: Exception) -> Launch | None:
     return Launch(
         module=getattr(fn, "__module__", "") or "",
         qualname=getattr(fn, "__qualname__", "?"),
-        file=os.path.realpath(code.co_filename),
+        file=_realpath(code.co_filename),
         def_line=code.co_firstlineno,
         last_line=code.co_firstlineno,
         args=[],
@@ -197,6 +204,11 @@ def _key(value, is_constexpr: bool):
 _SKIP_DIRS: tuple[str, ...] = ()
 
 
+@functools.lru_cache(maxsize=4096)
+def _realpath(path: str) -> str:
+    return os.path.realpath(path)
+
+
 def _launch_site() -> tuple[str, int] | None:
     """The first frame outside triton and this plugin: the line that launched."""
     global _SKIP_DIRS
@@ -209,7 +221,7 @@ def _launch_site() -> tuple[str, int] | None:
         )
     frame = sys._getframe(2)
     while frame is not None:
-        path = os.path.realpath(frame.f_code.co_filename)
+        path = _realpath(frame.f_code.co_filename)
         if not path.startswith(_SKIP_DIRS):
             return path, frame.f_lineno
         frame = frame.f_back

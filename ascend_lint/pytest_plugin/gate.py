@@ -118,7 +118,8 @@ class CompileGate:
                 path = Path(self.config.invocation_params.dir) / path
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        _print_report(terminalreporter, report, self.report_path)
+        if report["specialisations"] or self.report_path:
+            _print_report(terminalreporter, report, self.report_path)
 
     # -- launches -----------------------------------------------------------------------
     def on_launch(self, launch: capture.Launch) -> None:
@@ -145,6 +146,7 @@ class CompileGate:
             "launch_site": _where(launch.launch_site),
             "tests": [],
         }
+        request = launch.request()
         if launch.problems:
             record.update(status="not-compiled", key="", message="; ".join(launch.problems))
             return record
@@ -153,9 +155,10 @@ class CompileGate:
             self.client.wait_ready()
             self.startup_ms = round((time.perf_counter() - started) * 1e3, 1)
         started = time.perf_counter()
-        answer = self.client.compile(launch.request())
+        answer = self.client.compile(request)
         record["ms"] = round((time.perf_counter() - started) * 1e3, 2)
         record["worker_ms"] = answer.get("ms")
+        record["stage_ms"] = answer.get("stage_ms", {})
         record["key"] = answer.get("key") or ""
         record["signature"] = answer.get("signature", {})
         record["constants"] = answer.get("constants", {})
@@ -332,11 +335,15 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
             tr.write_line(
                 f"{_rel(spec['file'], root)}:{spec['def_line']}: {spec['kernel']}: not compiled: {reason}"
             )
-    for v in report["ir_confirmation"]:
+    for v in sorted(report["ir_confirmation"], key=lambda v: (v["file"], v["line"], v["code"])):
+        where = f"{_rel(v['file'], root)}:{v['line']}: {v['code']}"
+        if v["status"] == "not-lowered":
+            tr.write_line(f"{where} not judged: no specialisation lowered its lines")
+            continue
+        count = len(v["confirmed_by"]) or len(v["contradicted_by"])
         tr.write_line(
-            f"{_rel(v['file'], root)}:{v['line']}: {v['code']} {v['status']} by the lowered IR"
-            f" ({len(v['confirmed_by']) or len(v['contradicted_by'])}/{v['specialisations']}"
-            f" specialisations)"
+            f"{where} {v['status']} by the lowered IR in {count} of "
+            f"{v['specialisations']} specialisations"
         )
     for fact in report["ir_only"]:
         tr.write_line(

@@ -107,6 +107,7 @@ class Worker:
         self.backend = make_backend(self.target)
         self.kernels: dict[tuple[str, str, str], object] = {}
         self.last: dict = {}
+        self.stage_ms: dict[str, float] = {}
 
     # -- finding the kernel ------------------------------------------------------------
     def kernel(self, request: dict):
@@ -185,6 +186,7 @@ class Worker:
         context = ir.context()
         ir.load_dialects(context)
         self.backend.load_dialects(context)
+        clock = time.perf_counter()
         try:
             module = src.make_ir(
                 options,
@@ -196,9 +198,11 @@ class Worker:
             raise StageFailed("ttir", _with_abs_line(src.fn, exc)) from exc
         except Exception as exc:
             raise StageFailed("ttir", f"{type(exc).__name__}: {exc}") from exc
+        self.stage_ms["ast"] = _since(clock)
         metadata = {"hash": src.hash(), "target": self.target, **options.__dict__}
         ttir_text = ""
         for stage in STAGES:
+            clock = time.perf_counter()
             try:
                 module = stages[stage](module, metadata)
             except subprocess.CalledProcessError as exc:
@@ -208,6 +212,7 @@ class Worker:
                 raise StageFailed(stage, message + hint) from exc
             except Exception as exc:
                 raise StageFailed(stage, f"{type(exc).__name__}: {exc}") from exc
+            self.stage_ms[stage] = _since(clock)
             if stage == "ttir":
                 ttir_text = str(module)
         text = str(module)
@@ -220,6 +225,7 @@ class Worker:
         answer = {"id": request.get("id"), "ok": False, "key": "", "cached": False}
         started = time.perf_counter()
         self.last = {}
+        self.stage_ms = {}
         stage = "import"
         try:
             jit_fn = self.kernel(request)
@@ -245,8 +251,13 @@ class Worker:
                 message += "\n" + traceback.format_exc()[-3000:]
             answer.update(stage=stage, error=message[-6000:])
         answer.update(self.last)
+        answer["stage_ms"] = self.stage_ms
         answer["ms"] = round((time.perf_counter() - started) * 1e3, 2)
         return answer
+
+
+def _since(clock: float) -> float:
+    return round((time.perf_counter() - clock) * 1e3, 2)
 
 
 def _dump(request: dict, jit_fn, key: str, text: str) -> None:
