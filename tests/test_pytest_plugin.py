@@ -36,6 +36,7 @@ REJECTED = {
     "check_rejected.py::test_pointer_chosen_with_where",
     "check_rejected.py::test_runtime_if_in_loop_builds_two_pointers",
     "check_rejected.py::test_grid_over_65535_programs",
+    "check_rejected.py::test_same_rejected_specialisation_launched_again",
 }
 
 
@@ -63,7 +64,7 @@ def test_strict_fails_exactly_the_tests_that_launch_rejected_kernels(pytester):
     result = pytester.runpytest_subprocess(
         "--ascend-compile=strict", "--ascend-compile-report=report.json", *QUIET
     )
-    result.assert_outcomes(passed=4, failed=3)
+    result.assert_outcomes(passed=4, failed=4)
     assert _failed_tests(result) == REJECTED
     out = result.stdout.str()
 
@@ -99,6 +100,10 @@ def test_strict_fails_exactly_the_tests_that_launch_rejected_kernels(pytester):
     assert rejected["mark_last_program_kernel"]["tests"] == [
         "check_rejected.py::test_grid_over_65535_programs"
     ]
+    assert sorted(rejected["pick_source_kernel"]["tests"]) == [
+        "check_rejected.py::test_pointer_chosen_with_where",
+        "check_rejected.py::test_same_rejected_specialisation_launched_again",
+    ]
     clean = [s for s in report["specialisations"] if s["status"] == "ok"]
     # the same kernel with a small grid compiles; the constexpr branch gives two
     assert {s["kernel"] for s in clean} >= {
@@ -118,7 +123,7 @@ def test_report_mode_under_xdist_fails_nothing_and_merges_the_nodes(pytester):
     result = pytester.runpytest_subprocess(
         "-n", "2", "--ascend-compile", "--ascend-compile-report=report.json", *QUIET
     )
-    result.assert_outcomes(passed=7)
+    result.assert_outcomes(passed=8)
     report = json.loads((pytester.path / "report.json").read_text())
     assert report["mode"] == "report"
     rejected = [s for s in report["specialisations"] if s["status"] == "rejected"]
@@ -167,6 +172,13 @@ def test_plugin_is_inert_without_the_option(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert "Ascend compile" not in result.stdout.str()
+
+
+def test_a_path_after_the_bare_option_is_a_usage_error_that_says_why(pytester):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("--ascend-compile", "test_x.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "put the paths before --ascend-compile" in result.stderr.str()
 
 
 def test_unknown_mode_in_config_is_a_usage_error(pytester):

@@ -5,9 +5,9 @@ stages, no NPU or CANN needed), and confirm static findings from the lowered IR.
 Registered through the ``pytest11`` entry point.  Without ``--ascend-compile`` it only
 adds its options: nothing here imports triton or torch, and no hook runs.
 
-    pytest --ascend-compile                 # report what the Ascend front end rejects
-    pytest --ascend-compile=strict          # and fail the tests that launched it
-    pytest --ascend-compile --ascend-compile-report=ascend-compile.json
+    pytest tests/ --ascend-compile          # report what the Ascend front end rejects
+    pytest --ascend-compile=strict tests/   # and fail the tests that launched it
+    pytest tests/ --ascend-compile --ascend-compile-report=ascend-compile.json
 
 Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the kernel
 modules are imported); the compiling happens in a separate worker process without it.
@@ -19,6 +19,19 @@ MODES = ("report", "strict", "off")
 PLUGIN_NAME = "ascend-compile-gate"
 
 
+def _mode(value: str) -> str:
+    if value not in MODES:
+        import argparse
+
+        # `pytest --ascend-compile tests/` hands the path to the option (argparse's rule
+        # for an optional value): say how to write it instead
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a mode ({', '.join(MODES)}); write --ascend-compile=report, "
+            "or put the paths before --ascend-compile"
+        )
+    return value
+
+
 def pytest_addoption(parser):
     group = parser.getgroup("ascend-compile", "compile launched kernels for Ascend")
     group.addoption(
@@ -27,7 +40,7 @@ def pytest_addoption(parser):
         nargs="?",
         const="report",
         default=None,
-        choices=MODES,
+        type=_mode,
         metavar="MODE",
         help="compile every kernel specialisation the tests launch through the Ascend "
         "front end: 'report' (the default when given alone) prints what it rejects, "
