@@ -64,7 +64,7 @@ def test_strict_fails_exactly_the_tests_that_launch_rejected_kernels(pytester):
     result = pytester.runpytest_subprocess(
         "--ascend-compile=strict", "--ascend-compile-report=report.json", *QUIET
     )
-    result.assert_outcomes(passed=4, failed=4)
+    result.assert_outcomes(passed=5, failed=4)
     assert _failed_tests(result) == REJECTED
     out = result.stdout.str()
 
@@ -114,6 +114,10 @@ def test_strict_fails_exactly_the_tests_that_launch_rejected_kernels(pytester):
     assert len([s for s in clean if s["kernel"] == "scale_rows_kernel"]) == 2
     assert len([s for s in clean if s["kernel"] == "add_kernel"]) == 2  # fp32 and fp16
     assert report["summary"]["worker_restarts"] == 0  # adapter aborts stay in its process
+    [local] = [s for s in report["specialisations"] if s["status"] == "not-compiled"]
+    assert local["kernel"].endswith("<locals>.fill_kernel")
+    assert "defined inside a function" in local["message"]
+    assert "fill_kernel: not compiled" in out
 
 
 @needs_kernel_deps
@@ -123,7 +127,7 @@ def test_report_mode_under_xdist_fails_nothing_and_merges_the_nodes(pytester):
     result = pytester.runpytest_subprocess(
         "-n", "2", "--ascend-compile", "--ascend-compile-report=report.json", *QUIET
     )
-    result.assert_outcomes(passed=8)
+    result.assert_outcomes(passed=9)
     report = json.loads((pytester.path / "report.json").read_text())
     assert report["mode"] == "report"
     rejected = [s for s in report["specialisations"] if s["status"] == "rejected"]

@@ -9,6 +9,15 @@ adds its options: nothing here imports triton or torch, and no hook runs.
     pytest --ascend-compile=strict tests/   # and fail the tests that launched it
     pytest tests/ --ascend-compile --ascend-compile-report=ascend-compile.json
 
+The JSON report (``version`` 1) has ``summary`` (counts, compile times), one entry per
+specialisation in ``specialisations`` (``kernel``, ``file``, ``def_line``, ``key``: triton's
+specialisation key, ``signature``, ``constants``, ``grid``, ``status``: ok / rejected /
+not-compiled, for a rejection ``stage``, ``reason``, ``message`` and ``location``, the
+``tests`` that launched it, ``ms``, and for a lowered one the ``ir`` facts),
+``ir_confirmation`` (each static finding inside a lowered kernel: ``code``, ``line``,
+``status`` confirmed / contradicted / not-lowered, and the specialisations that say so)
+and ``ir_only`` (IR facts no static finding predicted).
+
 Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the kernel
 modules are imported); the compiling happens in a separate worker process without it.
 """
