@@ -1,0 +1,105 @@
+"""``pytest --ascend-compile``: compile every kernel specialisation a test run launches
+through the Ascend compiler front end (triton-ascend's ``ttir`` and ``ttadapter``
+stages, no NPU or CANN needed), and confirm static findings from the lowered IR.
+
+Registered through the ``pytest11`` entry point.  Without ``--ascend-compile`` it only
+adds its options: nothing here imports triton or torch, and no hook runs.
+
+    pytest tests/ --ascend-compile          # report what the Ascend front end rejects
+    pytest --ascend-compile=strict tests/   # and fail the tests that launched it
+    pytest tests/ --ascend-compile --ascend-compile-report=ascend-compile.json
+
+The JSON report (``version`` 1) has ``summary`` (counts, compile times), one entry per
+specialisation in ``specialisations`` (``kernel``, ``file``, ``def_line``, ``key``: triton's
+specialisation key, ``signature``, ``constants``, ``grid``, ``status``: ok / rejected /
+not-compiled, for a rejection ``stage``, ``reason``, ``message`` and ``location``, the
+``tests`` that launched it, ``ms``, and for a lowered one the ``ir`` facts),
+``ir_confirmation`` (each static finding inside a lowered kernel: ``code``, ``line``,
+``status`` confirmed / contradicted / not-lowered, and the specialisations that say so)
+and ``ir_only`` (IR facts no static finding predicted).
+
+Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the kernel
+modules are imported); the compiling happens in a separate worker process without it.
+"""
+
+from __future__ import annotations
+
+MODES = ("report", "strict", "off")
+PLUGIN_NAME = "ascend-compile-gate"
+
+
+def _mode(value: str) -> str:
+    if value not in MODES:
+        import argparse
+
+        # `pytest --ascend-compile tests/` hands the path to the option (argparse's rule
+        # for an optional value): say how to write it instead
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a mode ({', '.join(MODES)}); write --ascend-compile=report, "
+            "or put the paths before --ascend-compile"
+        )
+    return value
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("ascend-compile", "compile launched kernels for Ascend")
+    group.addoption(
+        "--ascend-compile",
+        action="store",
+        nargs="?",
+        const="report",
+        default=None,
+        type=_mode,
+        metavar="MODE",
+        help="compile every kernel specialisation the tests launch through the Ascend "
+        "front end: 'report' (the default when given alone) prints what it rejects, "
+        "'strict' also fails the tests that launched it, 'off' disables it.",
+    )
+    group.addoption(
+        "--ascend-compile-report",
+        action="store",
+        default=None,
+        metavar="FILE",
+        help="write the --ascend-compile report as JSON to FILE.",
+    )
+    group.addoption(
+        "--ascend-compile-timeout",
+        action="store",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="longest one specialisation may take to compile (default 300).",
+    )
+    parser.addini(
+        "ascend_compile",
+        "default --ascend-compile mode for this project (report, strict or off)",
+        default="off",
+    )
+
+
+def mode(config) -> str:
+    chosen = config.getoption("ascend_compile")
+    if chosen is None:
+        chosen = (config.getini("ascend_compile") or "off").strip()
+        if chosen not in MODES:
+            import pytest
+
+            raise pytest.UsageError(
+                f"ascend_compile = {chosen!r} in the pytest configuration; use one of {', '.join(MODES)}"
+            )
+    return chosen
+
+
+def pytest_configure(config):
+    chosen = mode(config)
+    if chosen == "off":
+        return
+    from ascend_lint.pytest_plugin.gate import CompileGate
+
+    gate = CompileGate(
+        config,
+        strict=chosen == "strict",
+        report_path=config.getoption("ascend_compile_report"),
+        timeout_s=config.getoption("ascend_compile_timeout"),
+    )
+    config.pluginmanager.register(gate, PLUGIN_NAME)

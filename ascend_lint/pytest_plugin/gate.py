@@ -1,0 +1,353 @@
+"""The compile gate as a pytest plugin object (registered only with ``--ascend-compile``).
+
+One instance per test process.  It records each launch (``capture.py``), compiles each
+new specialisation once in the worker (``client.py``), attributes every launch of a
+rejected specialisation to the test that made it, fails those tests in strict mode, and
+at the end prints the report and writes it as JSON.  Under pytest-xdist each worker
+node compiles what its own tests launch and hands its records to the controller, which
+merges them and reports once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ascend_lint.pytest_plugin import capture, confirm, lowered_ir
+from ascend_lint.pytest_plugin.client import WorkerClient
+from ascend_lint.pytest_plugin.worker import DEFAULT_NPU_ARCH, NPU_ARCH_ENV, STAGES
+
+REPORT_VERSION = 1
+WORKEROUTPUT_KEY = "ascend_compile"
+_LOC = re.compile(r'loc\("([^"]+)":(\d+):(\d+)\)|((?:/|\w:)?[^\s:"()]+\.py):(\d+):(\d+)')
+
+
+class CompileGate:
+    def __init__(self, config, strict: bool, report_path: str | None, timeout_s: float):
+        self.config = config
+        self.strict = strict
+        self.report_path = report_path
+        self.client = WorkerClient(timeout_s=timeout_s, cwd=str(config.rootpath))
+        self.records: dict[tuple, dict] = {}  # launch key -> specialisation record
+        self.by_triton_key: dict[tuple, dict] = {}
+        self.current: str | None = None  # node id of the running test
+        self.unreported: dict[str, list[dict]] = {}  # node id -> rejected records
+        self._uninstall = None
+        self.is_xdist_controller = False
+        self.startup_ms: float | None = None  # waiting for the worker's first answer
+        self.is_xdist_worker = hasattr(config, "workerinput")
+
+    # -- session ------------------------------------------------------------------------
+    def pytest_sessionstart(self, session):
+        self.is_xdist_controller = self.config.pluginmanager.hasplugin("dsession")
+
+    def pytest_collection_finish(self, session):
+        if self._install() and os.environ.get("TRITON_INTERPRET") == "1":
+            # start the worker (it imports triton, ~3 s) while the first tests run
+            self.client.start()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        self._install()
+
+    def _install(self) -> bool:
+        """Wrap the interpreter's launch once triton is imported, and not before: this
+        plugin must not be the first to import triton, or triton's own ``@jit``
+        helpers (``tl.cdiv`` ...) would be made without the interpreter."""
+        if self._uninstall is not None:
+            return True
+        if self.is_xdist_controller or "triton.runtime.interpreter" not in sys.modules:
+            return False
+        self._uninstall = capture.install(self.on_launch)
+        return True
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.current = item.nodeid
+        try:
+            yield
+        finally:
+            self.current = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        pending = self.unreported.get(item.nodeid)
+        if not (self.strict and pending):
+            return
+        text = "\n\n".join(_failure_text(r) for r in pending)
+        if report.passed:
+            report.outcome = "failed"
+            report.longrepr = (
+                "rejected by the Ascend compiler front end (--ascend-compile=strict):\n\n" + text
+            )
+            pending.clear()
+        elif report.failed:
+            report.sections.append(("Ascend compile (strict)", text))
+            pending.clear()
+
+    def pytest_sessionfinish(self, session):
+        if self._uninstall is not None:
+            self._uninstall()
+            self._uninstall = None
+        self.client.close()
+        if self.is_xdist_worker:
+            records = [_portable(r) for r in self.records.values()]
+            self.config.workeroutput[WORKEROUTPUT_KEY] = json.dumps(records)
+
+    def pytest_testnodedown(self, node, error):
+        data = getattr(node, "workeroutput", {}).get(WORKEROUTPUT_KEY)
+        if data:
+            for record in json.loads(data):
+                self._merge(record)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.is_xdist_worker:
+            return
+        report = self.report()
+        if self.report_path:
+            path = Path(self.report_path)
+            if not path.is_absolute():
+                path = Path(self.config.invocation_params.dir) / path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        if report["specialisations"] or self.report_path:
+            _print_report(terminalreporter, report, self.report_path)
+
+    # -- launches -----------------------------------------------------------------------
+    def on_launch(self, launch: capture.Launch) -> None:
+        record = self.records.get(launch.key)
+        if record is None:
+            record = self._compile(launch)
+            self.records[launch.key] = record
+        test = self.current or "<outside a test>"
+        if test not in record["tests"]:
+            record["tests"].append(test)
+        if record["status"] == "rejected" and self.current is not None:
+            pending = self.unreported.setdefault(self.current, [])
+            if record not in pending:
+                pending.append(record)
+
+    def _compile(self, launch: capture.Launch) -> dict:
+        record = {
+            "kernel": launch.qualname,
+            "module": launch.module,
+            "file": launch.file,
+            "def_line": launch.def_line,
+            "last_line": launch.last_line,
+            "grid": list(launch.grid),
+            "launch_site": _where(launch.launch_site),
+            "tests": [],
+        }
+        request = launch.request()
+        if launch.problems:
+            record.update(status="not-compiled", key="", message="; ".join(launch.problems))
+            return record
+        if self.startup_ms is None:
+            started = time.perf_counter()
+            self.client.wait_ready()
+            self.startup_ms = round((time.perf_counter() - started) * 1e3, 1)
+        started = time.perf_counter()
+        answer = self.client.compile(request)
+        record["ms"] = round((time.perf_counter() - started) * 1e3, 2)
+        record["worker_ms"] = answer.get("ms")
+        record["stage_ms"] = answer.get("stage_ms", {})
+        record["key"] = answer.get("key") or ""
+        record["signature"] = answer.get("signature", {})
+        record["constants"] = answer.get("constants", {})
+        if answer.get("ok"):
+            record.update(status="ok", stage=STAGES[-1], cached=bool(answer.get("cached")))
+            if answer.get("ir"):
+                lowered = lowered_ir.parse(answer["ir"], launch.file)
+                record["ir"] = {
+                    "facts": [f.as_dict() for f in lowered.facts],
+                    "lines_seen": sorted(lowered.lines_seen),
+                }
+            return record
+        stage = answer.get("stage", "?")
+        message = answer.get("error", "")
+        if stage in ("import", "startup", "protocol"):
+            record.update(status="not-compiled", stage=stage, message=message)
+            return record
+        record.update(status="rejected", stage=stage, message=message)
+        record["location"] = _locate(message, launch, stage)
+        record["reason"] = _reason(message, stage)
+        return record
+
+    def _merge(self, record: dict) -> None:
+        ident = (record["file"], record["kernel"], record.get("key") or json.dumps(record["grid"]))
+        mine = self.by_triton_key.get(ident)
+        if mine is None:
+            self.by_triton_key[ident] = record
+            return
+        for test in record["tests"]:
+            if test not in mine["tests"]:
+                mine["tests"].append(test)
+
+    # -- report -------------------------------------------------------------------------
+    def report(self) -> dict:
+        for record in self.records.values():
+            self._merge(_portable(record))
+        specs = list(self.by_triton_key.values())
+        compiled = [s for s in specs if s["status"] in ("ok", "rejected") and not s.get("cached")]
+        times = [s["ms"] for s in compiled if s.get("ms") is not None]
+        verdicts, ir_only = confirm.judge(specs)
+        return {
+            "version": REPORT_VERSION,
+            "target": {"backend": "npu", "arch": os.environ.get(NPU_ARCH_ENV, DEFAULT_NPU_ARCH)},
+            "stages": list(STAGES),
+            "mode": "strict" if self.strict else "report",
+            "summary": {
+                "kernels": len({(s["file"], s["kernel"]) for s in specs}),
+                "specialisations": len(specs),
+                "rejected": sum(s["status"] == "rejected" for s in specs),
+                "not_compiled": sum(s["status"] == "not-compiled" for s in specs),
+                "compile_ms_total": round(sum(times), 1),
+                "compile_ms_mean": round(sum(times) / len(times), 1) if times else None,
+                "worker_restarts": self.client.restarts,
+                "worker_startup_wait_ms": self.startup_ms,
+                "confirmed": sum(v["status"] == "confirmed" for v in verdicts),
+                "contradicted": sum(v["status"] == "contradicted" for v in verdicts),
+            },
+            "specialisations": sorted(specs, key=lambda s: (s["file"], s["def_line"], s["key"])),
+            "ir_confirmation": verdicts,
+            "ir_only": ir_only,
+        }
+
+
+def _portable(record: dict) -> dict:
+    return {k: v for k, v in record.items()}
+
+
+def _where(site) -> dict | None:
+    return None if site is None else {"file": site[0], "line": site[1]}
+
+
+def _locate(message: str, launch: capture.Launch, stage: str) -> dict:
+    """The best source line for a failure: the compiler's own location in the kernel's
+    file, else any source location it names, else (grid check) the launch, else the
+    kernel's ``def`` line."""
+    from ascend_lint.pytest_plugin.worker import HINT_PREFIX
+
+    hinted = message.split(HINT_PREFIX, 1)[1] if HINT_PREFIX in message else ""
+    for m in _LOC.finditer(hinted):
+        if m.group(1):
+            return {
+                "file": os.path.realpath(m.group(1)),
+                "line": int(m.group(2)),
+                "column": int(m.group(3)),
+                "source": "TTIR (the compiler gave none)",
+            }
+    found = []
+    for m in _LOC.finditer(message):
+        path, line, col = (m.group(1), m.group(2), m.group(3)) if m.group(1) else m.group(4, 5, 6)
+        found.append((os.path.realpath(path), int(line), int(col)))
+    kernel_file = os.path.realpath(launch.file)
+    in_kernel = [f for f in found if f[0] == kernel_file and int(f[1]) > 0]
+    if in_kernel:
+        path, line, col = in_kernel[0]
+        return {"file": path, "line": line, "column": col, "source": "compiler"}
+    if stage == "launch" and launch.launch_site:
+        return {"file": launch.launch_site[0], "line": launch.launch_site[1], "source": "launch"}
+    user = [f for f in found if "site-packages" not in f[0] and f[1] > 0]
+    if user:
+        path, line, col = user[0]
+        return {"file": path, "line": line, "column": col, "source": "compiler"}
+    return {"file": kernel_file, "line": launch.def_line, "source": "kernel (no location given)"}
+
+
+def _reason(message: str, stage: str) -> str:
+    """One line that says why: the compiler's first error, or the exception."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
+        # llvm_unreachable prints its message on the line before
+        if "UNREACHABLE executed" in ln and i > 0:
+            return _LOC.sub("", lines[i - 1]).strip(" :")
+    for needle in ("error:", "Error:", "UNREACHABLE", "Assertion", "LLVM ERROR", "RuntimeError"):
+        for ln in lines:
+            if needle in ln:
+                return _LOC.sub("", ln).strip(" :") or ln
+    for ln in lines:
+        if not ln.startswith(("Traceback", "File ", "at ")):
+            return ln
+    return f"failed at stage {stage}"
+
+
+def _rel(path: str, root: str) -> str:
+    try:
+        return os.path.relpath(path, root)
+    except ValueError:
+        return path
+
+
+def _failure_text(record: dict, root: str | None = None) -> str:
+    root = root or os.getcwd()
+    loc = record.get("location") or {}
+    where = f"{_rel(loc.get('file', record['file']), root)}:{loc.get('line', record['def_line'])}"
+    head = f"{where}: {record['kernel']} ({record['stage']}): {record['reason']}"
+    spec = record.get("key") or ""
+    lines = [head]
+    if spec:
+        lines.append(f"  specialisation: {spec}")
+    if loc.get("source") and loc["source"] != "compiler":
+        lines.append(f"  location: {loc['source']}")
+    detail = [ln for ln in record["message"].splitlines() if _worth_showing(ln)][:10]
+    lines.extend("  | " + ln for ln in detail)
+    return "\n".join(lines)
+
+
+_NOISE = ("Stack dump", "PLEASE submit", "Program arguments", "Traceback", "  File ")
+
+
+def _worth_showing(line: str) -> bool:
+    text = line.strip()
+    if not text or text.startswith("#") or line.startswith(_NOISE):
+        return False
+    return not any(n in line for n in _NOISE[:3])
+
+
+def _print_report(tr, report: dict, report_path: str | None) -> None:
+    s = report["summary"]
+    root = str(tr.config.rootpath)
+    tr.write_sep("=", "Ascend compile")
+    mean = f", {s['compile_ms_mean']} ms mean per new one" if s["compile_ms_mean"] else ""
+    tr.write_line(
+        f"{s['specialisations']} specialisations of {s['kernels']} kernels through "
+        f"{' -> '.join(report['stages'])} ({report['target']['arch']}){mean}: "
+        f"{s['rejected']} rejected, {s['not_compiled']} not compiled"
+    )
+    for spec in report["specialisations"]:
+        if spec["status"] == "rejected":
+            tr.write_line(_failure_text(spec, root))
+            tests = spec["tests"]
+            tr.write_line(
+                f"  launched by: {', '.join(tests[:5])}{' ...' if len(tests) > 5 else ''}"
+            )
+        elif spec["status"] == "not-compiled":
+            reason = spec["message"].splitlines()[0] if spec["message"] else "?"
+            tr.write_line(
+                f"{_rel(spec['file'], root)}:{spec['def_line']}: {spec['kernel']}: not compiled: {reason}"
+            )
+    for v in sorted(report["ir_confirmation"], key=lambda v: (v["file"], v["line"], v["code"])):
+        where = f"{_rel(v['file'], root)}:{v['line']}: {v['code']}"
+        if v["status"] == "not-lowered":
+            tr.write_line(f"{where} not judged: no specialisation lowered its lines")
+            continue
+        count = len(v["confirmed_by"]) or len(v["contradicted_by"])
+        tr.write_line(
+            f"{where} {v['status']} by the lowered IR in {count} of "
+            f"{v['specialisations']} specialisations"
+        )
+    for fact in report["ir_only"]:
+        tr.write_line(
+            f"{_rel(fact['file'], root)}:{fact['lines'][0]}: IR only: {fact['kind']}: {fact['detail']}"
+        )
+    if report_path:
+        tr.write_line(f"report written to {report_path}")

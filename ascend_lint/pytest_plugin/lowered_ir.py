@@ -1,0 +1,342 @@
+"""Facts read from the ``ttadapter`` output (linalg / memref / scf), mapped to source lines.
+
+Two kinds of fact, the ones the static rules predict:
+
+* ``strided-load`` / ``strided-store``: a ``memref.copy`` from (or a
+  ``bufferization.materialize_in_destination`` into) a view of a kernel argument whose
+  layout has no unit stride along any non-trivial axis (``strided<[4]>``,
+  ``strided<[64, 4]>``): every element is its own DMA burst.  A view with a runtime
+  stride and no unit one (``strided<[?]>``) is reported with ``certain = False``.
+* ``runtime-branch-in-loop``: an ``scf.if`` inside an ``scf.for`` (padding ifs, marked
+  ``{hivm.unlikely_condition}``, are not branches of the kernel's own); ``dma_both_sides``
+  says whether each side moves global memory (two DMA paths kept alive).
+
+Locations come from the ``loc(...)`` trailers the adapter prints with
+``TRITON_DISABLE_LINE_INFO=0`` (``#locN = loc("file":L:C)`` aliases, ``callsite``
+and ``fused`` locations resolved to the frame in the kernel's file).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
+_FILE_LOC = re.compile(r'"([^"]+)":(\d+):(\d+)')
+_TRAILING_LOC = re.compile(r"\bloc\((#loc\d*|\"[^\"]*\":\d+:\d+)\)\s*$")
+_DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+)*\s*=\s*([\w.]+)")
+_OP = re.compile(r"^([a-z_]+\.[\w.]+)")
+_OPERAND = re.compile(r"%[\w.$-]+")
+_MEMREF = re.compile(r"memref<([^,>]*?)(?:,\s*strided<\[([^\]]*)\][^>]*>)?\s*>")
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    path: str
+    line: int
+    column: int
+
+
+@dataclass
+class Op:
+    name: str
+    text: str
+    loc: str | None = None  # the raw loc reference, resolved later
+    result: str | None = None
+
+
+@dataclass
+class Region:
+    """An op with regions (scf.for, scf.if, linalg.generic, func.func ...)."""
+
+    name: str
+    header: Op
+    branches: list[list] = field(default_factory=lambda: [[]])
+    closing: str = ""  # the text after the closing brace: attributes and loc
+
+
+@dataclass(frozen=True)
+class IrFact:
+    kind: str  # strided-load | strided-store | runtime-branch-in-loop
+    lines: tuple[int, ...]  # kernel-file lines this fact maps to, most specific first
+    detail: str
+    certain: bool = True
+    dma_both_sides: bool = False
+
+    def as_dict(self) -> dict:
+        out = {"kind": self.kind, "lines": list(self.lines), "detail": self.detail}
+        if self.kind.startswith("strided"):
+            out["certain"] = self.certain
+        else:
+            out["dma_both_sides"] = self.dma_both_sides
+        return out
+
+
+@dataclass
+class LoweredKernel:
+    path: str  # the kernel's source file; locations elsewhere (helpers) are secondary
+    facts: list[IrFact]
+    lines_seen: set[int]  # kernel-file lines any lowered op carries
+
+
+def parse(text: str, kernel_path: str) -> LoweredKernel:
+    aliases = _aliases(text)
+    root = _tree(text)
+    defs: dict[str, Op] = {}
+    _collect_defs(root, defs)
+
+    def lines_of(loc: str | None) -> tuple[int, ...]:
+        frames = _resolve(loc, aliases)
+        mine = [f.line for f in frames if _same_file(f.path, kernel_path)]
+        return tuple(dict.fromkeys(mine))
+
+    seen: set[int] = set()
+    facts: list[IrFact] = []
+
+    def walk(nodes: list, in_loop: bool) -> None:
+        for node in nodes:
+            if isinstance(node, Region):
+                seen.update(lines_of(node.header.loc))
+                if (
+                    node.name == "scf.if"
+                    and in_loop
+                    and "hivm.unlikely_condition" not in node.closing
+                ):
+                    both = len(node.branches) == 2 and all(
+                        _moves_global(b, defs) for b in node.branches
+                    )
+                    lines = lines_of(node.header.loc)
+                    if lines:
+                        sides = "both sides move global memory" if both else "a runtime branch"
+                        facts.append(
+                            IrFact(
+                                "runtime-branch-in-loop",
+                                lines,
+                                f"scf.if in scf.for: {sides}",
+                                dma_both_sides=both,
+                            )
+                        )
+                for branch in node.branches:
+                    walk(branch, in_loop or node.name == "scf.for")
+                continue
+            seen.update(lines_of(node.loc))
+            fact = _strided_access(node, defs, lines_of)
+            if fact is not None:
+                facts.append(fact)
+
+    walk(root, False)
+    return LoweredKernel(kernel_path, _dedup(facts), seen)
+
+
+def pointer_selects(ttir_text: str, kernel_path: str) -> list[SourceLoc]:
+    """Source locations of ``arith.select`` ops that pick between pointers (TTIR)."""
+    aliases = _aliases(ttir_text)
+    found = []
+    for line in ttir_text.splitlines():
+        body = _TRAILING_LOC.sub("", line.strip())
+        if " arith.select " not in f" {body} " or "!tt.ptr" not in body.rsplit(":", 1)[-1]:
+            continue
+        frames = [f for f in _resolve(_op_loc(line), aliases) if _same_file(f.path, kernel_path)]
+        found.extend(frames[:1])
+    return found
+
+
+# -- text to tree -------------------------------------------------------------------------
+def _aliases(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        m = _ALIAS.match(line.strip())
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def _resolve(loc: str | None, aliases: dict[str, str], depth: int = 0) -> list[SourceLoc]:
+    """Every file frame a loc names, innermost first (callee before its call site)."""
+    if not loc or depth > 50:
+        return []
+    frames = []
+    pos = 0
+    for token in re.finditer(r'#loc\d*|"[^"]+":\d+:\d+', loc):
+        if token.start() < pos:
+            continue
+        t = token.group(0)
+        if t.startswith("#"):
+            frames.extend(_resolve(aliases.get(t), aliases, depth + 1))
+        else:
+            m = _FILE_LOC.match(t)
+            frames.append(SourceLoc(m.group(1), int(m.group(2)), int(m.group(3))))
+    return frames
+
+
+def _op_loc(line: str) -> str | None:
+    m = _TRAILING_LOC.search(line)
+    return m.group(1) if m else None
+
+
+def _make_op(line: str) -> Op:
+    body = _TRAILING_LOC.sub("", line).strip()
+    m = _DEF.match(body)
+    if m:
+        return Op(m.group(2), body, _op_loc(line), m.group(1))
+    m = _OP.match(body)
+    return Op(m.group(1) if m else body.split(" ")[0], body, _op_loc(line))
+
+
+def _tree(text: str) -> list:
+    root: list = []
+    stack: list[Region] = []
+    current = root
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#loc") or line.startswith("//"):
+            continue
+        if line.startswith("}"):
+            if not stack:
+                continue
+            region = stack[-1]
+            rest = line[1:].strip()
+            if rest.endswith("{"):  # `} else {` or the next region of the same op
+                region.branches.append([])
+                current = region.branches[-1]
+                continue
+            region.closing = rest
+            loc = _op_loc(rest)
+            if loc and region.header.loc is None:
+                region.header.loc = loc
+            stack.pop()
+            current = stack[-1].branches[-1] if stack else root
+            continue
+        if line.endswith("{"):
+            header = _make_op(line[:-1])
+            region = Region(header.name, header)
+            current.append(region)
+            stack.append(region)
+            current = region.branches[0]
+            continue
+        current.append(_make_op(line))
+    return root
+
+
+def _collect_defs(nodes: list, defs: dict[str, Op]) -> None:
+    for node in nodes:
+        if isinstance(node, Region):
+            if node.header.result:
+                defs[node.header.result] = node.header
+            for branch in node.branches:
+                _collect_defs(branch, defs)
+        elif node.result:
+            defs[node.result] = node
+
+
+# -- facts --------------------------------------------------------------------------------
+_VIEW_OPS = {
+    "memref.subview",
+    "memref.reinterpret_cast",
+    "memref.cast",
+    "memref.collapse_shape",
+    "memref.expand_shape",
+}
+
+
+def _global_root(value: str, defs: dict[str, Op]) -> Op | None:
+    """The reinterpret_cast of a kernel argument a memref value views, if it is one."""
+    for _ in range(64):
+        op = defs.get(value)
+        if op is None:
+            return None
+        if op.name == "memref.reinterpret_cast":
+            source = _OPERAND.findall(op.text.split("=", 1)[1])
+            return op if source and source[0].startswith("%arg") else None
+        if op.name not in _VIEW_OPS:
+            return None
+        operands = _OPERAND.findall(op.text.split("=", 1)[1])
+        if not operands:
+            return None
+        value = operands[0]
+    return None
+
+
+def _layout(memref_type: str) -> tuple[list[str], list[str]] | None:
+    m = _MEMREF.search(memref_type)
+    if not m:
+        return None
+    dims = m.group(1).split("x")[:-1]  # the last one is the element type
+    strides = [s.strip() for s in m.group(2).split(",")] if m.group(2) else []
+    return dims, strides
+
+
+def _gather_kind(memref_type: str) -> tuple[bool, bool, str] | None:
+    """(strided, certain, strides text) for a view with no unit stride, else None."""
+    layout = _layout(memref_type)
+    if layout is None:
+        return None
+    dims, strides = layout
+    if not strides or len(strides) != len(dims):
+        return None  # identity layout: contiguous
+    live = [s for d, s in zip(dims, strides) if d != "1"]
+    if not live or "1" in live:
+        return None
+    return True, "?" not in live, f"strided<[{', '.join(strides)}]>"
+
+
+def _strided_access(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
+    if op.name == "memref.copy":
+        operands = _OPERAND.findall(op.text)
+        types = op.text.split(":", 1)[1].split(" to ") if ":" in op.text else []
+        if len(operands) < 2 or len(types) != 2:
+            return None
+        candidates = [
+            ("strided-load", operands[0], types[0]),
+            ("strided-store", operands[1], types[1]),
+        ]
+    elif op.name == "bufferization.materialize_in_destination":
+        operands = _OPERAND.findall(op.text.split(":", 1)[0])
+        types = op.text.split(":", 1)[1] if ":" in op.text else ""
+        if len(operands) < 2 or "memref<" not in types:
+            return None
+        candidates = [("strided-store", operands[1], "memref<" + types.rsplit("memref<", 1)[1])]
+    else:
+        return None
+    for kind, value, memref_type in candidates:
+        root = _global_root(value, defs)
+        if root is None:
+            continue
+        gather = _gather_kind(memref_type)
+        if gather is None:
+            continue
+        _, certain, strides = gather
+        lines = tuple(dict.fromkeys(lines_of(op.loc) + lines_of(root.loc)))
+        if lines:
+            return IrFact(kind, lines, f"{op.name} through {strides}", certain=certain)
+    return None
+
+
+def _moves_global(nodes: list, defs: dict[str, Op]) -> bool:
+    for node in nodes:
+        if isinstance(node, Region):
+            if any(_moves_global(b, defs) for b in node.branches):
+                return True
+            continue
+        if node.name == "memref.copy":
+            operands = _OPERAND.findall(node.text)
+            if any(_global_root(v, defs) is not None for v in operands[:2]):
+                return True
+        elif node.name == "bufferization.materialize_in_destination":
+            operands = _OPERAND.findall(node.text.split(":", 1)[0])
+            if len(operands) >= 2 and _global_root(operands[1], defs) is not None:
+                return True
+    return False
+
+
+def _dedup(facts: list[IrFact]) -> list[IrFact]:
+    return list(dict.fromkeys(facts))
+
+
+def _same_file(a: str, b: str) -> bool:
+    import os
+
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return a == b

@@ -1,0 +1,372 @@
+"""The compile worker: replays recorded launches through triton's own launch path for the NPU.
+
+Runs as ``python -m ascend_lint.pytest_plugin.worker`` in a process of its own, WITHOUT
+``TRITON_INTERPRET`` (the interpreter replaces ``@triton.jit`` functions by Python
+callables that cannot be lowered).  It reads one JSON request per line on stdin and
+answers one JSON line per request on the stdout it was started with (anything the
+kernel modules print goes to stderr instead, so it cannot corrupt the protocol).
+
+A launch is replayed through ``JITFunction.run`` with a stand-in driver that reports the
+NPU target, so argument specialisation (dtypes, 16-byte alignment, integers equal to 1,
+``do_not_specialize``, launch options) and the launch-time grid check (more than 65,535
+programs) behave as on the NPU.  The stand-in intercepts the compile step: it runs the
+``ttir`` and ``ttadapter`` stages of triton-ascend's backend (``triton-adapter-opt``,
+shipped in the wheel) and stops before ``npubin``, which needs the CANN toolkit.
+
+Request:  {"id": 1, "module": "pkg.mod", "qualname": "kernel", "file": "/abs/pkg/mod.py",
+           "sys_path": [...], "args": [...], "kwargs": {...}, "grid": [x, y, z]}
+           (argument encoding: see ``capture.py``)
+Answer:   {"id": 1, "ok": bool, "key": triton's specialisation key, "signature": {...},
+           "constants": {...}, "cached": bool, "stage": "ttir" | "ttadapter" | "launch" |
+           "import" | "bind", "error": "...", "ir": lowered text (ok only), "ms": float}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+NPU_ARCH_ENV = "ASCEND_LINT_NPU_ARCH"
+IR_DUMP_ENV = "ASCEND_LINT_IR_DUMP_DIR"  # where to keep each lowered module, to read it
+DEFAULT_NPU_ARCH = "Ascend910B4"
+STAGES = ("ttir", "ttadapter")
+
+
+class StageFailed(Exception):
+    def __init__(self, stage: str, message: str):
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+
+
+class _Lowered:
+    """What the stand-in compile returns: enough of a CompiledKernel for ``run`` to
+    finish its launch path (the launch itself does nothing: there is no NPU)."""
+
+    function = None
+    packed_metadata = None
+
+    def __init__(self, ir_text: str):
+        self.ir_text = ir_text
+
+    def launch_metadata(self, *args):
+        return None
+
+    def _init_handles(self):
+        pass
+
+    def run(self, *args):
+        pass
+
+
+class StandInTensor:
+    """A tensor argument as the binder sees it: a dtype and a device address."""
+
+    def __init__(self, dtype, address: int):
+        self.dtype = dtype
+        self._address = address
+
+    def data_ptr(self) -> int:
+        return self._address
+
+
+class StandInDriver:
+    """Reports the NPU target to ``JITFunction.run``; owns no device."""
+
+    def __init__(self, target):
+        self._target = target
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        return self._target
+
+    def set_current_device(self, device):
+        pass
+
+
+class Worker:
+    def __init__(self):
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler.compiler import make_backend
+        from triton.runtime.driver import driver
+
+        self.target = GPUTarget("npu", os.environ.get(NPU_ARCH_ENV, DEFAULT_NPU_ARCH), 0)
+        driver.set_active(StandInDriver(self.target))
+        self.backend = make_backend(self.target)
+        self.kernels: dict[tuple[str, str, str], object] = {}
+        self.last: dict = {}
+        self.stage_ms: dict[str, float] = {}
+
+    # -- finding the kernel ------------------------------------------------------------
+    def kernel(self, request: dict):
+        from triton.runtime.jit import JITFunction
+
+        where = (request["module"], request["qualname"], request["file"])
+        if where in self.kernels:
+            return self.kernels[where]
+        for entry in request.get("sys_path", []):
+            if entry not in sys.path:
+                sys.path.append(entry)
+        os.environ.pop("TRITON_INTERPRET", None)
+        module = self._import(request["module"], request["file"])
+        obj = module
+        for part in request["qualname"].split("."):
+            if part == "<locals>":
+                raise StageFailed(
+                    "import", "the kernel is defined inside a function and cannot be imported"
+                )
+            obj = getattr(obj, part)
+        while not isinstance(obj, JITFunction):
+            inner = getattr(obj, "fn", None)
+            if inner is None:
+                raise StageFailed("import", f"{request['qualname']} is not a triton kernel")
+            if not hasattr(inner, "fn") and callable(inner) and hasattr(obj, "rewriter"):
+                # the module set TRITON_INTERPRET itself: rebuild the JITFunction
+                obj = JITFunction(inner, **obj.rewriter.kwargs)
+                break
+            obj = inner
+        self._intercept_compile(obj)
+        self.kernels[where] = obj
+        return obj
+
+    @staticmethod
+    def _import(name: str, path: str):
+        try:
+            module = importlib.import_module(name)
+            if os.path.realpath(getattr(module, "__file__", "") or "") == os.path.realpath(path):
+                return module
+        except Exception:
+            pass
+        # a test module (rootdir-relative names, conftest-made paths): load it from its file
+        alias = "_ascend_compile_" + name.replace(".", "_")
+        if alias in sys.modules:
+            return sys.modules[alias]
+        spec = importlib.util.spec_from_file_location(alias, path)
+        if spec is None or spec.loader is None:
+            raise StageFailed("import", f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[alias] = module
+        spec.loader.exec_module(module)
+        return module
+
+    def _intercept_compile(self, jit_fn):
+        if jit_fn.binder is None:
+            jit_fn.create_binder(self.backend)
+        worker = self
+
+        def lower(src, target=None, options=None):
+            worker.last = {
+                "signature": dict(src.signature),
+                "constants": {k: _plain(v) for k, v in src.constants.items()},
+            }
+            return _Lowered(worker.lower(src, options or {}))
+
+        jit_fn.compile = lower
+
+    # -- lowering ------------------------------------------------------------------------
+    def lower(self, src, options_dict: dict) -> str:
+        from triton._C.libtriton import ir
+        from triton.compiler.errors import CompilationError
+
+        options = self.backend.parse_options(options_dict)
+        stages: dict = {}
+        self.backend.add_stages(stages, options)
+        context = ir.context()
+        ir.load_dialects(context)
+        self.backend.load_dialects(context)
+        clock = time.perf_counter()
+        try:
+            module = src.make_ir(
+                options,
+                self.backend.get_codegen_implementation(),
+                self.backend.get_module_map(),
+                context,
+            )
+        except CompilationError as exc:
+            raise StageFailed("ttir", _with_abs_line(src.fn, exc)) from exc
+        except Exception as exc:
+            raise StageFailed("ttir", f"{type(exc).__name__}: {exc}") from exc
+        self.stage_ms["ast"] = _since(clock)
+        metadata = {"hash": src.hash(), "target": self.target, **options.__dict__}
+        ttir_text = ""
+        for stage in STAGES:
+            clock = time.perf_counter()
+            try:
+                module = stages[stage](module, metadata)
+            except subprocess.CalledProcessError as exc:
+                detail = exc.stderr.decode(errors="replace") if exc.stderr else ""
+                message = _adapter_message(exc.returncode, detail)
+                hint = _pointer_select_hint(ttir_text, src.fn) if "loc(" not in detail else ""
+                raise StageFailed(stage, message + hint) from exc
+            except Exception as exc:
+                raise StageFailed(stage, f"{type(exc).__name__}: {exc}") from exc
+            self.stage_ms[stage] = _since(clock)
+            if stage == "ttir":
+                ttir_text = str(module)
+        text = str(module)
+        if "func.func" not in text:
+            raise StageFailed("ttadapter", "ttadapter produced no function:\n" + text[:2000])
+        return text
+
+    # -- one request ---------------------------------------------------------------------
+    def handle(self, request: dict) -> dict:
+        answer = {"id": request.get("id"), "ok": False, "key": "", "cached": False}
+        started = time.perf_counter()
+        self.last = {}
+        self.stage_ms = {}
+        stage = "import"
+        try:
+            jit_fn = self.kernel(request)
+            stage = "bind"
+            args = [_decode(a) for a in request["args"]]
+            kwargs = {k: _decode(v) for k, v in request["kwargs"].items()}
+            cache_before = {k for cache in jit_fn.cache.values() for k in cache}
+            stage = "launch"
+            lowered = jit_fn.run(*args, grid=tuple(request["grid"]), warmup=False, **kwargs)
+            key = next(
+                (k for cache in jit_fn.cache.values() for k, v in cache.items() if v is lowered),
+                "",
+            )
+            answer.update(ok=True, key=key, cached=key in cache_before)
+            if not answer["cached"]:
+                answer["ir"] = lowered.ir_text
+                _dump(request, jit_fn, key, lowered.ir_text)
+        except StageFailed as exc:
+            answer.update(stage=exc.stage, error=exc.message[-6000:])
+        except Exception as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            if stage == "import":
+                message += "\n" + traceback.format_exc()[-3000:]
+            answer.update(stage=stage, error=message[-6000:])
+        answer.update(self.last)
+        answer["stage_ms"] = self.stage_ms
+        answer["ms"] = round((time.perf_counter() - started) * 1e3, 2)
+        return answer
+
+
+def _since(clock: float) -> float:
+    return round((time.perf_counter() - clock) * 1e3, 2)
+
+
+def _dump(request: dict, jit_fn, key: str, text: str) -> None:
+    folder = os.environ.get(IR_DUMP_ENV)
+    if not folder:
+        return
+    import hashlib
+
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    name = f"{request['qualname']}-{digest}.ttadapter.mlir"
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as out:
+        out.write(f"// {request['file']}\n// {key}\n{text}")
+
+
+def _with_abs_line(jit_fn, exc) -> str:
+    """CompilationError counts lines from the ``def``; say where that is in the file."""
+    from triton.runtime.jit import get_jit_fn_file_line
+
+    node = getattr(exc, "node", None)
+    text = getattr(exc, "message", None) or str(exc)
+    try:
+        path, def_line = get_jit_fn_file_line(jit_fn)
+    except Exception:
+        return text
+    if node is not None and hasattr(node, "lineno"):
+        line = def_line + node.lineno - 1
+        return f'loc("{path}":{line}:{node.col_offset + 1}): {text}'
+    return text
+
+
+HINT_PREFIX = "probable cause: "
+
+
+def _pointer_select_hint(ttir_text: str, jit_fn) -> str:
+    """The adapter aborts without a location on a pointer chosen at run time; name the
+    select that chose it, from the TTIR it was given."""
+    from ascend_lint.pytest_plugin.lowered_ir import pointer_selects
+
+    try:
+        from triton.runtime.jit import get_jit_fn_file_line
+
+        kernel_file = get_jit_fn_file_line(jit_fn)[0]
+    except Exception:
+        return ""
+    found = pointer_selects(ttir_text, kernel_file)
+    if not found:
+        return ""
+    where = found[0]
+    return (
+        f'\n{HINT_PREFIX}loc("{where.path}":{where.line}:{where.column}): a pointer chosen at '
+        "run time (arith.select on pointers, e.g. tl.where(c, a + offs, b + offs)); the "
+        "adapter cannot trace which tensor it addresses: select the offsets or the loaded "
+        "values instead"
+    )
+
+
+def _adapter_message(returncode: int, stderr: str) -> str:
+    if returncode < 0:
+        head = f"triton-adapter-opt was killed by signal {-returncode}"
+    else:
+        head = f"triton-adapter-opt exited with status {returncode}"
+    return f"{head}\n{stderr.strip()}"
+
+
+def _plain(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def _decode(value):
+    if isinstance(value, dict):
+        if "tensor" in value:
+            import torch
+
+            return StandInTensor(getattr(torch, value["tensor"]), value["address"])
+        if "tl_dtype" in value:
+            import triton.language as tl
+
+            return getattr(tl, value["tl_dtype"])
+        if "tuple" in value:
+            return tuple(_decode(v) for v in value["tuple"])
+    return value
+
+
+def main() -> int:
+    if os.environ.get("TRITON_INTERPRET", "0") == "1":
+        print("the compile worker must run without TRITON_INTERPRET", file=sys.stderr)
+        return 2
+    # Keep the protocol stream to ourselves: kernel modules may print.
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    worker = Worker()
+    # kernel modules import it; do it before saying ready, while tests are collected
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401
+    print(json.dumps({"ready": True, "pid": os.getpid()}), file=protocol, flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        print(
+            f"== request {request.get('id')} {request.get('qualname')}", file=sys.stderr, flush=True
+        )
+        print(json.dumps(worker.handle(request)), file=protocol, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

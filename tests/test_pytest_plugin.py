@@ -1,0 +1,295 @@
+"""pytest --ascend-compile, run on small test projects with pytest's pytester.
+
+tests/fixtures/compile_project: kernels that pass under the interpreter, three of them
+rejected by the Ascend front end (a pointer chosen with tl.where, a runtime `if` in a
+loop building different pointers, a grid over 65,535 programs), and clean ones.
+tests/fixtures/compile_examples: drives examples/gpu_habits and reference_kernels with
+small inputs, for the IR confirmation of static findings.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascend_lint.pytest_plugin import lowered_ir
+
+pytest_plugins = ("pytester",)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+HAVE_KERNEL_DEPS = all(importlib.util.find_spec(m) for m in ("triton", "torch"))
+needs_kernel_deps = pytest.mark.skipif(
+    not HAVE_KERNEL_DEPS,
+    reason="--ascend-compile needs torch and triton-ascend (pip install -e '.[kernels]')",
+)
+QUIET = ("-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning")
+REJECTED = {
+    "check_rejected.py::test_pointer_chosen_with_where",
+    "check_rejected.py::test_runtime_if_in_loop_builds_two_pointers",
+    "check_rejected.py::test_grid_over_65535_programs",
+    "check_rejected.py::test_same_rejected_specialisation_launched_again",
+}
+
+
+def _copy_project(name: str, dest: Path) -> None:
+    for path in (FIXTURES / name).iterdir():
+        if path.is_file():
+            shutil.copy(path, dest / path.name)
+
+
+def _line_of(path: Path, needle: str) -> int:
+    for number, text in enumerate(path.read_text().splitlines(), start=1):
+        if needle in text:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def _failed_tests(result) -> set[str]:
+    return {m.group(1) for m in re.finditer(r"^FAILED (\S+)", result.stdout.str(), re.MULTILINE)}
+
+
+@needs_kernel_deps
+def test_strict_fails_exactly_the_tests_that_launch_rejected_kernels(pytester):
+    _copy_project("compile_project", pytester.path)
+    kernels = pytester.path / "kernels.py"
+    result = pytester.runpytest_subprocess(
+        "--ascend-compile=strict", "--ascend-compile-report=report.json", *QUIET
+    )
+    result.assert_outcomes(passed=5, failed=4)
+    assert _failed_tests(result) == REJECTED
+    out = result.stdout.str()
+
+    where_line = _line_of(kernels, "tl.where(offs < split, a + offs, b + offs)")
+    branch_lines = {
+        _line_of(kernels, "if i < switch_at:"),
+        _line_of(kernels, "src = a + offs"),
+        _line_of(kernels, "src = b + offs"),
+    }
+    launch_line = _line_of(kernels, "mark_last_program_kernel[(n_programs,)]")
+    assert f"kernels.py:{where_line}: pick_source_kernel (ttadapter)" in out
+    assert "a pointer chosen at run time" in out
+    assert re.search(
+        r"kernels\.py:(\d+): switch_source_in_loop_kernel \(ttadapter\): "
+        r"encountered AddPtrOp produced by unsupported operation",
+        out,
+    )
+    branch_at = int(re.search(r"kernels\.py:(\d+): switch_source_in_loop_kernel", out).group(1))
+    assert branch_at in branch_lines
+    assert f"kernels.py:{launch_line}: mark_last_program_kernel (launch)" in out
+    assert "grid should be less than 65536" in out
+
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["mode"] == "strict" and report["summary"]["rejected"] == 3
+    rejected = {s["kernel"]: s for s in report["specialisations"] if s["status"] == "rejected"}
+    assert set(rejected) == {
+        "pick_source_kernel",
+        "switch_source_in_loop_kernel",
+        "mark_last_program_kernel",
+    }
+    assert rejected["pick_source_kernel"]["location"]["line"] == where_line
+    assert rejected["mark_last_program_kernel"]["location"]["line"] == launch_line
+    assert rejected["mark_last_program_kernel"]["tests"] == [
+        "check_rejected.py::test_grid_over_65535_programs"
+    ]
+    assert sorted(rejected["pick_source_kernel"]["tests"]) == [
+        "check_rejected.py::test_pointer_chosen_with_where",
+        "check_rejected.py::test_same_rejected_specialisation_launched_again",
+    ]
+    clean = [s for s in report["specialisations"] if s["status"] == "ok"]
+    # the same kernel with a small grid compiles; the constexpr branch gives two
+    assert {s["kernel"] for s in clean} >= {
+        "add_kernel",
+        "scale_rows_kernel",
+        "mark_last_program_kernel",
+    }
+    assert len([s for s in clean if s["kernel"] == "scale_rows_kernel"]) == 2
+    assert len([s for s in clean if s["kernel"] == "add_kernel"]) == 2  # fp32 and fp16
+    assert report["summary"]["worker_restarts"] == 0  # adapter aborts stay in its process
+    [local] = [s for s in report["specialisations"] if s["status"] == "not-compiled"]
+    assert local["kernel"].endswith("<locals>.fill_kernel")
+    assert "defined inside a function" in local["message"]
+    assert "fill_kernel: not compiled" in out
+
+
+@needs_kernel_deps
+def test_report_mode_under_xdist_fails_nothing_and_merges_the_nodes(pytester):
+    pytest.importorskip("xdist")
+    _copy_project("compile_project", pytester.path)
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--ascend-compile", "--ascend-compile-report=report.json", *QUIET
+    )
+    result.assert_outcomes(passed=9)
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["mode"] == "report"
+    rejected = [s for s in report["specialisations"] if s["status"] == "rejected"]
+    assert {t for s in rejected for t in s["tests"]} == REJECTED
+    assert "3 rejected" in result.stdout.str()
+
+
+@needs_kernel_deps
+def test_ir_confirms_the_gpu_habits_and_finds_nothing_in_the_reference_kernels(
+    pytester, monkeypatch
+):
+    _copy_project("compile_examples", pytester.path)
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
+    result = pytester.runpytest_subprocess(
+        "--ascend-compile=strict", "--ascend-compile-report=report.json", *QUIET
+    )
+    result.assert_outcomes(passed=3)
+    report = json.loads((pytester.path / "report.json").read_text())
+    habits = str(REPO_ROOT / "examples" / "gpu_habits" / "chunk_o.py")
+    verdicts = [v for v in report["ir_confirmation"] if v["file"] == habits]
+    strided = [v for v in verdicts if v["code"] == "ASC001"]
+    # every gate load / dg store the rule flags is a strided DMA in the IR
+    assert len(strided) >= 4 and all(v["status"] == "confirmed" for v in strided), strided
+    dv_branch = {v["code"]: v["status"] for v in verdicts if v["code"] in ("ASC003", "ASC005")}
+    assert dv_branch == {"ASC003": "confirmed", "ASC005": "confirmed"}
+    assert not [f for f in report["ir_only"] if f["file"] == habits]
+
+    reference = [s for s in report["specialisations"] if "reference_kernels" in s["file"]]
+    assert len({s["kernel"] for s in reference}) == 5
+    assert all(s["status"] == "ok" for s in reference)
+    assert all(s["ir"]["facts"] == [] for s in reference)
+    assert not [v for v in report["ir_confirmation"] if "reference_kernels" in v["file"]]
+
+
+def test_plugin_is_inert_without_the_option(pytester):
+    pytester.makepyfile(
+        test_inert="""
+        import sys
+
+        def test_nothing_imported(pytestconfig):
+            assert pytestconfig.pluginmanager.hasplugin("ascend_compile")
+            assert not pytestconfig.pluginmanager.hasplugin("ascend-compile-gate")
+            assert "triton" not in sys.modules and "torch" not in sys.modules
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "Ascend compile" not in result.stdout.str()
+
+
+def test_a_path_after_the_bare_option_is_a_usage_error_that_says_why(pytester):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("--ascend-compile", "test_x.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "put the paths before --ascend-compile" in result.stderr.str()
+
+
+def test_unknown_mode_in_config_is_a_usage_error(pytester):
+    pytester.makeini("[pytest]\nascend_compile = always\n")
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ascend_compile = 'always'" in result.stderr.str()
+
+
+@needs_kernel_deps
+def test_worker_that_dies_is_reported_and_restarted(tmp_path):
+    from ascend_lint.pytest_plugin.client import WorkerClient
+
+    (tmp_path / "dies_on_import.py").write_text("import os\nos.abort()\n")
+    kernels = FIXTURES / "compile_project" / "kernels.py"
+    client = WorkerClient(timeout_s=120, cwd=str(tmp_path))
+    try:
+        died = client.compile(
+            {
+                "module": "dies_on_import",
+                "qualname": "k",
+                "file": str(tmp_path / "dies_on_import.py"),
+                "sys_path": [str(tmp_path)],
+                "args": [],
+                "kwargs": {},
+                "grid": [1, 1, 1],
+            }
+        )
+        assert not died["ok"] and died["stage"] == "abort"
+        assert "signal 6" in died["error"]
+        lowered = client.compile(
+            {
+                "module": "kernels",
+                "qualname": "mark_last_program_kernel",
+                "file": str(kernels),
+                "sys_path": [str(kernels.parent)],
+                "args": [{"tensor": "int32", "address": 4096}, 8],
+                "kwargs": {},
+                "grid": [8, 1, 1],
+            }
+        )
+        assert lowered["ok"], lowered
+        assert client.restarts == 1
+    finally:
+        client.close()
+
+
+def test_static_linter_never_imports_the_plugin_machinery():
+    code = (
+        "import sys, ascend_lint.cli, ascend_lint.pytest_plugin; "
+        "bad = [m for m in ('triton', 'torch', 'ascend_lint.pytest_plugin.gate') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ}
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+# -- the IR reader on its own ------------------------------------------------------------
+LOWERED = """\
+#loc = loc("/src/k.py":1:0)
+module {
+  func.func @k(%arg2: memref<?xf32>, %arg3: memref<?xf32>) {
+    %rc = memref.reinterpret_cast %arg2 to offset: [%0], sizes: [16], strides: [4] : memref<?xf32> to memref<16xf32, strided<[4], offset: ?>> loc(#loc1)
+    %rc1 = memref.reinterpret_cast %arg3 to offset: [%0], sizes: [16, 8], strides: [8, 1] : memref<?xf32> to memref<16x8xf32, strided<[8, 1], offset: ?>> loc(#loc5)
+    %alloc = memref.alloc() : memref<16xf32> loc(#loc2)
+    scf.if %pad {
+      linalg.fill ins(%cst : f32) outs(%alloc : memref<16xf32>) loc(#loc2)
+    } {hivm.unlikely_condition} loc(#loc2)
+    %sv = memref.subview %rc[0] [%n] [1] : memref<16xf32, strided<[4], offset: ?>> to memref<?xf32, strided<[4], offset: ?>> loc(#loc2)
+    memref.copy %sv, %alloc : memref<?xf32, strided<[4], offset: ?>> to memref<?xf32, strided<[1]>> loc(#loc2)
+    scf.for %i = %c0 to %c2 step %c1 {
+      scf.if %pad2 {
+        linalg.fill ins(%cst : f32) outs(%alloc : memref<16xf32>) loc(#loc3)
+      } {hivm.unlikely_condition} loc(#loc3)
+      %r = scf.if %c -> (tensor<16x8xf32>) {
+        memref.copy %rc1, %a2 : memref<16x8xf32, strided<[8, 1], offset: ?>> to memref<16x8xf32> loc(#loc4)
+        scf.yield %t : tensor<16x8xf32> loc(#loc4)
+      } else {
+        memref.copy %rc1, %a3 : memref<16x8xf32, strided<[8, 1], offset: ?>> to memref<16x8xf32> loc(#loc6)
+        scf.yield %t : tensor<16x8xf32> loc(#loc6)
+      } loc(#loc7)
+    } loc(#loc8)
+    return loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc1 = loc("/src/k.py":5:10)
+#loc2 = loc("/src/k.py":6:10)
+#loc3 = loc(callsite(#loc9 at #loc10))
+#loc4 = loc("/src/k.py":12:12)
+#loc5 = loc("/src/k.py":4:10)
+#loc6 = loc("/src/k.py":14:12)
+#loc7 = loc("/src/k.py":11:8)
+#loc8 = loc("/src/k.py":10:4)
+#loc9 = loc("/src/helpers.py":3:4)
+#loc10 = loc("/src/k.py":9:4)
+"""
+
+
+def test_ir_reader_finds_strided_copies_and_two_path_branches_in_loops():
+    lowered = lowered_ir.parse(LOWERED, "/src/k.py")
+    facts = {(f.kind, f.lines, f.dma_both_sides) for f in lowered.facts}
+    assert facts == {
+        ("strided-load", (6, 5), False),  # the copy's line, then its view's
+        ("runtime-branch-in-loop", (11,), True),  # padding ifs are not branches
+    }
+    assert {4, 5, 6, 9, 10, 11, 12, 14} <= lowered.lines_seen  # callsite: the kernel's frame
+    assert 3 not in lowered.lines_seen  # helpers.py:3 is another file's line
