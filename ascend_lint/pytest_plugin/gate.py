@@ -102,6 +102,8 @@ class CompileGate:
             records = [_portable(r) for r in self.records.values()]
             self.config.workeroutput[WORKEROUTPUT_KEY] = json.dumps(records)
 
+    # pytest-xdist's hook: optional, so a run without xdist installed still loads the gate
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
         data = getattr(node, "workeroutput", {}).get(WORKEROUTPUT_KEY)
         if data:
