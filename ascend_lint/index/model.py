@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.gates import GateQueries
 from ascend_lint.index.kernels import JitFunction, KernelScanner, as_jit, make_jit
 from ascend_lint.index.launches import (
     CallBinding,
@@ -27,7 +28,7 @@ from ascend_lint.index.syntax import LEAVES, all_params, call_name, child_bodies
 
 
 @dataclass
-class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
+class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries, GateQueries):
     tree: ast.Module
     aliases: Aliases
     kernels: list[JitFunction]
@@ -50,6 +51,8 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
     _calls_by_qual: dict[int, dict[str, list]] = field(default_factory=dict)
     _host_values_cache: dict[tuple[int, int], list] = field(default_factory=dict)
     _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
+    _parents_cache: dict[int, dict[int, ast.AST]] = field(default_factory=dict)
+    _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.diagnostics import Applicability
+from ascend_lint.gtcontig_fix import gate_contig_fix
 from ascend_lint.index import (
     LANGUAGE,
     JitFunction,
@@ -73,7 +74,9 @@ class StridedTimeGather(Rule):
     name = "strided-time-gather"
     summary = "1-D block pointer or vector access along time with a non-unit stride (a DMA gather)"
     reference = "reference_kernels/chunk_o.py::chunk_bwd_kernel_dv_local"
-    fix_applicability = Applicability.DISPLAY_ONLY
+    # Unsafe where the gate rewrite applies (kernel, helpers and launcher in one file),
+    # else a display-only suggestion.
+    fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
@@ -95,10 +98,11 @@ class StridedTimeGather(Rule):
             if _documented_fallback(index, fn, stmt):
                 continue
             base = block_ptr_arg(call, "base")
-            # Display-only: the kernel side of the fix is mechanical, but it is only
-            # right together with the host-side transpose, which no edit here makes.
-            fix = None
-            if base is not None:
+            root = pointer_root(base) if base is not None else None
+            fix = gate_contig_fix(index, ctx.source, fn, root) if root else None
+            if fix is None and base is not None:
+                # Display-only: the kernel side alone is only right together with the
+                # host-side transpose, which only the gate rewrite above makes.
                 fix = transposed_fix(
                     ctx,
                     fn,
@@ -150,8 +154,14 @@ class StridedTimeGather(Rule):
                         f"vector access over the time vector `{time[0].id}` with stride "
                         f"`{ast.unparse(stride)}` ({evidence.why}) is a gather; use a "
                         "time-contiguous layout",
+                        fix=self._gate_fix(ctx, fn, call),
                     )
                     break
+
+    @staticmethod
+    def _gate_fix(ctx: RuleContext, fn: JitFunction, call: ast.Call):
+        root = pointer_root(call.args[0])
+        return gate_contig_fix(ctx.index, ctx.source, fn, root) if root else None
 
     VALID = [
         # 2-D block pointer with a unit-stride dimension

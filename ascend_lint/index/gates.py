@@ -1,0 +1,319 @@
+"""Gate reads: how a kernel or helper addresses one read-only pointer parameter (a gate
+`g` stored `[B, T, HV]`), use by use, and where its sequence starts come from.
+
+For one pointer parameter, the names that hold addresses into it (the parameter after
+`g += ...`, `p = g + ...`, block pointers over it, `tl.advance` of them, pointers a
+helper returns), and every statement that touches one, as a `GateSite`:
+
+* `offset`: `g += OFF`, `p = g + OFF`, `return g + OFF`;
+* `block`:  a 1-D `tl.make_block_ptr` over it (its base terms and its stride);
+* `load`:   `tl.load(g + ...)` with address arithmetic (scalar or 1-D vector);
+* `helper`: the pointer handed to a `@triton.jit` helper.
+
+Reads that need nothing (`tl.load(p_g)`, `tl.advance(p_g, ...)`, `g.dtype`) are not
+sites. Any other use (a store, an atomic, a 2-D tile, a pointer on the right of `+`,
+a call the index cannot resolve) makes the answer None: the tensor is not read in a
+shape whose re-addressing is mechanical. Cost: one walk over the function's
+statements per (function, parameter), cached.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.kernels import Branch, JitFunction
+from ascend_lint.index.naming import is_sequence_length
+from ascend_lint.index.sequences import _table_read, broadcasts, strip_casts
+from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, MAX_HELPER_DEPTH, names_in, own_nodes
+from ascend_lint.index.values import pointer_root
+
+if TYPE_CHECKING:
+    from ascend_lint.index.model import KernelIndex
+
+_LOAD = f"{LANGUAGE}.load"
+_MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
+_ADVANCE = f"{LANGUAGE}.advance"
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+_METADATA = frozenset({"dtype", "type", "shape"})
+_BLOCK_PTR_PARAMS = ("base", "shape", "strides", "offsets", "block_shape", "order")
+
+
+@dataclass(frozen=True)
+class GateSite:
+    """One address computation over the gate that a layout change has to rewrite."""
+
+    stmt: ast.stmt
+    kind: str  # "offset" | "block" | "load" | "helper"
+    # The address: a sum whose first term is the pointer (`g + bos * HV + i_h`), or for
+    # `g += OFF` the offset alone; None when the pointer is used bare (`make_block_ptr(g, ...)`).
+    address: ast.AST | None
+    pointer_first: bool
+    stride: ast.AST | None = None  # block: the one stride
+    call: ast.Call | None = None  # block, load, helper: the call
+    callee: JitFunction | None = None  # helper: the function called ...
+    callee_param: str | None = None  # ... and its parameter that receives the pointer
+
+
+@dataclass(frozen=True)
+class GateUses:
+    pointers: frozenset[str]
+    sites: tuple[GateSite, ...]
+    returns_pointer: bool  # a helper that hands back an address into the gate
+
+
+@dataclass(frozen=True)
+class SequenceStart:
+    """Where a sequence-start local (`bos`) comes from: loaded from an offsets table
+    (packed varlen storage), a batch index scaled by the length (`bos = i_b * T`), or
+    one of the two on each side of one `if`."""
+
+    name: str
+    packed: bool
+    batch_index: str | None  # `i_b` of `bos = i_b * T`
+    length: str | None  # `T` of `bos = i_b * T`
+    branch: Branch | None  # the side that loads from the table, when both exist
+
+
+def block_ptr_arg(call: ast.Call, name: str) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    i = _BLOCK_PTR_PARAMS.index(name)
+    return call.args[i] if i < len(call.args) else None
+
+
+def _one_element(node: ast.AST | None) -> ast.AST | None:
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 1:
+        return node.elts[0]
+    return None
+
+
+class GateQueries:
+    """The queries of `KernelIndex` about gate reads (mixed into it)."""
+
+    def parents(self: KernelIndex, fn: JitFunction) -> dict[int, ast.AST]:
+        """id(node) -> its parent, for every node of `fn`."""
+        cached = self._parents_cache.get(id(fn))
+        if cached is None:
+            cached = {}
+            for node in ast.walk(fn.node):
+                for child in ast.iter_child_nodes(node):
+                    cached[id(child)] = node
+            self._parents_cache[id(fn)] = cached
+        return cached
+
+    def gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int = 0) -> set[str]:
+        """`param` and the locals holding addresses into it: sums rooted at one, block
+        pointers over one, and what a helper returns when it returns such an address."""
+        pointers = {param}
+        for _ in range(MAX_FIXPOINT_ROUNDS):
+            grown = False
+            for name, defs in fn.definitions.items():
+                if name in pointers:
+                    continue
+                if any(self._is_address(fn, v, pointers, depth) for _, v in defs):
+                    pointers.add(name)
+                    grown = True
+            if not grown:
+                break
+        return pointers
+
+    def _is_address(
+        self: KernelIndex, fn: JitFunction, value: ast.AST, pointers: set[str], depth: int
+    ) -> bool:
+        if isinstance(value, (ast.BinOp, ast.Name)):
+            return pointer_root(value) in pointers
+        if not isinstance(value, ast.Call):
+            return False
+        qual = self.aliases.resolve(value.func)
+        if qual in (_MAKE_BLOCK_PTR, _ADVANCE):
+            base = block_ptr_arg(value, "base") if qual == _MAKE_BLOCK_PTR else value.args[0]
+            return base is not None and pointer_root(base) in pointers
+        if qual is None and depth < MAX_HELPER_DEPTH:
+            for binding in self.helper_calls:
+                if binding.call is not value:
+                    continue
+                for p, exprs in binding.args.items():
+                    if any(pointer_root(e) in pointers for e in exprs):
+                        uses = self.gate_uses(binding.callee, p, depth + 1)
+                        if uses is not None and uses.returns_pointer:
+                            return True
+        return False
+
+    def gate_uses(
+        self: KernelIndex, fn: JitFunction, param: str, depth: int = 0
+    ) -> GateUses | None:
+        """Every use of the addresses into `param`, or None if one of them is of a kind
+        a mechanical re-addressing does not understand (see the module docstring)."""
+        key = (id(fn), param)
+        if key in self._gate_cache:
+            return self._gate_cache[key]
+        self._gate_cache[key] = None  # a helper that recurses into itself is not understood
+        result = self._gate_uses(fn, param, depth)
+        self._gate_cache[key] = result
+        return result
+
+    def _gate_uses(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> GateUses | None:
+        pointers = self.gate_pointers(fn, param, depth)
+        parents = self.parents(fn)
+        sites: dict[int, GateSite] = {}
+        returns_pointer = False
+        for stmt, (reads, _writes) in zip(fn.statements, fn.statement_names()):
+            if not reads & pointers and not (
+                isinstance(stmt, ast.AugAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.target.id in pointers
+            ):
+                continue
+            if not isinstance(stmt, _SIMPLE):
+                return None  # a loop or branch test that reads the gate
+            if isinstance(stmt, ast.AugAssign):
+                if not (
+                    isinstance(stmt.target, ast.Name)
+                    and stmt.target.id in pointers
+                    and isinstance(stmt.op, ast.Add)
+                    and not names_in(stmt.value) & pointers
+                ):
+                    return None
+                sites[id(stmt)] = GateSite(stmt, "offset", stmt.value, False)
+                continue
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                if self._is_address(fn, stmt.value, pointers, depth):
+                    returns_pointer = True
+            for node in own_nodes(stmt):
+                if not (
+                    isinstance(node, ast.Name)
+                    and node.id in pointers
+                    and isinstance(node.ctx, ast.Load)
+                ):
+                    continue
+                site = self._classify(fn, stmt, node, parents, depth)
+                if site is None:
+                    return None
+                if isinstance(site, GateSite):
+                    sites.setdefault(id(site.call or site.address), site)
+        ordered = sorted(sites.values(), key=lambda s: fn.order_of(s.stmt))
+        return GateUses(frozenset(pointers), tuple(ordered), returns_pointer)
+
+    def _classify(
+        self: KernelIndex,
+        fn: JitFunction,
+        stmt: ast.stmt,
+        name: ast.Name,
+        parents: dict[int, ast.AST],
+        depth: int,
+    ) -> GateSite | bool | None:
+        """The site a pointer name takes part in; True for a read that needs no change,
+        None for a use that is not understood."""
+        expr: ast.AST = name
+        parent = parents.get(id(expr))
+        while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)):
+            if parent.left is not expr:
+                return None  # the pointer on the right of `+` or `-`
+            expr, parent = parent, parents.get(id(parent))
+        bare = expr is name
+        address = None if bare else expr
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return)) and parent is stmt:
+            if isinstance(parent, ast.Assign) and not (
+                len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
+            ):
+                return None
+            return True if bare else GateSite(stmt, "offset", expr, True)
+        if isinstance(parent, ast.Attribute) and bare and parent.attr in _METADATA:
+            return True
+        call = parent
+        if isinstance(parent, ast.keyword):
+            call = parents.get(id(parent))
+        if not isinstance(call, ast.Call) or expr is call.func:
+            return None
+        qual = self.aliases.resolve(call.func)
+        if qual == _MAKE_BLOCK_PTR:
+            if block_ptr_arg(call, "base") is not expr:
+                return None
+            stride = _one_element(block_ptr_arg(call, "strides"))
+            if stride is None or _one_element(block_ptr_arg(call, "shape")) is None:
+                return None  # a 2-D tile of the gate
+            return GateSite(stmt, "block", address, not bare, stride=stride, call=call)
+        if qual == _LOAD:
+            if not (call.args and call.args[0] is expr):
+                return None
+            if bare:
+                return True
+            if broadcasts(expr):
+                return None
+            return GateSite(stmt, "load", expr, True, call=call)
+        if qual == _ADVANCE:
+            return True if bare and call.args and call.args[0] is expr else None
+        if qual is not None:
+            return None  # a store, an atomic, anything else of triton's
+        for binding in self.helper_calls:
+            if binding.call is not call:
+                continue
+            bound = [p for p, exprs in binding.args.items() if any(e is expr for e in exprs)]
+            if len(bound) != 1 or depth >= MAX_HELPER_DEPTH:
+                return None
+            return GateSite(
+                stmt,
+                "helper",
+                address,
+                not bare,
+                call=call,
+                callee=binding.callee,
+                callee_param=bound[0],
+            )
+        return None
+
+    def gate_param(self: KernelIndex, fn: JitFunction, pointer: str) -> str | None:
+        """The pointer parameter whose addresses `pointer` holds, if exactly one."""
+        found = [p for p in fn.params if p == pointer or pointer in self.gate_pointers(fn, p)]
+        return found[0] if len(found) == 1 else None
+
+    def sequence_start(self: KernelIndex, fn: JitFunction, name: str) -> SequenceStart | None:
+        """How `name` is defined when it is a sequence start; None when it is not one,
+        or when its definitions are not exactly the two documented ones."""
+        seq = self.sequences(fn)
+        defs = fn.definitions.get(name, [])
+        if not defs or name in fn.params:
+            return None
+        packed_at: Branch | None = None
+        packed = False
+        batch: tuple[str, str] | None = None
+        batch_at: Branch | None = None
+        for order, raw in defs:
+            value = strip_casts(raw, self.aliases)
+            branches = fn.context(fn.statements[order]).branches
+            innermost = branches[-1] if branches else None
+            read = _table_read(value, self.aliases, set(fn.params))
+            if read is not None and read[0] in seq.offsets_tables:
+                if packed:
+                    return None
+                packed, packed_at = True, innermost
+                continue
+            if (
+                isinstance(value, ast.BinOp)
+                and isinstance(value.op, ast.Mult)
+                and isinstance(value.left, ast.Name)
+                and isinstance(value.right, ast.Name)
+                and (value.right.id in seq.lengths or is_sequence_length(value.right.id))
+                and batch is None
+            ):
+                batch, batch_at = (value.left.id, value.right.id), innermost
+                continue
+            return None
+        if packed and batch is not None:
+            if (
+                packed_at is None
+                or batch_at is None
+                or packed_at.node is not batch_at.node
+                or packed_at.taken == batch_at.taken
+            ):
+                return None
+            return SequenceStart(name, True, batch[0], batch[1], packed_at)
+        if packed:
+            return SequenceStart(name, True, None, None, None)
+        if batch is not None:
+            return SequenceStart(name, False, batch[0], batch[1], None)
+        return None
