@@ -105,7 +105,7 @@ class _GateRewrite:
         self.source = source
         self.text = source.text
         self.newline = "\r\n" if "\r\n" in self.text else "\n"
-        self._tainted: dict[int, set[str]] = {}
+        self._tainted: dict[object, set[str]] = {}
 
     # -- which functions ----------------------------------------------------------------
     def fix(self, fn: JitFunction, pointer: str) -> Fix:
@@ -118,7 +118,7 @@ class _GateRewrite:
             edits += self._function_edits(member, members)
             if not member.helper:
                 edits += self._launch_edits(member)
-        edits.sort()
+        edits = sorted(set(edits))  # kernels that share a launch dict share its edits
         for (_s1, e1, _), (s2, _e2, _) in zip(edits, edits[1:]):
             if s2 < e1:
                 raise _NoFix  # two rewrites of one span: the shape is not the documented one
@@ -150,7 +150,7 @@ class _GateRewrite:
                     raise _NoFix  # one function, two tensors routed through it
                 continue
             uses = index.gate_uses(f, p)
-            if uses is None or not uses.sites:
+            if uses is None or (f is fn and not uses.sites):
                 raise _NoFix
             member = _Member(f, p, uses)
             members[id(f)] = member
@@ -164,6 +164,14 @@ class _GateRewrite:
             if not callers and not launched:
                 raise _NoFix  # launched from another file, which this fix cannot see
             member.helper = bool(callers)
+            for binding in launched:
+                # Kernels launched with the same argument (one dict for two kernels, a
+                # kernel chosen at run time) receive the transposed gate too.
+                for gate in binding.args.get(p, []):
+                    for other in index.launches:
+                        for q, exprs in other.args.items():
+                            if other.callee is not f and any(e is gate for e in exprs):
+                                work.append((other.callee, q))
             for binding in callers:
                 exprs = binding.args.get(p, [])
                 if len(exprs) != 1:
@@ -173,8 +181,11 @@ class _GateRewrite:
                 if owner is None:
                     raise _NoFix  # this call hands the helper some other tensor
                 work.append((caller, owner))
+        origin = members[id(fn)]
+        self._describe(origin, None)
         for member in members.values():
-            self._describe(member)
+            if member is not origin:
+                self._describe(member, origin)
         for member in members.values():
             for site in member.uses.sites:
                 if site.kind == "helper":
@@ -185,9 +196,11 @@ class _GateRewrite:
         root = pointer_root(expr)
         return self.index.gate_param(caller, root) if root else None
 
-    def _describe(self, member: _Member) -> None:
+    def _describe(self, member: _Member, origin: _Member | None) -> None:
         fn = member.fn
         heads: set[str] = set()
+        if not member.uses.sites and origin is not None and origin.heads in fn.params:
+            heads.add(origin.heads)  # a kernel that shares the launch but reads no gate
         for site in member.uses.sites:
             if site.kind == "block":
                 if not isinstance(site.stride, ast.Name):
@@ -252,19 +265,23 @@ class _GateRewrite:
                 raise _NoFix
             out.append((sign, first.id))
             terms = terms[1:]
-        head_terms = 0
+        kinds: list[str] = []
         for sign, term in terms:
-            for text, is_head in self._term(member, term, variant, splits):
-                head_terms += is_head
-                out.append((sign, text))
-        if head_terms > 1:
+            text, kind = self._term(member, term, variant, splits)
+            kinds.append(kind)
+            out.append((sign, text))
+        if kinds.count("head") > 1 or not out:
             raise _NoFix
-        if not out:
+        if "head" in kinds and "start" not in kinds:
+            # `g + i_h` alone: the time axis may be a flattened `B * T` (`T = g.numel() //
+            # HV`), which `transpose(1, 2)` of a [B, T, HV] tensor does not lay out as
+            # [HV, B * T]; only a sequence or batch start shows the [B, T, HV] shape.
             raise _NoFix
         return _join(out)
 
     def _term(self, member: _Member, term: ast.AST, variant: str | None, splits):
-        """[(text, is the head term)] for one summand of a [B, T, HV] address."""
+        """(text, kind) for one summand of a [B, T, HV] address; kind is "head" (the
+        head index), "start" (a sequence or batch start) or "time" (along the sequence)."""
         fn = member.fn
         parts = _factors(term)
         scaled = [
@@ -281,50 +298,53 @@ class _GateRewrite:
                 or member.t_seq is None
                 or name in member.uses.pointers
                 or name in seq.lengths
-                or name in seq.token_offsets
                 or name in seq.time_vectors
                 or is_head_count(name)
-                or name in self._start_dependent(fn)
+                or name in self._start_derived(fn)
             ):
                 raise _NoFix
-            return [(f"{name} * {member.t_seq}", True)]
+            return f"{name} * {member.t_seq}", "head"
         others = [f for i, f in enumerate(parts) if i != scaled[0]]
         if not others:
             raise _NoFix
+        inner = others[0]
         if (
             len(others) == 1
-            and isinstance(others[0], ast.BinOp)
-            and isinstance(others[0].op, (ast.Add, ast.Sub))
+            and isinstance(inner, ast.BinOp)
+            and isinstance(inner.op, (ast.Add, ast.Sub))
+            and _names(inner) & self._starts(fn)
         ):
-            # `(bos + o_t) * HV`: each summand scaled on its own
-            out = []
-            for inner_sign, inner in _signed_terms(others[0]):
-                scaled_inner = ast.BinOp(inner, ast.Mult(), ast.Name(member.heads, ast.Load()))
-                for text, is_head in self._term(member, scaled_inner, variant, splits):
-                    if is_head:
-                        raise _NoFix
-                    out.append((text if inner_sign == "+" else f"-{text}", False))
-            joined = _join([("+", t) for t, _ in out])
-            return [(f"({joined})" if len(out) > 1 else joined, False)]
-        names = [f.id for f in others if isinstance(f, ast.Name)]
-        lengths = [n for n in names if n in seq.lengths or n == member.length]
+            # `(bos + o_t) * HV`: the start and the offset inside the sequence apart
+            out, kinds = [], set()
+            for inner_sign, summand in _signed_terms(inner):
+                heads = ast.Name(member.heads, ast.Load())
+                text, kind = self._term(
+                    member, ast.BinOp(summand, ast.Mult(), heads), variant, splits
+                )
+                out.append((inner_sign, text))
+                kinds.add(kind)
+            return f"({_join(out)})", "start" if "start" in kinds else "time"
+        names = {n for f in others for n in _names(f)}
+        lengths = [f.id for f in others if isinstance(f, ast.Name) and f.id in seq.lengths]
         if lengths:
             # A batch offset `i_b * T * HV`: the same element count in both layouts.
             if member.helper or member.t_seq is None or lengths != [member.length]:
                 raise _NoFix
             rest = [f for f in others if not (isinstance(f, ast.Name) and f.id == member.length)]
-            if not rest or any(isinstance(f, ast.Name) and f.id in seq.token_offsets for f in rest):
+            if not rest or _names_of(rest) & self._start_derived(fn):
                 raise _NoFix
             head = " * ".join(_text(f) for f in rest)
-            return [(f"{head} * {member.heads} * {member.t_seq}", False)]
-        if len(others) == 1 and isinstance(others[0], ast.Name):
-            start = self.index.sequence_start(fn, others[0].id)
+            return f"{head} * {member.heads} * {member.t_seq}", "start"
+        if len(others) == 1 and isinstance(inner, ast.Name):
+            start = self.index.sequence_start(fn, inner.id)
             if start is not None:
-                return [(self._start(member, start, variant, splits), False)]
-        if any(n in self._start_dependent(fn) for f in others for n in _names(f)):
+                return self._start(member, start, variant, splits), "start"
+        if names & self._start_dependent(fn):
             raise _NoFix  # built from a sequence start the index cannot split
-        # A time index (`last_idx * HV`, `o_t * HV`): time is the unit-stride axis now.
-        return [(" * ".join(_text(f) for f in others), False)]
+        # A time index (`last_idx * HV`, `o_t * HV`): time is the unit-stride axis now;
+        # a packed global token index (`bos + o_t` from cu_seqlens) is one too.
+        kind = "start" if names & self._start_derived(fn) else "time"
+        return " * ".join(_text(f) for f in others), kind
 
     def _start(self, member: _Member, start: SequenceStart, variant: str | None, splits) -> str:
         if member.helper or member.t_seq is None:
@@ -339,19 +359,25 @@ class _GateRewrite:
             return batch if variant == "batch" else start.name
         return start.name if start.packed else batch
 
-    def _start_dependent(self, fn: JitFunction) -> set[str]:
-        """Locals computed from a sequence start that is not a packed varlen offset alone
-        (a length, a difference of starts, is not): in packed storage a global token
-        index is a time index like any other, in [B, T] storage it carries the batch."""
-        cached = self._tainted.get(id(fn))
+    def _starts(self, fn: JitFunction) -> set[str]:
+        """The sequence starts of `fn` whose definitions the index can tell apart."""
+        return {
+            n
+            for n in self.index.sequences(fn).token_offsets
+            if self.index.sequence_start(fn, n) is not None
+        }
+
+    def _start_derived(self, fn: JitFunction) -> set[str]:
+        """Every token offset and the locals computed from one (lengths excepted)."""
+        seq = self.index.sequences(fn)
+        return self._closure(fn, set(seq.token_offsets), ("derived", id(fn)))
+
+    def _closure(self, fn: JitFunction, roots: set[str], key) -> set[str]:
+        cached = self._tainted.get(key)
         if cached is not None:
             return cached
         seq = self.index.sequences(fn)
-        tainted = set()
-        for name in seq.token_offsets:
-            start = self.index.sequence_start(fn, name)
-            if start is None or not start.packed or start.batch_index is not None:
-                tainted.add(name)
+        tainted = set(roots)
         deps = fn.dependencies()
         grown = True
         while grown:
@@ -360,8 +386,20 @@ class _GateRewrite:
                 if name not in tainted and name not in seq.lengths and reads & tainted:
                     tainted.add(name)
                     grown = True
-        self._tainted[id(fn)] = tainted
+        self._tainted[key] = tainted
         return tainted
+
+    def _start_dependent(self, fn: JitFunction) -> set[str]:
+        """Locals computed from a sequence start that is not a packed varlen offset alone
+        (a length, a difference of starts, is not): in packed storage a global token
+        index is a time index like any other, in [B, T] storage it carries the batch."""
+        seq = self.index.sequences(fn)
+        unsplit = set()
+        for name in seq.token_offsets:
+            start = self.index.sequence_start(fn, name)
+            if start is None or not start.packed or start.batch_index is not None:
+                unsplit.add(name)
+        return self._closure(fn, unsplit, ("unsplit", id(fn)))
 
     # -- text of one function -----------------------------------------------------------
     def _span(self, node: ast.AST) -> tuple[int, int]:
@@ -562,20 +600,36 @@ class _GateRewrite:
     def _launch_edits(self, member: _Member) -> list[tuple[int, int, str]]:
         edits = []
         for binding in self.index.launches:
-            if binding.callee is not member.fn:
-                continue
-            edits += self._launch(member, binding)
+            if binding.callee is member.fn:
+                edits += self._launch(member, binding)
         if not edits:
             raise _NoFix
         return edits
 
-    def _direct(self, call: ast.Call, expr: ast.AST) -> bool:
+    @staticmethod
+    def _direct(call: ast.Call, expr: ast.AST) -> bool:
         return any(a is expr for a in call.args) or any(k.value is expr for k in call.keywords)
+
+    def _container(self, expr: ast.AST):
+        """Where the host builds a launch argument outside the launch call: a dict display
+        entry, a `dict(...)` keyword or a `kw['KEY'] = value` statement; with its host."""
+        for node, host in self.index.host_dicts:
+            for key, value in zip(node.keys, node.values):
+                if value is expr and isinstance(key, ast.Constant):
+                    return "dict", key, host
+        for call, host in self.index.host_calls:
+            if isinstance(call.func, ast.Name) and call.func.id == "dict":
+                if any(k.value is expr and k.arg for k in call.keywords):
+                    return "call", call, host
+        for host in self.index.hosts:
+            for var, items in host.key_assignments.items():
+                for _key, value, stmt in items:
+                    if value is expr:
+                        return "item", (var, stmt), host
+        return None
 
     def _launch(self, member: _Member, binding: CallBinding) -> list[tuple[int, int, str]]:
         call = binding.call
-        if member.fn not in self.index.resolve_callee(call.func.value):
-            raise _NoFix  # through a launch helper: its other kernels would change too
         if member.flag in binding.args:
             raise _NoFix
         gates = binding.args.get(member.param, [])
@@ -583,32 +637,80 @@ class _GateRewrite:
         if len(gates) != 1 or len(heads) != 1:
             raise _NoFix
         gate, count = gates[0], heads[0]
-        if not (self._direct(call, gate) and self._direct(call, count)):
-            raise _NoFix
         s, e = self._span(count)
         count_text = self.text[s:e]
         if "\n" in count_text:
             raise _NoFix
         if not isinstance(count, _PLAIN_EXPR):
             count_text = f"({count_text})"
-        edits = [self._add_argument(call, f"{member.flag}={count_text} != 1")]
+        flag_value = f"{count_text} != 1"
+        if self._direct(call, gate):
+            if member.fn not in self.index.resolve_callee(call.func.value):
+                raise _NoFix  # through a launch helper: its other kernels would change too
+            if not self._direct(call, count):
+                raise _NoFix
+            host = binding.host
+            edits = [self._add_argument(call, f"{member.flag}={flag_value}")]
+        else:
+            place = self._container(gate)
+            counted = self._container(count)
+            if place is None or counted is None or counted[2] is not place[2]:
+                raise _NoFix  # the head count is not in scope where the gate is set
+            kind, node, host = place
+            if self._written_elsewhere(gate):
+                raise _NoFix  # the dict may be built before another kernel writes it
+            edits = [self._flag_entry(kind, node, member.flag, flag_value)]
         if isinstance(gate, ast.Constant) and gate.value is None:
             return edits
         if not isinstance(gate, _SAFE_ARGUMENT):
             raise _NoFix  # evaluated twice in the conditional: keep it to names
         s, e = self._span(gate)
         gate_text = self.text[s:e]
-        condition = f"{count_text} != 1"
-        if self._may_be_none(binding, gate_text):
+        condition = flag_value
+        if self._may_be_none(host, gate_text):
             condition = f"{gate_text} is not None and {condition}"
         edits.append(
             (s, e, f"{gate_text}.transpose(1, 2).contiguous() if {condition} else {gate_text}")
         )
         return edits
 
-    def _may_be_none(self, binding: CallBinding, gate_text: str) -> bool:
+    def _written_elsewhere(self, gate: ast.AST) -> bool:
+        """A launch argument set in a dict is evaluated where the dict is built, not at
+        the launch: its transposed copy is only right if no kernel of this module writes
+        a tensor of that name (a conservative reading: names, not values)."""
+        if not isinstance(gate, ast.Name):
+            return True
+        for binding in self.index.launches:
+            for param, exprs in binding.args.items():
+                if any(isinstance(e, ast.Name) and e.id == gate.id for e in exprs):
+                    if self.index.stores_through(binding.callee, param):
+                        return True
+        return False
+
+    def _flag_entry(self, kind: str, node, flag: str, value: str) -> tuple[int, int, str]:
+        """The flag set next to the gate: a dict entry, a keyword, or a statement."""
+        if kind == "call":
+            return self._add_argument(node, f"{flag}={value}")
+        if kind == "dict":
+            quote = self.text[self._span(node)[0]]
+            parent_values = next(
+                d.values[d.keys.index(node)] for d, _ in self.index.host_dicts if node in d.keys
+            )
+            return self._insert_after(parent_values, f"{quote}{flag}{quote}: {value}")
+        var, stmt = node
+        start, end = self._span(stmt)
+        indent = self._indent_of(start)
+        after = self.text.find("\n", end)
+        rest = self.text[end : len(self.text) if after < 0 else after].strip()
+        if rest and not rest.startswith("#"):
+            raise _NoFix
+        key = stmt.targets[0].slice
+        quote = self.text[self._span(key)[0]]
+        return end, end, f"{self.newline}{indent}{var}[{quote}{flag}{quote}] = {value}"
+
+    def _may_be_none(self, host_function, gate_text: str) -> bool:
         """Does the host treat the gate as optional (`g=None`, `g is not None`)?"""
-        host = binding.host.node if binding.host is not None else None
+        host = host_function.node if host_function is not None else None
         if host is None:
             return True
         if isinstance(host, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -632,6 +734,10 @@ class _GateRewrite:
 
 def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _names_of(nodes: list[ast.AST]) -> set[str]:
+    return {name for node in nodes for name in _names(node)}
 
 
 def _reindent(text: str, first: str, extra: str) -> str:

@@ -49,6 +49,8 @@ def test_invalid(rule, case):
     assert {d.code for d in result.diagnostics} == {rule.code}
     if case.fixed is not None:
         safe = frozenset({Applicability.SAFE})
+        if rule.fix_applicability is Applicability.UNSAFE:
+            safe |= {Applicability.UNSAFE}  # the example shows what --unsafe-fixes writes
         outcome = fix_source("snippet.py", case.code.encode(), frozenset({rule.code}), safe)
         assert outcome.error is None
         assert outcome.fixed.decode() == case.fixed

@@ -266,6 +266,22 @@ class GateQueries:
             )
         return None
 
+    def stores_through(self: KernelIndex, fn: JitFunction, param: str) -> bool:
+        """Does `fn` write memory through an address into `param` (a store, an atomic)?"""
+        pointers = self.gate_pointers(fn, param)
+        for call, _stmt in fn.calls:
+            qual = self.aliases.resolve(call.func) or ""
+            if qual.startswith(f"{LANGUAGE}.") and qual.rsplit(".", 1)[1].startswith(
+                ("store", "atomic")
+            ):
+                target = call.args[0] if call.args else None
+                for kw in call.keywords:
+                    if kw.arg == "pointer":
+                        target = kw.value
+                if target is not None and names_in(target) & pointers:
+                    return True
+        return False
+
     def gate_param(self: KernelIndex, fn: JitFunction, pointer: str) -> str | None:
         """The pointer parameter whose addresses `pointer` holds, if exactly one."""
         found = [p for p in fn.params if p == pointer or pointer in self.gate_pointers(fn, p)]
