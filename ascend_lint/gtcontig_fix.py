@@ -47,12 +47,28 @@ class _NoFix(Exception):
     """The pattern is not recognised with certainty: no fix is offered."""
 
 
-def gate_contig_fix(index: KernelIndex, source: SourceFile, fn: JitFunction, pointer: str):
-    """The unsafe fix for the gate `pointer` addresses in `fn`, or None."""
-    try:
-        return _GateRewrite(index, source).fix(fn, pointer)
-    except _NoFix:
+def gate_contig_fix(
+    index: KernelIndex,
+    source: SourceFile,
+    fn: JitFunction,
+    pointer: str,
+    memo: dict | None = None,
+) -> Fix | None:
+    """The unsafe fix for the gate `pointer` addresses in `fn`, or None. `memo` (one per
+    file) keeps the answer for every finding on the same gate of the same kernel."""
+    param = index.gate_param(fn, pointer)
+    if param is None:
         return None
+    key = (id(fn), param)
+    if memo is not None and key in memo:
+        return memo[key]
+    try:
+        fix = _GateRewrite(index, source).fix(fn, param)
+    except _NoFix:
+        fix = None
+    if memo is not None:
+        memo[key] = fix
+    return fix
 
 
 @dataclass
@@ -108,10 +124,7 @@ class _GateRewrite:
         self._tainted: dict[object, set[str]] = {}
 
     # -- which functions ----------------------------------------------------------------
-    def fix(self, fn: JitFunction, pointer: str) -> Fix:
-        param = self.index.gate_param(fn, pointer)
-        if param is None:
-            raise _NoFix
+    def fix(self, fn: JitFunction, param: str) -> Fix:
         members = self._family(fn, param)
         edits: list[tuple[int, int, str]] = []
         for member in members.values():
@@ -164,6 +177,8 @@ class _GateRewrite:
             if not callers and not launched:
                 raise _NoFix  # launched from another file, which this fix cannot see
             member.helper = bool(callers)
+            if launched and self._decorators_read(f, p):
+                raise _NoFix  # a heuristic or autotune hook reads the tensor itself
             for binding in launched:
                 # Kernels launched with the same argument (one dict for two kernels, a
                 # kernel chosen at run time) receive the transposed gate too.
@@ -191,6 +206,27 @@ class _GateRewrite:
                 if site.kind == "helper":
                     self._check_heads_bound(member, members[id(site.callee)], site.call)
         return members
+
+    @staticmethod
+    def _decorators_read(fn: JitFunction, param: str) -> bool:
+        """Does a decorator look at the tensor beyond `args['g'] is None` (a shape, a
+        stride), which the transposed copy would change?"""
+        for decorator in fn.node.decorator_list:
+            compared = {
+                id(node.left)
+                for node in ast.walk(decorator)
+                if isinstance(node, ast.Compare)
+                and all(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
+            }
+            for node in ast.walk(decorator):
+                if (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.slice, ast.Constant)
+                    and node.slice.value == param
+                    and id(node) not in compared
+                ):
+                    return True
+        return False
 
     def _owner_param(self, caller: JitFunction, expr: ast.AST) -> str | None:
         root = pointer_root(expr)
@@ -423,7 +459,7 @@ class _GateRewrite:
         fn = member.fn
         edits: list[tuple[int, int, str]] = []
         edits.append(self._add_parameter(fn, member.flag))
-        if member.save_length:
+        if member.save_length and member.uses.sites:
             edits.append(self._save_length(member))
         by_stmt: dict[int, list[GateSite]] = {}
         for site in member.uses.sites:
@@ -667,7 +703,7 @@ class _GateRewrite:
         s, e = self._span(gate)
         gate_text = self.text[s:e]
         condition = flag_value
-        if self._may_be_none(host, gate_text):
+        if self._may_be_none(member, host, gate):
             condition = f"{gate_text} is not None and {condition}"
         edits.append(
             (s, e, f"{gate_text}.transpose(1, 2).contiguous() if {condition} else {gate_text}")
@@ -708,28 +744,67 @@ class _GateRewrite:
         quote = self.text[self._span(key)[0]]
         return end, end, f"{self.newline}{indent}{var}[{quote}{flag}{quote}] = {value}"
 
-    def _may_be_none(self, host_function, gate_text: str) -> bool:
-        """Does the host treat the gate as optional (`g=None`, `g is not None`)?"""
-        host = host_function.node if host_function is not None else None
-        if host is None:
+    def _may_be_none(self, member: _Member, host_function, gate: ast.AST) -> bool:
+        """Can the gate be None where it is passed? Yes unless every value the host gives
+        it is known and not None: a `None` among them (`x if g is not None else None`), a
+        parameter without a non-optional annotation (`g=None`, `g`, `g: Optional[...]`),
+        a comparison of it with None, or a kernel hook testing `args['g'] is None`."""
+        if host_function is None or _optional_in_hooks(member.fn, member.param):
             return True
-        if isinstance(host, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = host.args
-            positional = [*args.posonlyargs, *args.args]
-            defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-            pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-            for a, default in pairs:
-                if (
-                    a.arg == gate_text
-                    and isinstance(default, ast.Constant)
-                    and default.value is None
-                ):
+        node = host_function.node
+        annotations = {}
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                annotations[a.arg] = ast.unparse(a.annotation) if a.annotation else None
+        for value, _guards in self.index.host_values(gate, host_function):
+            if any(isinstance(n, ast.Constant) and n.value is None for n in ast.walk(value)):
+                return True
+            if isinstance(value, ast.Name) and _used_unconditionally(node, value.id):
+                continue  # `B, T, HV = g.shape` already fails for None
+            if isinstance(value, ast.Name) and value.id in host_function.params:
+                annotation = annotations.get(value.id)
+                if annotation is None or "None" in annotation or "Optional" in annotation:
                     return True
-        for node in ast.walk(host):
-            if isinstance(node, ast.Compare) and ast.unparse(node.left) == gate_text:
-                if any(isinstance(c, ast.Constant) and c.value is None for c in node.comparators):
+        gate_text = ast.unparse(gate)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Compare) and ast.unparse(n.left) == gate_text:
+                if any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators):
                     return True
         return False
+
+
+def _used_unconditionally(host: ast.AST, name: str) -> bool:
+    """Does a statement of the function's own body (not under an `if`, a conditional
+    expression or a boolean operator) read an attribute of `name` (`g.shape`)?"""
+    body = getattr(host, "body", [])
+    for stmt in body if isinstance(body, list) else []:
+        if isinstance(stmt, (ast.If, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        stack = [stmt]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.If)):
+                continue
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                if n.value.id == name:
+                    return True
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _optional_in_hooks(fn: JitFunction, param: str) -> bool:
+    """`@triton.heuristics({'USE_G': lambda args: args['g'] is not None})`."""
+    for decorator in fn.node.decorator_list:
+        for n in ast.walk(decorator):
+            if (
+                isinstance(n, ast.Compare)
+                and isinstance(n.left, ast.Subscript)
+                and isinstance(n.left.slice, ast.Constant)
+                and n.left.slice.value == param
+            ):
+                return True
+    return False
 
 
 def _names(node: ast.AST) -> set[str]:

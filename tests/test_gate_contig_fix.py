@@ -240,3 +240,31 @@ def test_machine_formats_carry_every_edit(fmt):
     else:
         carried = data[0]["fix"]["edits"]
     assert len(carried) == len(finding.fix.edits) >= 4
+
+
+def test_not_offered_when_a_heuristic_reads_the_gate():
+    kernel = '\n@triton.heuristics({"WIDE": lambda args: args["g"].shape[-1] > 4})' + VARLEN_KERNEL
+    kernel = kernel.replace("BT: tl.constexpr)", "BT: tl.constexpr, WIDE: tl.constexpr)")
+    host = (
+        "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+        "    k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)"
+    )
+    (finding,) = _asc001(HEADER + kernel + "\n\n" + host + "\n")
+    assert finding.fix is None or finding.fix.applicability is Applicability.DISPLAY_ONLY
+    # `args["g"] is not None` is no reason to refuse: the copy is None exactly when g is.
+    kernel = kernel.replace('args["g"].shape[-1] > 4', 'args["g"] is not None')
+    (finding,) = _asc001(HEADER + kernel + "\n\n" + host + "\n")
+    assert finding.fix.applicability is Applicability.UNSAFE
+
+
+def test_a_gate_set_to_none_on_some_path_is_checked_before_the_copy():
+    text = _source(
+        VARLEN_KERNEL,
+        """
+        def launch(o, cu_seqlens, g_raw, T, HV):
+            g = g_raw.cumsum(1) if g_raw is not None else None
+            k[(4, HV)](g=g, o=o, cu_seqlens=cu_seqlens, T=T, HV=HV, BT=64)
+        """,
+    )
+    fixed = fix_source("x.py", text.encode(), ASC001, UNSAFE).fixed.decode()
+    assert "g=g.transpose(1, 2).contiguous() if g is not None and HV != 1 else g," in fixed

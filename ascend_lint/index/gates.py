@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.kernels import Branch, JitFunction
+from ascend_lint.index.launches import CallBinding
 from ascend_lint.index.naming import is_sequence_length
 from ascend_lint.index.sequences import _table_read, broadcasts, strip_casts
 from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, MAX_HELPER_DEPTH, names_in, own_nodes
@@ -105,9 +106,22 @@ class GateQueries:
             self._parents_cache[id(fn)] = cached
         return cached
 
+    def helper_binding(self: KernelIndex, call: ast.Call) -> CallBinding | None:
+        """The binding of a kernel-to-helper call."""
+        if self._helper_binding_cache is None:
+            self._helper_binding_cache = {id(b.call): b for b in self.helper_calls}
+        return self._helper_binding_cache.get(id(call))
+
     def gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int = 0) -> set[str]:
         """`param` and the locals holding addresses into it: sums rooted at one, block
         pointers over one, and what a helper returns when it returns such an address."""
+        key = (id(fn), param)
+        cached = self._gate_pointer_cache.get(key)
+        if cached is None:
+            cached = self._gate_pointer_cache[key] = self._gate_pointers(fn, param, depth)
+        return cached
+
+    def _gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> set[str]:
         pointers = {param}
         for _ in range(MAX_FIXPOINT_ROUNDS):
             grown = False
@@ -132,15 +146,13 @@ class GateQueries:
         if qual in (_MAKE_BLOCK_PTR, _ADVANCE):
             base = block_ptr_arg(value, "base") if qual == _MAKE_BLOCK_PTR else value.args[0]
             return base is not None and pointer_root(base) in pointers
-        if qual is None and depth < MAX_HELPER_DEPTH:
-            for binding in self.helper_calls:
-                if binding.call is not value:
-                    continue
-                for p, exprs in binding.args.items():
-                    if any(pointer_root(e) in pointers for e in exprs):
-                        uses = self.gate_uses(binding.callee, p, depth + 1)
-                        if uses is not None and uses.returns_pointer:
-                            return True
+        binding = self.helper_binding(value) if qual is None else None
+        if binding is not None and depth < MAX_HELPER_DEPTH:
+            for p, exprs in binding.args.items():
+                if any(pointer_root(e) in pointers for e in exprs):
+                    uses = self.gate_uses(binding.callee, p, depth + 1)
+                    if uses is not None and uses.returns_pointer:
+                        return True
         return False
 
     def gate_uses(
@@ -249,9 +261,8 @@ class GateQueries:
             return True if bare and call.args and call.args[0] is expr else None
         if qual is not None:
             return None  # a store, an atomic, anything else of triton's
-        for binding in self.helper_calls:
-            if binding.call is not call:
-                continue
+        binding = self.helper_binding(call)
+        if binding is not None:
             bound = [p for p, exprs in binding.args.items() if any(e is expr for e in exprs)]
             if len(bound) != 1 or depth >= MAX_HELPER_DEPTH:
                 return None
@@ -284,7 +295,11 @@ class GateQueries:
 
     def gate_param(self: KernelIndex, fn: JitFunction, pointer: str) -> str | None:
         """The pointer parameter whose addresses `pointer` holds, if exactly one."""
-        found = [p for p in fn.params if p == pointer or pointer in self.gate_pointers(fn, p)]
+        if pointer in fn.params:
+            return pointer
+        # Only a parameter some address is rooted at can be the one.
+        candidates = fn.facts(self.aliases).pointers & set(fn.params)
+        found = [p for p in fn.params if p in candidates and pointer in self.gate_pointers(fn, p)]
         return found[0] if len(found) == 1 else None
 
     def sequence_start(self: KernelIndex, fn: JitFunction, name: str) -> SequenceStart | None:

@@ -53,6 +53,8 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries, 
     _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
     _parents_cache: dict[int, dict[int, ast.AST]] = field(default_factory=dict)
     _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
+    _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    _helper_binding_cache: dict[int, CallBinding] | None = None
 
     # -- construction --------------------------------------------------------------
     @classmethod

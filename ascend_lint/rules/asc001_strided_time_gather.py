@@ -80,11 +80,12 @@ class StridedTimeGather(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
+        fixes: dict = {}  # one gate rewrite per (kernel, gate), however many findings
         for fn in index.kernels:
-            yield from self._block_gathers(fn, ctx)
-            yield from self._vector_gathers(fn, ctx)
+            yield from self._block_gathers(fn, ctx, fixes)
+            yield from self._vector_gathers(fn, ctx, fixes)
 
-    def _block_gathers(self, fn: JitFunction, ctx: RuleContext) -> Iterator[Finding]:
+    def _block_gathers(self, fn: JitFunction, ctx: RuleContext, fixes: dict) -> Iterator[Finding]:
         index = ctx.index
         for call, stmt in index.calls_in(fn, MAKE_BLOCK_PTR):
             stride = one_d_stride(call)
@@ -99,7 +100,7 @@ class StridedTimeGather(Rule):
                 continue
             base = block_ptr_arg(call, "base")
             root = pointer_root(base) if base is not None else None
-            fix = gate_contig_fix(index, ctx.source, fn, root) if root else None
+            fix = gate_contig_fix(index, ctx.source, fn, root, fixes) if root else None
             if fix is None and base is not None:
                 # Display-only: the kernel side alone is only right together with the
                 # host-side transpose, which only the gate rewrite above makes.
@@ -120,7 +121,7 @@ class StridedTimeGather(Rule):
                 fix=fix,
             )
 
-    def _vector_gathers(self, fn: JitFunction, ctx: RuleContext) -> Iterator[Finding]:
+    def _vector_gathers(self, fn: JitFunction, ctx: RuleContext, fixes: dict) -> Iterator[Finding]:
         index = ctx.index
         vectors = pointer_names(fn, index.arange_names(fn))
         accesses = [
@@ -154,14 +155,14 @@ class StridedTimeGather(Rule):
                         f"vector access over the time vector `{time[0].id}` with stride "
                         f"`{ast.unparse(stride)}` ({evidence.why}) is a gather; use a "
                         "time-contiguous layout",
-                        fix=self._gate_fix(ctx, fn, call),
+                        fix=self._gate_fix(ctx, fn, call, fixes),
                     )
                     break
 
     @staticmethod
-    def _gate_fix(ctx: RuleContext, fn: JitFunction, call: ast.Call):
+    def _gate_fix(ctx: RuleContext, fn: JitFunction, call: ast.Call, fixes: dict):
         root = pointer_root(call.args[0])
-        return gate_contig_fix(ctx.index, ctx.source, fn, root) if root else None
+        return gate_contig_fix(ctx.index, ctx.source, fn, root, fixes) if root else None
 
     VALID = [
         # 2-D block pointer with a unit-stride dimension
