@@ -21,6 +21,7 @@ helper, a helper shared with another tensor, a length it cannot name.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 from ascend_lint.diagnostics import Applicability, Edit, Fix
@@ -120,8 +121,12 @@ class _GateRewrite:
         self.index = index
         self.source = source
         self.text = source.text
-        self.newline = "\r\n" if "\r\n" in self.text else "\n"
         self._tainted: dict[object, set[str]] = {}
+
+    @functools.cached_property
+    def newline(self) -> str:
+        """The file's line ending, for the lines the fix adds (found only when writing)."""
+        return "\r\n" if "\r\n" in self.text else "\n"
 
     # -- which functions ----------------------------------------------------------------
     def fix(self, fn: JitFunction, param: str) -> Fix:
@@ -170,23 +175,24 @@ class _GateRewrite:
             for site in uses.sites:
                 if site.kind == "helper":
                     work.append((site.callee, site.callee_param))
-            callers = [b for b in index.helper_calls if b.callee is f]
-            launched = [b for b in index.launches if b.callee is f]
+            callers = index.helper_calls_to(f)
+            launched = index.launches_of(f)
             if callers and launched:
                 raise _NoFix  # both a kernel and a helper
             if not callers and not launched:
                 raise _NoFix  # launched from another file, which this fix cannot see
             member.helper = bool(callers)
+            if launched and p in index.transposed_params(f):
+                raise _NoFix  # already handed a transposed copy: ASC002's case
             if launched and self._decorators_read(f, p):
                 raise _NoFix  # a heuristic or autotune hook reads the tensor itself
             for binding in launched:
                 # Kernels launched with the same argument (one dict for two kernels, a
                 # kernel chosen at run time) receive the transposed gate too.
                 for gate in binding.args.get(p, []):
-                    for other in index.launches:
-                        for q, exprs in other.args.items():
-                            if other.callee is not f and any(e is gate for e in exprs):
-                                work.append((other.callee, q))
+                    for other, q in index.launches_binding(gate):
+                        if other.callee is not f:
+                            work.append((other.callee, q))
             for binding in callers:
                 exprs = binding.args.get(p, [])
                 if len(exprs) != 1:
@@ -275,17 +281,10 @@ class _GateRewrite:
                 member.t_seq = member.length
 
     def _check_heads_bound(self, caller: _Member, callee: _Member, call: ast.Call) -> None:
-        for binding in self.index.helper_calls:
-            if binding.call is call:
-                bound = binding.args.get(callee.heads, [])
-                if not (
-                    len(bound) == 1
-                    and isinstance(bound[0], ast.Name)
-                    and bound[0].id == caller.heads
-                ):
-                    raise _NoFix
-                return
-        raise _NoFix
+        binding = self.index.helper_binding(call)
+        bound = binding.args.get(callee.heads, []) if binding is not None else []
+        if not (len(bound) == 1 and isinstance(bound[0], ast.Name) and bound[0].id == caller.heads):
+            raise _NoFix
 
     # -- addresses ----------------------------------------------------------------------
     def _address(
@@ -635,9 +634,8 @@ class _GateRewrite:
     # -- launches -----------------------------------------------------------------------
     def _launch_edits(self, member: _Member) -> list[tuple[int, int, str]]:
         edits = []
-        for binding in self.index.launches:
-            if binding.callee is member.fn:
-                edits += self._launch(member, binding)
+        for binding in self.index.launches_of(member.fn):
+            edits += self._launch(member, binding)
         if not edits:
             raise _NoFix
         return edits
@@ -645,24 +643,6 @@ class _GateRewrite:
     @staticmethod
     def _direct(call: ast.Call, expr: ast.AST) -> bool:
         return any(a is expr for a in call.args) or any(k.value is expr for k in call.keywords)
-
-    def _container(self, expr: ast.AST):
-        """Where the host builds a launch argument outside the launch call: a dict display
-        entry, a `dict(...)` keyword or a `kw['KEY'] = value` statement; with its host."""
-        for node, host in self.index.host_dicts:
-            for key, value in zip(node.keys, node.values):
-                if value is expr and isinstance(key, ast.Constant):
-                    return "dict", key, host
-        for call, host in self.index.host_calls:
-            if isinstance(call.func, ast.Name) and call.func.id == "dict":
-                if any(k.value is expr and k.arg for k in call.keywords):
-                    return "call", call, host
-        for host in self.index.hosts:
-            for var, items in host.key_assignments.items():
-                for _key, value, stmt in items:
-                    if value is expr:
-                        return "item", (var, stmt), host
-        return None
 
     def _launch(self, member: _Member, binding: CallBinding) -> list[tuple[int, int, str]]:
         call = binding.call
@@ -688,8 +668,8 @@ class _GateRewrite:
             host = binding.host
             edits = [self._add_argument(call, f"{member.flag}={flag_value}")]
         else:
-            place = self._container(gate)
-            counted = self._container(count)
+            place = self.index.argument_place(gate)
+            counted = self.index.argument_place(count)
             if place is None or counted is None or counted[2] is not place[2]:
                 raise _NoFix  # the head count is not in scope where the gate is set
             kind, node, host = place
@@ -716,23 +696,20 @@ class _GateRewrite:
         a tensor of that name (a conservative reading: names, not values)."""
         if not isinstance(gate, ast.Name):
             return True
-        for binding in self.index.launches:
-            for param, exprs in binding.args.items():
-                if any(isinstance(e, ast.Name) and e.id == gate.id for e in exprs):
-                    if self.index.stores_through(binding.callee, param):
-                        return True
-        return False
+        return any(
+            self.index.stores_through(binding.callee, param)
+            for binding, param in self.index.launches_binding_name(gate.id)
+        )
 
     def _flag_entry(self, kind: str, node, flag: str, value: str) -> tuple[int, int, str]:
         """The flag set next to the gate: a dict entry, a keyword, or a statement."""
         if kind == "call":
             return self._add_argument(node, f"{flag}={value}")
         if kind == "dict":
-            quote = self.text[self._span(node)[0]]
-            parent_values = next(
-                d.values[d.keys.index(node)] for d, _ in self.index.host_dicts if node in d.keys
-            )
-            return self._insert_after(parent_values, f"{quote}{flag}{quote}: {value}")
+            display, key = node
+            quote = self.text[self._span(key)[0]]
+            value_node = display.values[next(i for i, k in enumerate(display.keys) if k is key)]
+            return self._insert_after(value_node, f"{quote}{flag}{quote}: {value}")
         var, stmt = node
         start, end = self._span(stmt)
         indent = self._indent_of(start)

@@ -20,7 +20,7 @@ statements per (function, parameter), cached.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
@@ -65,6 +65,19 @@ class GateUses:
     returns_pointer: bool  # a helper that hands back an address into the gate
 
 
+@dataclass
+class _CallMaps:
+    """Launch and helper bindings by callee, by argument node and by argument name, and
+    where each launch argument is set outside its call: built once per module."""
+
+    helper_by_call: dict[int, CallBinding] = field(default_factory=dict)
+    helpers_by_callee: dict[int, list[CallBinding]] = field(default_factory=dict)
+    launches_by_callee: dict[int, list[CallBinding]] = field(default_factory=dict)
+    launches_by_argument: dict[int, list[tuple[CallBinding, str]]] = field(default_factory=dict)
+    launches_by_name: dict[str, list[tuple[CallBinding, str]]] = field(default_factory=dict)
+    places: dict[int, tuple] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class SequenceStart:
     """Where a sequence-start local (`bos`) comes from: loaded from an offsets table
@@ -106,11 +119,58 @@ class GateQueries:
             self._parents_cache[id(fn)] = cached
         return cached
 
+    def _call_maps(self: KernelIndex) -> _CallMaps:
+        if self._call_maps_cache is None:
+            maps = _CallMaps()
+            for b in self.helper_calls:
+                maps.helper_by_call[id(b.call)] = b
+                maps.helpers_by_callee.setdefault(id(b.callee), []).append(b)
+            for b in self.launches:
+                maps.launches_by_callee.setdefault(id(b.callee), []).append(b)
+                for param, exprs in b.args.items():
+                    for e in exprs:
+                        maps.launches_by_argument.setdefault(id(e), []).append((b, param))
+                        if isinstance(e, ast.Name):
+                            maps.launches_by_name.setdefault(e.id, []).append((b, param))
+            for node, host in self.host_dicts:
+                for key, value in zip(node.keys, node.values):
+                    if isinstance(key, ast.Constant):
+                        maps.places.setdefault(id(value), ("dict", (node, key), host))
+            for call, host in self.host_calls:
+                if isinstance(call.func, ast.Name) and call.func.id == "dict":
+                    for k in call.keywords:
+                        if k.arg:
+                            maps.places.setdefault(id(k.value), ("call", call, host))
+            for host in self.hosts:
+                for var, items in host.key_assignments.items():
+                    for _key, value, stmt in items:
+                        maps.places.setdefault(id(value), ("item", (var, stmt), host))
+            self._call_maps_cache = maps
+        return self._call_maps_cache
+
     def helper_binding(self: KernelIndex, call: ast.Call) -> CallBinding | None:
         """The binding of a kernel-to-helper call."""
-        if self._helper_binding_cache is None:
-            self._helper_binding_cache = {id(b.call): b for b in self.helper_calls}
-        return self._helper_binding_cache.get(id(call))
+        return self._call_maps().helper_by_call.get(id(call))
+
+    def helper_calls_to(self: KernelIndex, fn: JitFunction) -> list[CallBinding]:
+        return self._call_maps().helpers_by_callee.get(id(fn), [])
+
+    def launches_of(self: KernelIndex, fn: JitFunction) -> list[CallBinding]:
+        return self._call_maps().launches_by_callee.get(id(fn), [])
+
+    def launches_binding(self: KernelIndex, expr: ast.AST) -> list[tuple[CallBinding, str]]:
+        """(launch, parameter) for every launch that binds this very expression."""
+        return self._call_maps().launches_by_argument.get(id(expr), [])
+
+    def launches_binding_name(self: KernelIndex, name: str) -> list[tuple[CallBinding, str]]:
+        """(launch, parameter) for every launch that binds a host name spelled `name`."""
+        return self._call_maps().launches_by_name.get(name, [])
+
+    def argument_place(self: KernelIndex, expr: ast.AST):
+        """Where the host builds a launch argument outside the launch call, with its host:
+        ("dict", (display, key), host), ("call", `dict(...)` call, host) or
+        ("item", (variable, `kw['KEY'] = value` statement), host); None if elsewhere."""
+        return self._call_maps().places.get(id(expr))
 
     def gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int = 0) -> set[str]:
         """`param` and the locals holding addresses into it: sums rooted at one, block
@@ -170,7 +230,6 @@ class GateQueries:
 
     def _gate_uses(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> GateUses | None:
         pointers = self.gate_pointers(fn, param, depth)
-        parents = self.parents(fn)
         sites: dict[int, GateSite] = {}
         returns_pointer = False
         for stmt, (reads, _writes) in zip(fn.statements, fn.statement_names()):
@@ -195,6 +254,9 @@ class GateQueries:
             if isinstance(stmt, ast.Return) and stmt.value is not None:
                 if self._is_address(fn, stmt.value, pointers, depth):
                     returns_pointer = True
+            parents = {
+                id(child): node for node in ast.walk(stmt) for child in ast.iter_child_nodes(node)
+            }  # a simple statement: no nested bodies
             for node in own_nodes(stmt):
                 if not (
                     isinstance(node, ast.Name)

@@ -54,7 +54,7 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries, 
     _parents_cache: dict[int, dict[int, ast.AST]] = field(default_factory=dict)
     _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
-    _helper_binding_cache: dict[int, CallBinding] | None = None
+    _call_maps_cache: object | None = None  # gates._CallMaps
 
     # -- construction --------------------------------------------------------------
     @classmethod
