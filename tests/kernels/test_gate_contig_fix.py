@@ -1,4 +1,6 @@
-"""The ASC001 gate fix judged by numbers: each legacy module is fixed with
+"""The ASC001 gate fix judged by numbers: each legacy module (examples/gpu_habits/chunk_o.py
+and the three in legacy_gates/: varlen vector loads, a scalar tail in a helper, a dict
+launch through a launch helper that picks one of two kernels) is fixed with
 `--fix --unsafe-fixes` (ASC001 only), both versions are run under the interpreter on the
 same random inputs, and their outputs must agree; the fixed file must lint clean."""
 
@@ -55,6 +57,7 @@ def pairs(tmp_path_factory):
         "chunk_o": REPO / "examples" / "gpu_habits" / "chunk_o.py",
         "varlen_gate": HERE / "legacy_gates" / "varlen_gate.py",
         "tail_helper_gate": HERE / "legacy_gates" / "tail_helper_gate.py",
+        "dict_launch_gate": HERE / "legacy_gates" / "dict_launch_gate.py",
     }
     for name, path in sources.items():
         fixed = _fixed(path)
@@ -70,7 +73,7 @@ def pairs(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("name", ["varlen_gate", "tail_helper_gate"])
+@pytest.mark.parametrize("name", ["varlen_gate", "tail_helper_gate", "dict_launch_gate"])
 def test_fixed_file_lints_clean(pairs, name):
     _, _, fixed, remaining = pairs[name]
     assert remaining == [], [f"{d.start.row}: {d.code} {d.message}" for d in remaining]
@@ -86,7 +89,7 @@ def test_chunk_o_keeps_only_its_output_gather(pairs):
     assert left == [("ASC001", "tl.store(dg + o_t * HV, b_dg, mask=m_t)")]
 
 
-@pytest.mark.parametrize("name", ["chunk_o", "varlen_gate", "tail_helper_gate"])
+@pytest.mark.parametrize("name", ["chunk_o", "varlen_gate", "tail_helper_gate", "dict_launch_gate"])
 def test_fix_converges(pairs, name, tmp_path):
     _, _, fixed, _ = pairs[name]
     target = tmp_path / f"{name}.py"
@@ -161,4 +164,15 @@ def test_tail_helper_gate_same_numbers(pairs, case):
     x = _x(case)
     got = fixed.chunk_decay(x["v"], x["g"], x["cu_seqlens"], chunk_size=case.BT)
     want = original.chunk_decay(x["v"], x["g"], x["cu_seqlens"], chunk_size=case.BT)
+    _close(got, want)
+
+
+@pytest.mark.parametrize("case", CASE_PARAMS)
+def test_dict_launch_gate_same_numbers(pairs, case):
+    """Both kernels behind one `kernel_kwargs` dict (picked by HV) take the fix."""
+    original, fixed, source, _ = pairs["dict_launch_gate"]
+    assert source.count(b"G_T_CONTIG: tl.constexpr") == 2
+    x = _x(case)
+    got = fixed.decay(x["v"], x["g"], x["cu_seqlens"], chunk_size=case.BT)
+    want = original.decay(x["v"], x["g"], x["cu_seqlens"], chunk_size=case.BT)
     _close(got, want)
