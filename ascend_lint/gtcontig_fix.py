@@ -192,6 +192,8 @@ class _GateRewrite:
                 for gate in binding.args.get(p, []):
                     for other, q in index.launches_binding(gate):
                         if other.callee is not f:
+                            if q != p:
+                                raise _NoFix  # two flag names for one argument
                             work.append((other.callee, q))
             for binding in callers:
                 exprs = binding.args.get(p, [])
@@ -334,6 +336,7 @@ class _GateRewrite:
                 or name in member.uses.pointers
                 or name in seq.lengths
                 or name in seq.time_vectors
+                or name in fn.loop_variables
                 or is_head_count(name)
                 or name in self._start_derived(fn)
             ):
@@ -363,7 +366,12 @@ class _GateRewrite:
         lengths = [f.id for f in others if isinstance(f, ast.Name) and f.id in seq.lengths]
         if lengths:
             # A batch offset `i_b * T * HV`: the same element count in both layouts.
-            if member.helper or member.t_seq is None or lengths != [member.length]:
+            if (
+                member.helper
+                or member.t_seq is None
+                or lengths != [member.length]
+                or member.length in fn.assignments  # which `T`: the stored or the local one?
+            ):
                 raise _NoFix
             rest = [f for f in others if not (isinstance(f, ast.Name) and f.id == member.length)]
             if not rest or _names_of(rest) & self._start_derived(fn):

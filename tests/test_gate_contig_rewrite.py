@@ -268,3 +268,11 @@ def test_a_gate_set_to_none_on_some_path_is_checked_before_the_copy():
     )
     fixed = fix_source("x.py", text.encode(), ASC001, UNSAFE).fixed.decode()
     assert "g=g.transpose(1, 2).contiguous() if g is not None and HV != 1 else g," in fixed
+
+
+def test_crlf_file_keeps_its_line_endings():
+    crlf = VARLEN.replace("\n", "\r\n").encode()
+    outcome = fix_source("x.py", crlf, ASC001, UNSAFE)
+    assert outcome.error is None and outcome.applied
+    assert b"\n" not in outcome.fixed.replace(b"\r\n", b"")
+    assert outcome.fixed.decode().replace("\r\n", "\n") == FIXED_VARLEN
