@@ -121,7 +121,6 @@ class _GateRewrite:
         self.index = index
         self.source = source
         self.text = source.text
-        self._tainted: dict[object, set[str]] = {}
 
     @functools.cached_property
     def newline(self) -> str:
@@ -184,7 +183,7 @@ class _GateRewrite:
             member.helper = bool(callers)
             if launched and p in index.transposed_params(f):
                 raise _NoFix  # already handed a transposed copy: ASC002's case
-            if launched and self._decorators_read(f, p):
+            if launched and self.index.hooks_read(f, p):
                 raise _NoFix  # a heuristic or autotune hook reads the tensor itself
             for binding in launched:
                 # Kernels launched with the same argument (one dict for two kernels, a
@@ -214,27 +213,6 @@ class _GateRewrite:
                 if site.kind == "helper":
                     self._check_heads_bound(member, members[id(site.callee)], site.call)
         return members
-
-    @staticmethod
-    def _decorators_read(fn: JitFunction, param: str) -> bool:
-        """Does a decorator look at the tensor beyond `args['g'] is None` (a shape, a
-        stride), which the transposed copy would change?"""
-        for decorator in fn.node.decorator_list:
-            compared = {
-                id(node.left)
-                for node in ast.walk(decorator)
-                if isinstance(node, ast.Compare)
-                and all(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
-            }
-            for node in ast.walk(decorator):
-                if (
-                    isinstance(node, ast.Subscript)
-                    and isinstance(node.slice, ast.Constant)
-                    and node.slice.value == param
-                    and id(node) not in compared
-                ):
-                    return True
-        return False
 
     def _owner_param(self, caller: JitFunction, expr: ast.AST) -> str | None:
         root = pointer_root(expr)
@@ -338,7 +316,7 @@ class _GateRewrite:
                 or name in seq.time_vectors
                 or name in fn.loop_variables
                 or is_head_count(name)
-                or name in self._start_derived(fn)
+                or name in self.index.start_derived(fn)
             ):
                 raise _NoFix
             return f"{name} * {member.t_seq}", "head"
@@ -350,7 +328,7 @@ class _GateRewrite:
             len(others) == 1
             and isinstance(inner, ast.BinOp)
             and isinstance(inner.op, (ast.Add, ast.Sub))
-            and _names(inner) & self._starts(fn)
+            and _names(inner) & self.index.sequence_starts(fn)
         ):
             # `(bos + o_t) * HV`: the start and the offset inside the sequence apart
             out, kinds = [], set()
@@ -374,7 +352,7 @@ class _GateRewrite:
             ):
                 raise _NoFix
             rest = [f for f in others if not (isinstance(f, ast.Name) and f.id == member.length)]
-            if not rest or _names_of(rest) & self._start_derived(fn):
+            if not rest or _names_of(rest) & self.index.start_derived(fn):
                 raise _NoFix
             head = " * ".join(_text(f) for f in rest)
             return f"{head} * {member.heads} * {member.t_seq}", "start"
@@ -382,11 +360,11 @@ class _GateRewrite:
             start = self.index.sequence_start(fn, inner.id)
             if start is not None:
                 return self._start(member, start, variant, splits), "start"
-        if names & self._start_dependent(fn):
+        if names & self.index.batch_derived(fn):
             raise _NoFix  # built from a sequence start the index cannot split
         # A time index (`last_idx * HV`, `o_t * HV`): time is the unit-stride axis now;
         # a packed global token index (`bos + o_t` from cu_seqlens) is one too.
-        kind = "start" if names & self._start_derived(fn) else "time"
+        kind = "start" if names & self.index.start_derived(fn) else "time"
         return " * ".join(_text(f) for f in others), kind
 
     def _start(self, member: _Member, start: SequenceStart, variant: str | None, splits) -> str:
@@ -401,48 +379,6 @@ class _GateRewrite:
             splits.append(start.branch)
             return batch if variant == "batch" else start.name
         return start.name if start.packed else batch
-
-    def _starts(self, fn: JitFunction) -> set[str]:
-        """The sequence starts of `fn` whose definitions the index can tell apart."""
-        return {
-            n
-            for n in self.index.sequences(fn).token_offsets
-            if self.index.sequence_start(fn, n) is not None
-        }
-
-    def _start_derived(self, fn: JitFunction) -> set[str]:
-        """Every token offset and the locals computed from one (lengths excepted)."""
-        seq = self.index.sequences(fn)
-        return self._closure(fn, set(seq.token_offsets), ("derived", id(fn)))
-
-    def _closure(self, fn: JitFunction, roots: set[str], key) -> set[str]:
-        cached = self._tainted.get(key)
-        if cached is not None:
-            return cached
-        seq = self.index.sequences(fn)
-        tainted = set(roots)
-        deps = fn.dependencies()
-        grown = True
-        while grown:
-            grown = False
-            for name, reads in deps.items():
-                if name not in tainted and name not in seq.lengths and reads & tainted:
-                    tainted.add(name)
-                    grown = True
-        self._tainted[key] = tainted
-        return tainted
-
-    def _start_dependent(self, fn: JitFunction) -> set[str]:
-        """Locals computed from a sequence start that is not a packed varlen offset alone
-        (a length, a difference of starts, is not): in packed storage a global token
-        index is a time index like any other, in [B, T] storage it carries the batch."""
-        seq = self.index.sequences(fn)
-        unsplit = set()
-        for name in seq.token_offsets:
-            start = self.index.sequence_start(fn, name)
-            if start is None or not start.packed or start.batch_index is not None:
-                unsplit.add(name)
-        return self._closure(fn, unsplit, ("unsplit", id(fn)))
 
     # -- text of one function -----------------------------------------------------------
     def _span(self, node: ast.AST) -> tuple[int, int]:
@@ -691,7 +627,9 @@ class _GateRewrite:
         s, e = self._span(gate)
         gate_text = self.text[s:e]
         condition = flag_value
-        if self._may_be_none(member, host, gate):
+        if self.index.may_be_none(host, gate) or self.index.hooks_test_none(
+            member.fn, member.param
+        ):
             condition = f"{gate_text} is not None and {condition}"
         edits.append(
             (s, e, f"{gate_text}.transpose(1, 2).contiguous() if {condition} else {gate_text}")
@@ -728,68 +666,6 @@ class _GateRewrite:
         key = stmt.targets[0].slice
         quote = self.text[self._span(key)[0]]
         return end, end, f"{self.newline}{indent}{var}[{quote}{flag}{quote}] = {value}"
-
-    def _may_be_none(self, member: _Member, host_function, gate: ast.AST) -> bool:
-        """Can the gate be None where it is passed? Yes unless every value the host gives
-        it is known and not None: a `None` among them (`x if g is not None else None`), a
-        parameter without a non-optional annotation (`g=None`, `g`, `g: Optional[...]`),
-        a comparison of it with None, or a kernel hook testing `args['g'] is None`."""
-        if host_function is None or _optional_in_hooks(member.fn, member.param):
-            return True
-        node = host_function.node
-        annotations = {}
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = node.args
-            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-                annotations[a.arg] = ast.unparse(a.annotation) if a.annotation else None
-        for value, _guards in self.index.host_values(gate, host_function):
-            if any(isinstance(n, ast.Constant) and n.value is None for n in ast.walk(value)):
-                return True
-            if isinstance(value, ast.Name) and _used_unconditionally(node, value.id):
-                continue  # `B, T, HV = g.shape` already fails for None
-            if isinstance(value, ast.Name) and value.id in host_function.params:
-                annotation = annotations.get(value.id)
-                if annotation is None or "None" in annotation or "Optional" in annotation:
-                    return True
-        gate_text = ast.unparse(gate)
-        for n in ast.walk(node):
-            if isinstance(n, ast.Compare) and ast.unparse(n.left) == gate_text:
-                if any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators):
-                    return True
-        return False
-
-
-def _used_unconditionally(host: ast.AST, name: str) -> bool:
-    """Does a statement of the function's own body (not under an `if`, a conditional
-    expression or a boolean operator) read an attribute of `name` (`g.shape`)?"""
-    body = getattr(host, "body", [])
-    for stmt in body if isinstance(body, list) else []:
-        if isinstance(stmt, (ast.If, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        stack = [stmt]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.If)):
-                continue
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
-                if n.value.id == name:
-                    return True
-            stack.extend(ast.iter_child_nodes(n))
-    return False
-
-
-def _optional_in_hooks(fn: JitFunction, param: str) -> bool:
-    """`@triton.heuristics({'USE_G': lambda args: args['g'] is not None})`."""
-    for decorator in fn.node.decorator_list:
-        for n in ast.walk(decorator):
-            if (
-                isinstance(n, ast.Compare)
-                and isinstance(n.left, ast.Subscript)
-                and isinstance(n.left.slice, ast.Constant)
-                and n.left.slice.value == param
-            ):
-                return True
-    return False
 
 
 def _names(node: ast.AST) -> set[str]:

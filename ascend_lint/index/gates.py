@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.kernels import Branch, JitFunction
-from ascend_lint.index.launches import CallBinding
+from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.naming import is_sequence_length
 from ascend_lint.index.sequences import _table_read, broadcasts, strip_casts
 from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, MAX_HELPER_DEPTH, names_in, own_nodes
@@ -410,3 +410,132 @@ class GateQueries:
         if batch is not None:
             return SequenceStart(name, False, batch[0], batch[1], None)
         return None
+
+    # -- sequence starts and what is computed from them -------------------------------
+    def sequence_starts(self: KernelIndex, fn: JitFunction) -> set[str]:
+        """The token offsets of `fn` that `sequence_start` can describe."""
+        return {
+            n for n in self.sequences(fn).token_offsets if self.sequence_start(fn, n) is not None
+        }
+
+    def start_derived(self: KernelIndex, fn: JitFunction) -> set[str]:
+        """Every token offset and the locals computed from one (lengths, differences of
+        starts, excepted)."""
+        return self._derived_from(fn, set(self.sequences(fn).token_offsets), "derived")
+
+    def batch_derived(self: KernelIndex, fn: JitFunction) -> set[str]:
+        """Locals computed from a token offset that is not a packed varlen offset alone:
+        in packed storage a global token index is a time index like any other, in
+        [B, T] storage (`bos = i_b * T`, or either) it carries the batch."""
+        roots = set()
+        for name in self.sequences(fn).token_offsets:
+            start = self.sequence_start(fn, name)
+            if start is None or not start.packed or start.batch_index is not None:
+                roots.add(name)
+        return self._derived_from(fn, roots, "batch")
+
+    def _derived_from(self: KernelIndex, fn: JitFunction, roots: set[str], kind: str) -> set[str]:
+        key = (id(fn), kind)
+        cached = self._derived_cache.get(key)
+        if cached is not None:
+            return cached
+        lengths = self.sequences(fn).lengths
+        derived = set(roots)
+        deps = fn.dependencies()
+        while True:  # to the end, not a bounded number of rounds: a missed name is unsafe
+            grown = {
+                name
+                for name, reads in deps.items()
+                if name not in derived and name not in lengths and reads & derived
+            }
+            if not grown:
+                break
+            derived |= grown
+        self._derived_cache[key] = derived
+        return derived
+
+    # -- what the host does with a launch argument ------------------------------------
+    def may_be_none(self: KernelIndex, host: HostFunction | None, expr: ast.AST) -> bool:
+        """Can a host argument be None where it is passed? Yes unless every value the host
+        gives it is known and not None: a `None` among them (`x if g is not None else
+        None`), a parameter without a non-optional annotation (`g=None`, `g`,
+        `g: Optional[...]`) that is not used unconditionally first (`B, T, H = g.shape`),
+        or a comparison of it with None."""
+        if host is None:
+            return True
+        node = host.node
+        annotations: dict[str, str | None] = {}
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                annotations[a.arg] = ast.unparse(a.annotation) if a.annotation else None
+        for value, _guards in self.host_values(expr, host):
+            if any(isinstance(n, ast.Constant) and n.value is None for n in ast.walk(value)):
+                return True
+            if isinstance(value, ast.Name) and _used_unconditionally(node, value.id):
+                continue  # `B, T, HV = g.shape` already fails for None
+            if isinstance(value, ast.Name) and value.id in host.params:
+                annotation = annotations.get(value.id)
+                if annotation is None or "None" in annotation or "Optional" in annotation:
+                    return True
+        text = ast.unparse(expr)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Compare) and ast.unparse(n.left) == text:
+                if any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators):
+                    return True
+        return False
+
+    @staticmethod
+    def hooks_test_none(fn: JitFunction, param: str) -> bool:
+        """Does a decorator compare the argument with None
+        (`@triton.heuristics({'USE_G': lambda args: args['g'] is not None})`)?"""
+        for decorator in fn.node.decorator_list:
+            for n in ast.walk(decorator):
+                if (
+                    isinstance(n, ast.Compare)
+                    and isinstance(n.left, ast.Subscript)
+                    and isinstance(n.left.slice, ast.Constant)
+                    and n.left.slice.value == param
+                ):
+                    return True
+        return False
+
+    @staticmethod
+    def hooks_read(fn: JitFunction, param: str) -> bool:
+        """Does a decorator look at the argument beyond `args['g'] is None` (a shape, a
+        stride), which a copy in another layout would change?"""
+        for decorator in fn.node.decorator_list:
+            compared = {
+                id(node.left)
+                for node in ast.walk(decorator)
+                if isinstance(node, ast.Compare)
+                and all(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
+            }
+            for node in ast.walk(decorator):
+                if (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.slice, ast.Constant)
+                    and node.slice.value == param
+                    and id(node) not in compared
+                ):
+                    return True
+        return False
+
+
+def _used_unconditionally(host: ast.AST, name: str) -> bool:
+    """Does a statement of the function's own body (not under an `if`, a conditional
+    expression or a boolean operator) read an attribute of `name` (`g.shape`)?"""
+    body = getattr(host, "body", [])
+    for stmt in body if isinstance(body, list) else []:
+        if isinstance(stmt, (ast.If, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.If)):
+                continue
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                if n.value.id == name:
+                    return True
+            stack.extend(ast.iter_child_nodes(n))
+    return False

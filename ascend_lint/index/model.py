@@ -55,6 +55,7 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries, 
     _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _call_maps_cache: object | None = None  # gates._CallMaps
+    _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod
