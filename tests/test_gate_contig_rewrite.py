@@ -276,3 +276,17 @@ def test_crlf_file_keeps_its_line_endings():
     assert outcome.error is None and outcome.applied
     assert b"\n" not in outcome.fixed.replace(b"\r\n", b"")
     assert outcome.fixed.decode().replace("\r\n", "\n") == FIXED_VARLEN
+
+
+def test_a_pointer_in_a_container_is_not_followed():
+    kernel = VARLEN_KERNEL.replace(
+        "    tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))",
+        "    both = (g, o)\n"
+        "    tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))",
+    )
+    host = (
+        "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+        "    k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)"
+    )
+    (finding,) = _asc001(HEADER + kernel + "\n\n" + host + "\n")
+    assert finding.fix is None or finding.fix.applicability is Applicability.DISPLAY_ONLY

@@ -28,7 +28,7 @@ from ascend_lint.index.kernels import Branch, JitFunction
 from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.naming import is_sequence_length
 from ascend_lint.index.sequences import _table_read, broadcasts, strip_casts
-from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, MAX_HELPER_DEPTH, names_in, own_nodes
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, names_in, own_nodes
 from ascend_lint.index.values import pointer_root
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ class GateQueries:
 
     def _gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> set[str]:
         pointers = {param}
-        for _ in range(MAX_FIXPOINT_ROUNDS):
+        while True:  # to the end: an alias it missed would keep its legacy addressing
             grown = False
             for name, defs in fn.definitions.items():
                 if name in pointers:
