@@ -12,7 +12,9 @@ For each manifest (`--manifest`, repeatable; default `fla_public_cases.json` and
 and scores them with `score.py FINDINGS MANIFEST -v` and the gate thresholds
 `--min-recall 0.9 --min-precision 0.9 --min-pos 5 --max-fp-small 0`. Each manifest gets
 its own section: the repositories and commits it pins, the number of findings, the
-per-rule table with every miss and false positive, and score.py's `summary:` line.
+per-rule table with every miss and false positive, and score.py's `summary:` line,
+and a small table of ASC001's unsafe gate fix: offered or not for each finding, and each
+offered fix applied and checked (parses, converges, leaves no fixed finding or ASC002).
 
 Then, unless `--skip-trees`, it measures whole repositories with
 `benchmarks/whole_trees.py` (default: flash-linear-attention, vllm-ascend,
@@ -66,6 +68,7 @@ class CorpusResult:
     summary: str = ""
     gate_met: bool | None = None
     problems: list[str] = field(default_factory=list)
+    gate_fix: dict[str, int] | None = None  # ASC001's stride-1 gate fix, see gate_fix_counts
 
     @property
     def repos(self) -> list[str]:
@@ -125,6 +128,7 @@ def score_corpus(
     except json.JSONDecodeError as exc:
         result.problems.append(f"ascend-lint output is not JSON ({exc})")
         return result
+    result.gate_fix = gate_fix_counts(corpus)
     score_cmd = [sys.executable, str(eval_dir / "score.py"), str(findings), str(manifest), "-v"]
     score_cmd += GATE_ARGS
     if rules:
@@ -139,6 +143,63 @@ def score_corpus(
     result.summary = lines[-1]
     result.gate_met = score.returncode == 0
     return result
+
+
+def gate_fix_counts(corpus: Path) -> dict[str, int]:
+    """ASC001's unsafe gate fix on every file of a corpus: findings with and without a
+    fix, then each file with one fixed (`--fix --unsafe-fixes`, ASC001 only) and checked:
+    it parses, the fixed findings are gone, no ASC002 appears, a second fix changes
+    nothing. In-process, with the same engine the CLI uses."""
+    from ascend_lint.diagnostics import Applicability
+    from ascend_lint.engine import lint_source
+    from ascend_lint.fixes import fix_source, parses
+
+    asc001, layout = frozenset({"ASC001"}), frozenset({"ASC001", "ASC002"})
+    unsafe = frozenset({Applicability.SAFE, Applicability.UNSAFE})
+    counts = dict.fromkeys(
+        ("findings", "offered", "files", "parse", "gone", "asc002", "converged", "clean"), 0
+    )
+    for path in sorted(corpus.glob("*.py")):
+        raw = path.read_bytes()
+        found = lint_source(str(path), raw, asc001).diagnostics
+        offered = [d for d in found if d.fix and d.fix.applicability is Applicability.UNSAFE]
+        counts["findings"] += len(found)
+        counts["offered"] += len(offered)
+        if not offered:
+            continue
+        counts["files"] += 1
+        outcome = fix_source(str(path), raw, asc001, unsafe)
+        if outcome.error is not None or parses(outcome.fixed.decode("utf-8", "replace")):
+            continue
+        counts["parse"] += 1
+        left = lint_source(str(path), outcome.fixed, layout).diagnostics
+        left_asc001 = sum(d.code == "ASC001" for d in left)
+        counts["gone"] += left_asc001 == len(found) - len(offered)
+        counts["asc002"] += any(d.code == "ASC002" for d in left)
+        counts["clean"] += not left
+        again = fix_source(str(path), outcome.fixed, asc001, unsafe)
+        counts["converged"] += again.fixed == outcome.fixed
+    return counts
+
+
+def gate_fix_lines(counts: dict[str, int]) -> list[str]:
+    c = counts
+    if not c["findings"]:
+        return ["ASC001's stride-1 gate fix: no ASC001 finding on these files."]
+    return [
+        "ASC001's unsafe stride-1 gate fix (`G_T_CONTIG`, kernel and launcher): every "
+        "ASC001 finding on these files, with the fix offered or not; then each file with an "
+        "offered fix is fixed with `--fix --unsafe-fixes` (ASC001 only) and checked. The "
+        "columns after `not offered` count files: parsed after the fix, every fixed finding "
+        "gone (the ASC001 left are exactly those without a fix), new ASC002, a second fix "
+        "changing nothing, and no ASC001/ASC002 left at all.",
+        "",
+        "| ASC001 findings | fix offered | not offered | files fixed | parse | fixed findings "
+        "gone | with ASC002 after | converged | no ASC001/ASC002 left |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"| {c['findings']} | {c['offered']} | {c['findings'] - c['offered']} | {c['files']} "
+        f"| {c['parse']} | {c['gone']} | {c['asc002']} | {c['converged']} | {c['clean']} |",
+    ]
 
 
 def codes_list(codes: list[str]) -> str:
@@ -189,6 +250,8 @@ def corpus_section(result: CorpusResult) -> list[str]:
         verdict = "met" if result.gate_met else "short"
         lines.append(f"Gate `{' '.join(GATE_ARGS)}`: **{verdict}**.")
         lines += ["", "```", result.summary, "```"]
+    if result.gate_fix is not None:
+        lines += ["", *gate_fix_lines(result.gate_fix)]
     lines += [f"* **problem: {p}**" for p in result.problems]
     return lines
 

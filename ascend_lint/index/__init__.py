@@ -16,6 +16,7 @@ Where each kind of fact is computed:
 * `launches`   host functions, launches and helper calls, argument bindings, host values
 * `layout`     host layout: transposed copies and the stride-1 `*_CONTIG` flags
 * `quantities` what a host value counts (tokens, batch, model dims, cores) and grid axes
+* `gates`      how a kernel addresses a read-only gate, use by use; sequence starts
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
 * `model`      `KernelIndex`, which builds the above once per module and answers queries
@@ -24,6 +25,7 @@ Where each kind of fact is computed:
 from __future__ import annotations
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.gates import GateSite, GateUses, SequenceStart
 from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
 from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.layout import ContigBranch, is_transposed_copy
@@ -56,10 +58,13 @@ __all__ = [
     "CallBinding",
     "Context",
     "ContigBranch",
+    "GateSite",
+    "GateUses",
     "HostFunction",
     "JitFunction",
     "KernelIndex",
     "Loop",
+    "SequenceStart",
     "ValueFacts",
     "additive_terms",
     "all_statements",

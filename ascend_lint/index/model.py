@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.gates import GateQueries
 from ascend_lint.index.kernels import JitFunction, KernelScanner, as_jit, make_jit
 from ascend_lint.index.launches import (
     CallBinding,
@@ -28,7 +29,9 @@ from ascend_lint.index.syntax import LEAVES, all_params, call_name, child_bodies
 
 
 @dataclass
-class KernelIndex(LaunchQueries, LayoutQueries, QuantityQueries, SequenceQueries, StrideQueries):
+class KernelIndex(
+    LaunchQueries, LayoutQueries, QuantityQueries, SequenceQueries, StrideQueries, GateQueries
+):
     tree: ast.Module
     aliases: Aliases
     kernels: list[JitFunction]
@@ -53,6 +56,11 @@ class KernelIndex(LaunchQueries, LayoutQueries, QuantityQueries, SequenceQueries
     _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
     _quantity_cache: dict[tuple[int, int, str], object] = field(default_factory=dict)
     _task_loop_cache: dict[int, bool] = field(default_factory=dict)
+    _parents_cache: dict[int, dict[int, ast.AST]] = field(default_factory=dict)
+    _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
+    _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    _call_maps_cache: object | None = None  # gates._CallMaps
+    _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod

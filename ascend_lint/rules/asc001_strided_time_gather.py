@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.diagnostics import Applicability
+from ascend_lint.gtcontig_fix import gate_contig_fix
 from ascend_lint.index import (
     LANGUAGE,
     JitFunction,
@@ -73,15 +74,18 @@ class StridedTimeGather(Rule):
     name = "strided-time-gather"
     summary = "1-D block pointer or vector access along time with a non-unit stride (a DMA gather)"
     reference = "reference_kernels/chunk_o.py::chunk_bwd_kernel_dv_local"
-    fix_applicability = Applicability.DISPLAY_ONLY
+    # Unsafe where the gate rewrite applies (kernel, helpers and launcher in one file),
+    # else a display-only suggestion.
+    fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
+        fixes: dict = {}  # one gate rewrite per (kernel, gate), however many findings
         for fn in index.kernels:
-            yield from self._block_gathers(fn, ctx)
-            yield from self._vector_gathers(fn, ctx)
+            yield from self._block_gathers(fn, ctx, fixes)
+            yield from self._vector_gathers(fn, ctx, fixes)
 
-    def _block_gathers(self, fn: JitFunction, ctx: RuleContext) -> Iterator[Finding]:
+    def _block_gathers(self, fn: JitFunction, ctx: RuleContext, fixes: dict) -> Iterator[Finding]:
         index = ctx.index
         for call, stmt in index.calls_in(fn, MAKE_BLOCK_PTR):
             stride = one_d_stride(call)
@@ -95,10 +99,11 @@ class StridedTimeGather(Rule):
             if _documented_fallback(index, fn, stmt):
                 continue
             base = block_ptr_arg(call, "base")
-            # Display-only: the kernel side of the fix is mechanical, but it is only
-            # right together with the host-side transpose, which no edit here makes.
-            fix = None
-            if base is not None:
+            root = pointer_root(base) if base is not None else None
+            fix = gate_contig_fix(index, ctx.source, fn, root, fixes) if root else None
+            if fix is None and base is not None:
+                # Display-only: the kernel side alone is only right together with the
+                # host-side transpose, which only the gate rewrite above makes.
                 fix = transposed_fix(
                     ctx,
                     fn,
@@ -116,7 +121,7 @@ class StridedTimeGather(Rule):
                 fix=fix,
             )
 
-    def _vector_gathers(self, fn: JitFunction, ctx: RuleContext) -> Iterator[Finding]:
+    def _vector_gathers(self, fn: JitFunction, ctx: RuleContext, fixes: dict) -> Iterator[Finding]:
         index = ctx.index
         vectors = pointer_names(fn, index.arange_names(fn))
         accesses = [
@@ -150,8 +155,14 @@ class StridedTimeGather(Rule):
                         f"vector access over the time vector `{time[0].id}` with stride "
                         f"`{ast.unparse(stride)}` ({evidence.why}) is a gather; use a "
                         "time-contiguous layout",
+                        fix=self._gate_fix(ctx, fn, call, fixes),
                     )
                     break
+
+    @staticmethod
+    def _gate_fix(ctx: RuleContext, fn: JitFunction, call: ast.Call, fixes: dict):
+        root = pointer_root(call.args[0])
+        return gate_contig_fix(ctx.index, ctx.source, fn, root, fixes) if root else None
 
     VALID = [
         # 2-D block pointer with a unit-stride dimension
@@ -258,6 +269,52 @@ def k(idx, out, max_topk, BLOCK_K: tl.constexpr):
 """,
     ]
     INVALID = [
+        # kernel and launcher in one file: the unsafe fix moves both to the stride-1 layout
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(g, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_t, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    bos = tl.load(cu_seqlens + i_n)
+    eos = tl.load(cu_seqlens + i_n + 1)
+    T = eos - bos
+    g += bos * HV + i_h
+    b_g = tl.load(tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,)), boundary_check=(0,))
+
+def launch(g, cu_seqlens):
+    B, T, HV = g.shape
+    k[(4, HV)](g, cu_seqlens, T, HV=HV, BT=64)
+""",
+            rows=[13],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(g, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr, G_T_CONTIG: tl.constexpr):
+    # The stored time length, before varlen rebinds `T`.
+    T_seq = T
+    i_t, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    bos = tl.load(cu_seqlens + i_n)
+    eos = tl.load(cu_seqlens + i_n + 1)
+    T = eos - bos
+    if G_T_CONTIG:
+        g += bos + i_h * T_seq
+        b_g = tl.load(tl.make_block_ptr(g, (T,), (1,), (i_t * BT,), (BT,), (0,)), boundary_check=(0,))
+    else:
+        g += bos * HV + i_h
+        b_g = tl.load(tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,)), boundary_check=(0,))
+
+def launch(g, cu_seqlens):
+    B, T, HV = g.shape
+    k[(4, HV)](g.transpose(1, 2).contiguous() if HV != 1 else g, cu_seqlens, T, HV=HV, BT=64, G_T_CONTIG=HV != 1)
+""",
+        ),
         # the stride is a head count: the kernel splits a program index by it
         Invalid(
             """

@@ -1,0 +1,683 @@
+"""The stride-1 gate rewrite ASC001 offers as an unsafe fix (the G_T_CONTIG pattern of
+`reference_kernels/chunk_o.py`), for a kernel that reads a read-only `[B, T, HV]` gate
+along time with stride `HV` and is launched in the same file.
+
+* Kernels and the helpers that receive the gate get a `<NAME>_T_CONTIG: tl.constexpr`
+  parameter. Every statement that addresses the gate becomes `if <FLAG>:` with the
+  `[B, HV, T]` addressing (`i_h * T_seq` for the head, stride 1 along time, `bos` for a
+  packed varlen start, `i_b * HV * T_seq` for a batch start) and `else:` with the
+  statement as it was, which launchers select only for `HV == 1`. `T_seq = T` is saved
+  on entry when the kernel rebinds `T` (varlen).
+* Every launch passes `g.transpose(1, 2).contiguous() if HV != 1 else g` (the copy is
+  skipped for one head, where the stride is 1 already) and `<FLAG>=HV != 1`.
+
+The facts (which parameter is the gate, how each use addresses it, where sequence
+starts come from, launch bindings) come from the index; this module only writes text.
+It offers nothing when one of them is not the documented shape: a use it does not
+understand, a store through the gate, a launch in another file or through a launch
+helper, a helper shared with another tensor, a length it cannot name.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass
+
+from ascend_lint.diagnostics import Applicability, Edit, Fix
+from ascend_lint.index import (
+    LANGUAGE,
+    CallBinding,
+    GateSite,
+    GateUses,
+    JitFunction,
+    KernelIndex,
+    SequenceStart,
+    is_head_count,
+    pointer_root,
+)
+from ascend_lint.index.kernels import Branch
+from ascend_lint.index.naming import is_sequence_length
+from ascend_lint.source import SourceFile
+
+_SAFE_ARGUMENT = (ast.Name, ast.Attribute)
+_PLAIN_EXPR = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
+
+
+class _NoFix(Exception):
+    """The pattern is not recognised with certainty: no fix is offered."""
+
+
+def gate_contig_fix(
+    index: KernelIndex,
+    source: SourceFile,
+    fn: JitFunction,
+    pointer: str,
+    memo: dict | None = None,
+) -> Fix | None:
+    """The unsafe fix for the gate `pointer` addresses in `fn`, or None. `memo` (one per
+    file) keeps the answer for every finding on the same gate of the same kernel."""
+    param = index.gate_param(fn, pointer)
+    if param is None:
+        return None
+    key = (id(fn), param)
+    if memo is not None and key in memo:
+        return memo[key]
+    try:
+        fix = _GateRewrite(index, source).fix(fn, param)
+    except _NoFix:
+        fix = None
+    if memo is not None:
+        memo[key] = fix
+    return fix
+
+
+@dataclass
+class _Member:
+    """One function of the rewrite: a launched kernel or a helper that receives the gate."""
+
+    fn: JitFunction
+    param: str
+    uses: GateUses
+    heads: str = ""  # the head count: the stride along time in [B, T, HV]
+    flag: str = ""
+    helper: bool = False
+    length: str | None = None  # the stored time length parameter (kernels)
+    t_seq: str | None = None  # how the stored length is spelled in rewritten code
+    save_length: bool = False  # insert `T_seq = T` on entry
+
+
+def _signed_terms(node: ast.AST, sign: str = "+") -> list[tuple[str, ast.AST]]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        right = sign if isinstance(node.op, ast.Add) else ("-" if sign == "+" else "+")
+        return _signed_terms(node.left, sign) + _signed_terms(node.right, right)
+    return [(sign, node)]
+
+
+def _factors(node: ast.AST) -> list[ast.AST]:
+    """Factors of a product; casts are not looked through (a rewrite must keep them)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
+def _text(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Mult):
+        return f"({text})"
+    return text
+
+
+def _join(terms: list[tuple[str, str]]) -> str:
+    sign, first = terms[0]
+    out = first if sign == "+" else f"-{first}"
+    for sign, text in terms[1:]:
+        out += f" {sign} {text}"
+    return out
+
+
+class _GateRewrite:
+    def __init__(self, index: KernelIndex, source: SourceFile):
+        self.index = index
+        self.source = source
+        self.text = source.text
+
+    @functools.cached_property
+    def newline(self) -> str:
+        """The file's line ending, for the lines the fix adds (found only when writing)."""
+        return "\r\n" if "\r\n" in self.text else "\n"
+
+    # -- which functions ----------------------------------------------------------------
+    def fix(self, fn: JitFunction, param: str) -> Fix:
+        members = self._family(fn, param)
+        edits: list[tuple[int, int, str]] = []
+        for member in members.values():
+            edits += self._function_edits(member, members)
+            if not member.helper:
+                edits += self._launch_edits(member)
+        edits = sorted(set(edits))  # kernels that share a launch dict share its edits
+        for (_s1, e1, _), (s2, _e2, _) in zip(edits, edits[1:]):
+            if s2 < e1:
+                raise _NoFix  # two rewrites of one span: the shape is not the documented one
+        kernel = members[id(fn)]
+        message = (
+            f"Read `{kernel.param}` stride-1 from a [B, HV, T] copy: `{kernel.flag}` "
+            f"branches in the kernel, the host transposes it once when `{kernel.heads}` != 1"
+        )
+        return Fix(
+            Applicability.UNSAFE,
+            message,
+            tuple(
+                Edit(self.source.position_of(s), self.source.position_of(e), content)
+                for s, e, content in edits
+            ),
+        )
+
+    def _family(self, fn: JitFunction, param: str) -> dict[int, _Member]:
+        """The kernel, the helpers its gate reaches and every other kernel that hands
+        those helpers a gate: all of them change together, or the calls disagree."""
+        index = self.index
+        members: dict[int, _Member] = {}
+        work = [(fn, param)]
+        while work:
+            f, p = work.pop()
+            known = members.get(id(f))
+            if known is not None:
+                if known.param != p:
+                    raise _NoFix  # one function, two tensors routed through it
+                continue
+            uses = index.gate_uses(f, p)
+            if uses is None or (f is fn and not uses.sites):
+                raise _NoFix
+            member = _Member(f, p, uses)
+            members[id(f)] = member
+            for site in uses.sites:
+                if site.kind == "helper":
+                    work.append((site.callee, site.callee_param))
+            callers = index.helper_calls_to(f)
+            launched = index.launches_of(f)
+            if callers and launched:
+                raise _NoFix  # both a kernel and a helper
+            if not callers and not launched:
+                raise _NoFix  # launched from another file, which this fix cannot see
+            member.helper = bool(callers)
+            if launched and p in index.transposed_params(f):
+                raise _NoFix  # already handed a transposed copy: ASC002's case
+            if launched and self.index.hooks_read(f, p):
+                raise _NoFix  # a heuristic or autotune hook reads the tensor itself
+            for binding in launched:
+                # Kernels launched with the same argument (one dict for two kernels, a
+                # kernel chosen at run time) receive the transposed gate too.
+                for gate in binding.args.get(p, []):
+                    for other, q in index.launches_binding(gate):
+                        if other.callee is not f:
+                            if q != p:
+                                raise _NoFix  # two flag names for one argument
+                            work.append((other.callee, q))
+            for binding in callers:
+                exprs = binding.args.get(p, [])
+                if len(exprs) != 1:
+                    raise _NoFix
+                caller = binding.caller
+                owner = self._owner_param(caller, exprs[0])
+                if owner is None:
+                    raise _NoFix  # this call hands the helper some other tensor
+                work.append((caller, owner))
+        origin = members[id(fn)]
+        self._describe(origin, None)
+        for member in members.values():
+            if member is not origin:
+                self._describe(member, origin)
+        for member in members.values():
+            for site in member.uses.sites:
+                if site.kind == "helper":
+                    self._check_heads_bound(member, members[id(site.callee)], site.call)
+        return members
+
+    def _owner_param(self, caller: JitFunction, expr: ast.AST) -> str | None:
+        root = pointer_root(expr)
+        return self.index.gate_param(caller, root) if root else None
+
+    def _describe(self, member: _Member, origin: _Member | None) -> None:
+        fn = member.fn
+        heads: set[str] = set()
+        if not member.uses.sites and origin is not None and origin.heads in fn.params:
+            heads.add(origin.heads)  # a kernel that shares the launch but reads no gate
+        for site in member.uses.sites:
+            if site.kind == "block":
+                if not isinstance(site.stride, ast.Name):
+                    raise _NoFix
+                heads.add(site.stride.id)
+            if site.address is not None:
+                for _sign, term in _signed_terms(site.address):
+                    heads |= {
+                        f.id
+                        for f in _factors(term)
+                        if isinstance(f, ast.Name) and f.id in fn.params and is_head_count(f.id)
+                    }
+        if len(heads) != 1 or next(iter(heads)) not in fn.params:
+            raise _NoFix
+        member.heads = heads.pop()
+        member.flag = f"{member.param.upper()}_T_CONTIG"
+        if member.flag in fn.params or member.flag in fn.assignments:
+            raise _NoFix
+        if member.helper:
+            return
+        seq = self.index.sequences(fn)
+        lengths = [p for p in fn.params if p in seq.lengths]
+        if not lengths and not seq.offsets_tables:
+            lengths = [p for p in fn.params if is_sequence_length(p)]
+        if len(lengths) == 1:
+            member.length = lengths[0]
+            if member.length in fn.assignments:
+                existing = fn.assignments.get("T_seq")
+                if existing is None and "T_seq" not in fn.params:
+                    member.t_seq, member.save_length = "T_seq", True
+                elif existing and all(
+                    isinstance(v, ast.Name) and v.id == member.length for v in existing
+                ):
+                    member.t_seq = "T_seq"
+            else:
+                member.t_seq = member.length
+
+    def _check_heads_bound(self, caller: _Member, callee: _Member, call: ast.Call) -> None:
+        binding = self.index.helper_binding(call)
+        bound = binding.args.get(callee.heads, []) if binding is not None else []
+        if not (len(bound) == 1 and isinstance(bound[0], ast.Name) and bound[0].id == caller.heads):
+            raise _NoFix
+
+    # -- addresses ----------------------------------------------------------------------
+    def _address(
+        self, member: _Member, expr: ast.AST, pointer_first: bool, variant: str | None, splits
+    ) -> str:
+        """`expr` re-addressed for [B, HV, T] storage. `variant` picks a side of the
+        varlen branch for a start defined on both sides; the branches met go to `splits`."""
+        terms = _signed_terms(expr)
+        out: list[tuple[str, str]] = []
+        if pointer_first:
+            sign, first = terms[0]
+            if not (isinstance(first, ast.Name) and first.id in member.uses.pointers):
+                raise _NoFix
+            out.append((sign, first.id))
+            terms = terms[1:]
+        kinds: list[str] = []
+        for sign, term in terms:
+            text, kind = self._term(member, term, variant, splits)
+            kinds.append(kind)
+            out.append((sign, text))
+        if kinds.count("head") > 1 or not out:
+            raise _NoFix
+        if "head" in kinds and "start" not in kinds:
+            # `g + i_h` alone: the time axis may be a flattened `B * T` (`T = g.numel() //
+            # HV`), which `transpose(1, 2)` of a [B, T, HV] tensor does not lay out as
+            # [HV, B * T]; only a sequence or batch start shows the [B, T, HV] shape.
+            raise _NoFix
+        return _join(out)
+
+    def _term(self, member: _Member, term: ast.AST, variant: str | None, splits):
+        """(text, kind) for one summand of a [B, T, HV] address; kind is "head" (the
+        head index), "start" (a sequence or batch start) or "time" (along the sequence)."""
+        fn = member.fn
+        parts = _factors(term)
+        scaled = [
+            i for i, f in enumerate(parts) if isinstance(f, ast.Name) and f.id == member.heads
+        ]
+        seq = self.index.sequences(fn)
+        if len(scaled) > 1:
+            raise _NoFix
+        if not scaled:
+            name = term.id if isinstance(term, ast.Name) else None
+            if (
+                name is None
+                or member.helper
+                or member.t_seq is None
+                or name in member.uses.pointers
+                or name in seq.lengths
+                or name in seq.time_vectors
+                or name in fn.loop_variables
+                or is_head_count(name)
+                or name in self.index.start_derived(fn)
+            ):
+                raise _NoFix
+            return f"{name} * {member.t_seq}", "head"
+        others = [f for i, f in enumerate(parts) if i != scaled[0]]
+        if not others:
+            raise _NoFix
+        inner = others[0]
+        if (
+            len(others) == 1
+            and isinstance(inner, ast.BinOp)
+            and isinstance(inner.op, (ast.Add, ast.Sub))
+            and _names(inner) & self.index.sequence_starts(fn)
+        ):
+            # `(bos + o_t) * HV`: the start and the offset inside the sequence apart
+            out, kinds = [], set()
+            for inner_sign, summand in _signed_terms(inner):
+                heads = ast.Name(member.heads, ast.Load())
+                text, kind = self._term(
+                    member, ast.BinOp(summand, ast.Mult(), heads), variant, splits
+                )
+                out.append((inner_sign, text))
+                kinds.add(kind)
+            return f"({_join(out)})", "start" if "start" in kinds else "time"
+        names = {n for f in others for n in _names(f)}
+        lengths = [f.id for f in others if isinstance(f, ast.Name) and f.id in seq.lengths]
+        if lengths:
+            # A batch offset `i_b * T * HV`: the same element count in both layouts.
+            if (
+                member.helper
+                or member.t_seq is None
+                or lengths != [member.length]
+                or member.length in fn.assignments  # which `T`: the stored or the local one?
+            ):
+                raise _NoFix
+            rest = [f for f in others if not (isinstance(f, ast.Name) and f.id == member.length)]
+            if not rest or _names_of(rest) & self.index.start_derived(fn):
+                raise _NoFix
+            head = " * ".join(_text(f) for f in rest)
+            return f"{head} * {member.heads} * {member.t_seq}", "start"
+        if len(others) == 1 and isinstance(inner, ast.Name):
+            start = self.index.sequence_start(fn, inner.id)
+            if start is not None:
+                return self._start(member, start, variant, splits), "start"
+        if names & self.index.batch_derived(fn):
+            raise _NoFix  # built from a sequence start the index cannot split
+        # A time index (`last_idx * HV`, `o_t * HV`): time is the unit-stride axis now;
+        # a packed global token index (`bos + o_t` from cu_seqlens) is one too.
+        kind = "start" if names & self.index.start_derived(fn) else "time"
+        return " * ".join(_text(f) for f in others), kind
+
+    def _start(self, member: _Member, start: SequenceStart, variant: str | None, splits) -> str:
+        if member.helper or member.t_seq is None:
+            raise _NoFix
+        batch = None
+        if start.batch_index is not None:
+            if start.length != member.length:
+                raise _NoFix
+            batch = f"{start.batch_index} * {member.heads} * {member.t_seq}"
+        if start.packed and batch is not None:
+            splits.append(start.branch)
+            return batch if variant == "batch" else start.name
+        return start.name if start.packed else batch
+
+    # -- text of one function -----------------------------------------------------------
+    def _span(self, node: ast.AST) -> tuple[int, int]:
+        src = self.source
+        start = src.offset(node.lineno, src.char_column(node.lineno, node.col_offset))
+        end_row = node.end_lineno or node.lineno
+        end = src.offset(end_row, src.char_column(end_row, node.end_col_offset or 0))
+        return start, end
+
+    def _line_start(self, offset: int) -> int:
+        return self.text.rfind("\n", 0, offset) + 1
+
+    def _indent_of(self, offset: int) -> str:
+        start = self._line_start(offset)
+        indent = self.text[start:offset]
+        if indent.strip():
+            raise _NoFix  # something else on the line before it
+        return indent
+
+    def _function_edits(self, member: _Member, members: dict[int, _Member]):
+        fn = member.fn
+        edits: list[tuple[int, int, str]] = []
+        edits.append(self._add_parameter(fn, member.flag))
+        if member.save_length and member.uses.sites:
+            edits.append(self._save_length(member))
+        by_stmt: dict[int, list[GateSite]] = {}
+        for site in member.uses.sites:
+            by_stmt.setdefault(id(site.stmt), []).append(site)
+        groups: list[list[ast.stmt]] = []
+        for stmt in fn.statements:
+            sites = by_stmt.get(id(stmt))
+            if not sites:
+                continue
+            if not any(self._branching(s) for s in sites):
+                # Only a helper call that takes the flag: edited in place.
+                for site in sites:
+                    edits.append(self._flag_argument(member, site, members))
+                continue
+            if groups and self._next_sibling(fn, groups[-1][-1]) is stmt:
+                groups[-1].append(stmt)
+            else:
+                groups.append([stmt])
+        unit = self._indent_unit(fn)
+        for group in groups:
+            edits.append(self._branch(member, members, group, by_stmt, unit))
+        return edits
+
+    @staticmethod
+    def _branching(site: GateSite) -> bool:
+        return site.address is not None or site.kind == "block"
+
+    def _next_sibling(self, fn: JitFunction, stmt: ast.stmt) -> ast.stmt | None:
+        parent = self.index.parents(fn).get(id(stmt))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                i = next(i for i, s in enumerate(block) if s is stmt)
+                return block[i + 1] if i + 1 < len(block) else None
+        return None
+
+    def _indent_unit(self, fn: JitFunction) -> str:
+        def_indent = self._indent_of(self._span(fn.node)[0])
+        body_indent = self._indent_of(self._span(fn.node.body[0])[0])
+        unit = body_indent[len(def_indent) :]
+        if not body_indent.startswith(def_indent) or not unit:
+            raise _NoFix
+        return unit
+
+    def _branch(self, member, members, group, by_stmt, unit) -> tuple[int, int, str]:
+        """`if FLAG:` (the stride-1 addressing) / `else:` (as it was) around `group`."""
+        first, last = group[0], group[-1]
+        start, _ = self._span(first)
+        _, end = self._span(last)
+        indent = self._indent_of(start)
+        after = self.text.find("\n", end)
+        rest = self.text[end : len(self.text) if after < 0 else after].strip()
+        if rest and not rest.startswith("#"):
+            raise _NoFix  # `stmt; other` on one line
+        for stmt in group:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    if node.lineno != node.end_lineno:
+                        raise _NoFix  # re-indenting would change a multi-line string
+        sites = [s for stmt in group for s in by_stmt[id(stmt)]]
+        common = [self._flag_argument(member, s, members) for s in sites if s.kind == "helper"]
+        splits: list[Branch] = []
+        contig = self._apply(start, end, common + self._rewrites(member, sites, None, splits))
+        legacy = self._apply(start, end, common)
+        nl = self.newline
+        inner = indent + unit
+        if splits:
+            if any(b.node is not splits[0].node for b in splits):
+                raise _NoFix
+            branch = splits[0]
+            batch = self._apply(start, end, common + self._rewrites(member, sites, "batch", []))
+            a, b = (contig, batch) if branch.taken else (batch, contig)
+            contig_block = (
+                f"{inner}if {ast.unparse(branch.test)}:{nl}"
+                f"{_reindent(a, inner + unit, unit + unit)}{nl}"
+                f"{inner}else:{nl}{_reindent(b, inner + unit, unit + unit)}"
+            )
+        else:
+            contig_block = _reindent(contig, inner, unit)
+        text = (
+            f"{indent}if {member.flag}:{nl}{contig_block}{nl}"
+            f"{indent}else:{nl}{_reindent(legacy, inner, unit)}"
+        )
+        return self._line_start(start), end, text
+
+    def _rewrites(self, member, sites, variant, splits) -> list[tuple[int, int, str]]:
+        out = []
+        for site in sites:
+            if site.address is not None:
+                s, e = self._span(site.address)
+                new = self._address(member, site.address, site.pointer_first, variant, splits)
+                out.append((s, e, new))
+            if site.kind == "block":
+                s, e = self._span(site.stride)
+                out.append((s, e, "1"))
+        return out
+
+    def _apply(self, start: int, end: int, edits: list[tuple[int, int, str]]) -> str:
+        text = self.text[start:end]
+        for s, e, content in sorted(edits, reverse=True):
+            if not (start <= s <= e <= end):
+                raise _NoFix
+            text = text[: s - start] + content + text[e - start :]
+        return text
+
+    def _flag_argument(self, caller: _Member, site: GateSite, members: dict[int, _Member]):
+        callee = members[id(site.callee)]
+        return self._add_argument(site.call, f"{callee.flag}={caller.flag}")
+
+    def _add_argument(self, call: ast.Call, text: str) -> tuple[int, int, str]:
+        nodes = [*call.args, *call.keywords]
+        if not nodes:
+            _, end = self._span(call)
+            return end - 1, end - 1, text
+        return self._insert_after(nodes[-1], text)
+
+    def _insert_after(self, node: ast.AST, text: str) -> tuple[int, int, str]:
+        """`, text` after `node`; on its own line when the list is written one per line
+        with a trailing comma."""
+        _, end = self._span(node)
+        i = end
+        while i < len(self.text) and self.text[i] in " \t":
+            i += 1
+        if self.text.startswith(",", i):
+            j = i + 1
+            while j < len(self.text) and self.text[j] in " \t":
+                j += 1
+            if self.text.startswith(self.newline, j) or self.text.startswith("#", j):
+                line = self.text[self._line_start(self._span(node)[0]) :]
+                indent = line[: len(line) - len(line.lstrip(" \t"))]
+                return i + 1, i + 1, f"{self.newline}{indent}{text},"
+        return end, end, f", {text}"
+
+    def _add_parameter(self, fn: JitFunction, flag: str) -> tuple[int, int, str]:
+        args = fn.node.args
+        params = [*args.posonlyargs, *args.args]
+        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or not params:
+            raise _NoFix
+        annotation = None
+        for a in params:
+            if a.arg in fn.constexpr_params and a.annotation is not None:
+                s, e = self._span(a.annotation)
+                annotation = self.text[s:e]
+                break
+        if annotation is None:
+            local = [n for n, q in self.index.aliases.modules.items() if q == LANGUAGE]
+            if not local:
+                raise _NoFix
+            annotation = f"{local[0]}.constexpr"
+        return self._insert_after(params[-1], f"{flag}: {annotation}")
+
+    def _save_length(self, member: _Member) -> tuple[int, int, str]:
+        body = member.fn.node.body
+        first = body[0]
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            if len(body) < 2:
+                raise _NoFix
+            first = body[1]
+        start, _ = self._span(first)
+        indent = self._indent_of(start)
+        nl = self.newline
+        line = self._line_start(start)
+        text = (
+            f"{indent}# The stored time length, before varlen rebinds `{member.length}`.{nl}"
+            f"{indent}{member.t_seq} = {member.length}{nl}"
+        )
+        return line, line, text
+
+    # -- launches -----------------------------------------------------------------------
+    def _launch_edits(self, member: _Member) -> list[tuple[int, int, str]]:
+        edits = []
+        for binding in self.index.launches_of(member.fn):
+            edits += self._launch(member, binding)
+        if not edits:
+            raise _NoFix
+        return edits
+
+    @staticmethod
+    def _direct(call: ast.Call, expr: ast.AST) -> bool:
+        return any(a is expr for a in call.args) or any(k.value is expr for k in call.keywords)
+
+    def _launch(self, member: _Member, binding: CallBinding) -> list[tuple[int, int, str]]:
+        call = binding.call
+        if member.flag in binding.args:
+            raise _NoFix
+        gates = binding.args.get(member.param, [])
+        heads = binding.args.get(member.heads, [])
+        if len(gates) != 1 or len(heads) != 1:
+            raise _NoFix
+        gate, count = gates[0], heads[0]
+        s, e = self._span(count)
+        count_text = self.text[s:e]
+        if "\n" in count_text:
+            raise _NoFix
+        if not isinstance(count, _PLAIN_EXPR):
+            count_text = f"({count_text})"
+        flag_value = f"{count_text} != 1"
+        if self._direct(call, gate):
+            if member.fn not in self.index.resolve_callee(call.func.value):
+                raise _NoFix  # through a launch helper: its other kernels would change too
+            if not self._direct(call, count):
+                raise _NoFix
+            host = binding.host
+            edits = [self._add_argument(call, f"{member.flag}={flag_value}")]
+        else:
+            place = self.index.argument_place(gate)
+            counted = self.index.argument_place(count)
+            if place is None or counted is None or counted[2] is not place[2]:
+                raise _NoFix  # the head count is not in scope where the gate is set
+            kind, node, host = place
+            if self._written_elsewhere(gate):
+                raise _NoFix  # the dict may be built before another kernel writes it
+            edits = [self._flag_entry(kind, node, member.flag, flag_value)]
+        if isinstance(gate, ast.Constant) and gate.value is None:
+            return edits
+        if not isinstance(gate, _SAFE_ARGUMENT):
+            raise _NoFix  # evaluated twice in the conditional: keep it to names
+        s, e = self._span(gate)
+        gate_text = self.text[s:e]
+        condition = flag_value
+        if self.index.may_be_none(host, gate) or self.index.hooks_test_none(
+            member.fn, member.param
+        ):
+            condition = f"{gate_text} is not None and {condition}"
+        edits.append(
+            (s, e, f"{gate_text}.transpose(1, 2).contiguous() if {condition} else {gate_text}")
+        )
+        return edits
+
+    def _written_elsewhere(self, gate: ast.AST) -> bool:
+        """A launch argument set in a dict is evaluated where the dict is built, not at
+        the launch: its transposed copy is only right if no kernel of this module writes
+        a tensor of that name (a conservative reading: names, not values)."""
+        if not isinstance(gate, ast.Name):
+            return True
+        return any(
+            self.index.stores_through(binding.callee, param)
+            for binding, param in self.index.launches_binding_name(gate.id)
+        )
+
+    def _flag_entry(self, kind: str, node, flag: str, value: str) -> tuple[int, int, str]:
+        """The flag set next to the gate: a dict entry, a keyword, or a statement."""
+        if kind == "call":
+            return self._add_argument(node, f"{flag}={value}")
+        if kind == "dict":
+            display, key = node
+            quote = self.text[self._span(key)[0]]
+            value_node = display.values[next(i for i, k in enumerate(display.keys) if k is key)]
+            return self._insert_after(value_node, f"{quote}{flag}{quote}: {value}")
+        var, stmt = node
+        start, end = self._span(stmt)
+        indent = self._indent_of(start)
+        after = self.text.find("\n", end)
+        rest = self.text[end : len(self.text) if after < 0 else after].strip()
+        if rest and not rest.startswith("#"):
+            raise _NoFix
+        key = stmt.targets[0].slice
+        quote = self.text[self._span(key)[0]]
+        return end, end, f"{self.newline}{indent}{var}[{quote}{flag}{quote}] = {value}"
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _names_of(nodes: list[ast.AST]) -> set[str]:
+    return {name for node in nodes for name in _names(node)}
+
+
+def _reindent(text: str, first: str, extra: str) -> str:
+    """A statement's text (first line without its indentation, later lines with theirs)
+    one block deeper: `first` before the first line, `extra` added to the others."""
+    lines = text.split("\n")
+    return "\n".join([first + lines[0]] + [extra + ln if ln.strip() else ln for ln in lines[1:]])

@@ -1,0 +1,541 @@
+"""Gate reads: how a kernel or helper addresses one read-only pointer parameter (a gate
+`g` stored `[B, T, HV]`), use by use, and where its sequence starts come from.
+
+For one pointer parameter, the names that hold addresses into it (the parameter after
+`g += ...`, `p = g + ...`, block pointers over it, `tl.advance` of them, pointers a
+helper returns), and every statement that touches one, as a `GateSite`:
+
+* `offset`: `g += OFF`, `p = g + OFF`, `return g + OFF`;
+* `block`:  a 1-D `tl.make_block_ptr` over it (its base terms and its stride);
+* `load`:   `tl.load(g + ...)` with address arithmetic (scalar or 1-D vector);
+* `helper`: the pointer handed to a `@triton.jit` helper.
+
+Reads that need nothing (`tl.load(p_g)`, `tl.advance(p_g, ...)`, `g.dtype`) are not
+sites. Any other use (a store, an atomic, a 2-D tile, a pointer on the right of `+`,
+a call the index cannot resolve) makes the answer None: the tensor is not read in a
+shape whose re-addressing is mechanical. Cost: one walk over the function's
+statements per (function, parameter), cached.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.kernels import Branch, JitFunction
+from ascend_lint.index.launches import CallBinding, HostFunction
+from ascend_lint.index.naming import is_sequence_length
+from ascend_lint.index.sequences import broadcasts, strip_casts, table_read
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, names_in, own_nodes
+from ascend_lint.index.values import pointer_root
+
+if TYPE_CHECKING:
+    from ascend_lint.index.model import KernelIndex
+
+_LOAD = f"{LANGUAGE}.load"
+_MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
+_ADVANCE = f"{LANGUAGE}.advance"
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+_METADATA = frozenset({"dtype", "type", "shape"})
+_BLOCK_PTR_PARAMS = ("base", "shape", "strides", "offsets", "block_shape", "order")
+
+
+@dataclass(frozen=True)
+class GateSite:
+    """One address computation over the gate that a layout change has to rewrite."""
+
+    stmt: ast.stmt
+    kind: str  # "offset" | "block" | "load" | "helper"
+    # The address: a sum whose first term is the pointer (`g + bos * HV + i_h`), or for
+    # `g += OFF` the offset alone; None when the pointer is used bare (`make_block_ptr(g, ...)`).
+    address: ast.AST | None
+    pointer_first: bool
+    stride: ast.AST | None = None  # block: the one stride
+    call: ast.Call | None = None  # block, load, helper: the call
+    callee: JitFunction | None = None  # helper: the function called ...
+    callee_param: str | None = None  # ... and its parameter that receives the pointer
+
+
+@dataclass(frozen=True)
+class GateUses:
+    pointers: frozenset[str]
+    sites: tuple[GateSite, ...]
+    returns_pointer: bool  # a helper that hands back an address into the gate
+
+
+@dataclass
+class _CallMaps:
+    """Launch and helper bindings by callee, by argument node and by argument name, and
+    where each launch argument is set outside its call: built once per module."""
+
+    helper_by_call: dict[int, CallBinding] = field(default_factory=dict)
+    helpers_by_callee: dict[int, list[CallBinding]] = field(default_factory=dict)
+    launches_by_callee: dict[int, list[CallBinding]] = field(default_factory=dict)
+    launches_by_argument: dict[int, list[tuple[CallBinding, str]]] = field(default_factory=dict)
+    launches_by_name: dict[str, list[tuple[CallBinding, str]]] = field(default_factory=dict)
+    places: dict[int, tuple] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SequenceStart:
+    """Where a sequence-start local (`bos`) comes from: loaded from an offsets table
+    (packed varlen storage), a batch index scaled by the length (`bos = i_b * T`), or
+    one of the two on each side of one `if`."""
+
+    name: str
+    packed: bool
+    batch_index: str | None  # `i_b` of `bos = i_b * T`
+    length: str | None  # `T` of `bos = i_b * T`
+    branch: Branch | None  # the side that loads from the table, when both exist
+
+
+def block_ptr_arg(call: ast.Call, name: str) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    i = _BLOCK_PTR_PARAMS.index(name)
+    return call.args[i] if i < len(call.args) else None
+
+
+def _one_element(node: ast.AST | None) -> ast.AST | None:
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 1:
+        return node.elts[0]
+    return None
+
+
+class GateQueries:
+    """The queries of `KernelIndex` about gate reads (mixed into it)."""
+
+    def parents(self: KernelIndex, fn: JitFunction) -> dict[int, ast.AST]:
+        """id(node) -> its parent, for every node of `fn`."""
+        cached = self._parents_cache.get(id(fn))
+        if cached is None:
+            cached = {}
+            for node in ast.walk(fn.node):
+                for child in ast.iter_child_nodes(node):
+                    cached[id(child)] = node
+            self._parents_cache[id(fn)] = cached
+        return cached
+
+    def _call_maps(self: KernelIndex) -> _CallMaps:
+        if self._call_maps_cache is None:
+            maps = _CallMaps()
+            for b in self.helper_calls:
+                maps.helper_by_call[id(b.call)] = b
+                maps.helpers_by_callee.setdefault(id(b.callee), []).append(b)
+            for b in self.launches:
+                maps.launches_by_callee.setdefault(id(b.callee), []).append(b)
+                for param, exprs in b.args.items():
+                    for e in exprs:
+                        maps.launches_by_argument.setdefault(id(e), []).append((b, param))
+                        if isinstance(e, ast.Name):
+                            maps.launches_by_name.setdefault(e.id, []).append((b, param))
+            for node, host in self.host_dicts:
+                for key, value in zip(node.keys, node.values):
+                    if isinstance(key, ast.Constant):
+                        maps.places.setdefault(id(value), ("dict", (node, key), host))
+            for call, host in self.host_calls:
+                if isinstance(call.func, ast.Name) and call.func.id == "dict":
+                    for k in call.keywords:
+                        if k.arg:
+                            maps.places.setdefault(id(k.value), ("call", call, host))
+            for host in self.hosts:
+                for var, items in host.key_assignments.items():
+                    for _key, value, stmt in items:
+                        maps.places.setdefault(id(value), ("item", (var, stmt), host))
+            self._call_maps_cache = maps
+        return self._call_maps_cache
+
+    def helper_binding(self: KernelIndex, call: ast.Call) -> CallBinding | None:
+        """The binding of a kernel-to-helper call."""
+        return self._call_maps().helper_by_call.get(id(call))
+
+    def helper_calls_to(self: KernelIndex, fn: JitFunction) -> list[CallBinding]:
+        return self._call_maps().helpers_by_callee.get(id(fn), [])
+
+    def launches_of(self: KernelIndex, fn: JitFunction) -> list[CallBinding]:
+        return self._call_maps().launches_by_callee.get(id(fn), [])
+
+    def launches_binding(self: KernelIndex, expr: ast.AST) -> list[tuple[CallBinding, str]]:
+        """(launch, parameter) for every launch that binds this very expression."""
+        return self._call_maps().launches_by_argument.get(id(expr), [])
+
+    def launches_binding_name(self: KernelIndex, name: str) -> list[tuple[CallBinding, str]]:
+        """(launch, parameter) for every launch that binds a host name spelled `name`."""
+        return self._call_maps().launches_by_name.get(name, [])
+
+    def argument_place(self: KernelIndex, expr: ast.AST):
+        """Where the host builds a launch argument outside the launch call, with its host:
+        ("dict", (display, key), host), ("call", `dict(...)` call, host) or
+        ("item", (variable, `kw['KEY'] = value` statement), host); None if elsewhere."""
+        return self._call_maps().places.get(id(expr))
+
+    def gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int = 0) -> set[str]:
+        """`param` and the locals holding addresses into it: sums rooted at one, block
+        pointers over one, and what a helper returns when it returns such an address."""
+        key = (id(fn), param)
+        cached = self._gate_pointer_cache.get(key)
+        if cached is None:
+            cached = self._gate_pointer_cache[key] = self._gate_pointers(fn, param, depth)
+        return cached
+
+    def _gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> set[str]:
+        pointers = {param}
+        while True:  # to the end: an alias it missed would keep its legacy addressing
+            grown = False
+            for name, defs in fn.definitions.items():
+                if name in pointers:
+                    continue
+                if any(self._is_address(fn, v, pointers, depth) for _, v in defs):
+                    pointers.add(name)
+                    grown = True
+            if not grown:
+                break
+        return pointers
+
+    def _is_address(
+        self: KernelIndex, fn: JitFunction, value: ast.AST, pointers: set[str], depth: int
+    ) -> bool:
+        if isinstance(value, (ast.BinOp, ast.Name)):
+            return pointer_root(value) in pointers
+        if not isinstance(value, ast.Call):
+            return False
+        qual = self.aliases.resolve(value.func)
+        if qual in (_MAKE_BLOCK_PTR, _ADVANCE):
+            base = block_ptr_arg(value, "base") if qual == _MAKE_BLOCK_PTR else value.args[0]
+            return base is not None and pointer_root(base) in pointers
+        binding = self.helper_binding(value) if qual is None else None
+        if binding is not None and depth < MAX_HELPER_DEPTH:
+            for p, exprs in binding.args.items():
+                if any(pointer_root(e) in pointers for e in exprs):
+                    uses = self.gate_uses(binding.callee, p, depth + 1)
+                    if uses is not None and uses.returns_pointer:
+                        return True
+        return False
+
+    def gate_uses(
+        self: KernelIndex, fn: JitFunction, param: str, depth: int = 0
+    ) -> GateUses | None:
+        """Every use of the addresses into `param`, or None if one of them is of a kind
+        a mechanical re-addressing does not understand (see the module docstring)."""
+        key = (id(fn), param)
+        if key in self._gate_cache:
+            return self._gate_cache[key]
+        self._gate_cache[key] = None  # a helper that recurses into itself is not understood
+        result = self._gate_uses(fn, param, depth)
+        self._gate_cache[key] = result
+        return result
+
+    def _gate_uses(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> GateUses | None:
+        pointers = self.gate_pointers(fn, param, depth)
+        sites: dict[int, GateSite] = {}
+        returns_pointer = False
+        for stmt, (reads, _writes) in zip(fn.statements, fn.statement_names()):
+            if not reads & pointers and not (
+                isinstance(stmt, ast.AugAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.target.id in pointers
+            ):
+                continue
+            if not isinstance(stmt, _SIMPLE):
+                return None  # a loop or branch test that reads the gate
+            if isinstance(stmt, ast.AugAssign):
+                if not (
+                    isinstance(stmt.target, ast.Name)
+                    and stmt.target.id in pointers
+                    and isinstance(stmt.op, ast.Add)
+                    and not names_in(stmt.value) & pointers
+                ):
+                    return None
+                sites[id(stmt)] = GateSite(stmt, "offset", stmt.value, False)
+                continue
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                if self._is_address(fn, stmt.value, pointers, depth):
+                    returns_pointer = True
+            parents = {
+                id(child): node for node in ast.walk(stmt) for child in ast.iter_child_nodes(node)
+            }  # a simple statement: no nested bodies
+            for node in own_nodes(stmt):
+                if not (
+                    isinstance(node, ast.Name)
+                    and node.id in pointers
+                    and isinstance(node.ctx, ast.Load)
+                ):
+                    continue
+                site = self._classify(fn, stmt, node, parents, depth)
+                if site is None:
+                    return None
+                if isinstance(site, GateSite):
+                    sites.setdefault(id(site.call or site.address), site)
+        ordered = sorted(sites.values(), key=lambda s: fn.order_of(s.stmt))
+        return GateUses(frozenset(pointers), tuple(ordered), returns_pointer)
+
+    def _classify(
+        self: KernelIndex,
+        fn: JitFunction,
+        stmt: ast.stmt,
+        name: ast.Name,
+        parents: dict[int, ast.AST],
+        depth: int,
+    ) -> GateSite | bool | None:
+        """The site a pointer name takes part in; True for a read that needs no change,
+        None for a use that is not understood."""
+        expr: ast.AST = name
+        parent = parents.get(id(expr))
+        while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)):
+            if parent.left is not expr:
+                return None  # the pointer on the right of `+` or `-`
+            expr, parent = parent, parents.get(id(parent))
+        bare = expr is name
+        address = None if bare else expr
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return)) and parent is stmt:
+            if isinstance(parent, ast.Assign) and not (
+                len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
+            ):
+                return None
+            return True if bare else GateSite(stmt, "offset", expr, True)
+        if isinstance(parent, ast.Attribute) and bare and parent.attr in _METADATA:
+            return True
+        call = parent
+        if isinstance(parent, ast.keyword):
+            call = parents.get(id(parent))
+        if not isinstance(call, ast.Call) or expr is call.func:
+            return None
+        qual = self.aliases.resolve(call.func)
+        if qual == _MAKE_BLOCK_PTR:
+            if block_ptr_arg(call, "base") is not expr:
+                return None
+            stride = _one_element(block_ptr_arg(call, "strides"))
+            if stride is None or _one_element(block_ptr_arg(call, "shape")) is None:
+                return None  # a 2-D tile of the gate
+            return GateSite(stmt, "block", address, not bare, stride=stride, call=call)
+        if qual == _LOAD:
+            if not (call.args and call.args[0] is expr):
+                return None
+            if bare:
+                return True
+            if broadcasts(expr):
+                return None
+            return GateSite(stmt, "load", expr, True, call=call)
+        if qual == _ADVANCE:
+            return True if bare and call.args and call.args[0] is expr else None
+        if qual is not None:
+            return None  # a store, an atomic, anything else of triton's
+        binding = self.helper_binding(call)
+        if binding is not None:
+            bound = [p for p, exprs in binding.args.items() if any(e is expr for e in exprs)]
+            if len(bound) != 1 or depth >= MAX_HELPER_DEPTH:
+                return None
+            return GateSite(
+                stmt,
+                "helper",
+                address,
+                not bare,
+                call=call,
+                callee=binding.callee,
+                callee_param=bound[0],
+            )
+        return None
+
+    def stores_through(self: KernelIndex, fn: JitFunction, param: str) -> bool:
+        """Does `fn` write memory through an address into `param` (a store, an atomic)?"""
+        pointers = self.gate_pointers(fn, param)
+        for call, _stmt in fn.calls:
+            qual = self.aliases.resolve(call.func) or ""
+            if qual.startswith(f"{LANGUAGE}.") and qual.rsplit(".", 1)[1].startswith(
+                ("store", "atomic")
+            ):
+                target = call.args[0] if call.args else None
+                for kw in call.keywords:
+                    if kw.arg == "pointer":
+                        target = kw.value
+                if target is not None and names_in(target) & pointers:
+                    return True
+        return False
+
+    def gate_param(self: KernelIndex, fn: JitFunction, pointer: str) -> str | None:
+        """The pointer parameter whose addresses `pointer` holds, if exactly one."""
+        if pointer in fn.params:
+            return pointer
+        # Only a parameter some address is rooted at can be the one.
+        candidates = fn.facts(self.aliases).pointers & set(fn.params)
+        found = [p for p in fn.params if p in candidates and pointer in self.gate_pointers(fn, p)]
+        return found[0] if len(found) == 1 else None
+
+    def sequence_start(self: KernelIndex, fn: JitFunction, name: str) -> SequenceStart | None:
+        """How `name` is defined when it is a sequence start; None when it is not one,
+        or when its definitions are not exactly the two documented ones."""
+        seq = self.sequences(fn)
+        defs = fn.definitions.get(name, [])
+        if not defs or name in fn.params:
+            return None
+        packed_at: Branch | None = None
+        packed = False
+        batch: tuple[str, str] | None = None
+        batch_at: Branch | None = None
+        for order, raw in defs:
+            value = strip_casts(raw, self.aliases)
+            branches = fn.context(fn.statements[order]).branches
+            innermost = branches[-1] if branches else None
+            read = table_read(value, self.aliases, set(fn.params))
+            if read is not None and read[0] in seq.offsets_tables:
+                if packed:
+                    return None
+                packed, packed_at = True, innermost
+                continue
+            if (
+                isinstance(value, ast.BinOp)
+                and isinstance(value.op, ast.Mult)
+                and isinstance(value.left, ast.Name)
+                and isinstance(value.right, ast.Name)
+                and (value.right.id in seq.lengths or is_sequence_length(value.right.id))
+                and batch is None
+            ):
+                batch, batch_at = (value.left.id, value.right.id), innermost
+                continue
+            return None
+        if packed and batch is not None:
+            if (
+                packed_at is None
+                or batch_at is None
+                or packed_at.node is not batch_at.node
+                or packed_at.taken == batch_at.taken
+            ):
+                return None
+            return SequenceStart(name, True, batch[0], batch[1], packed_at)
+        if packed:
+            return SequenceStart(name, True, None, None, None)
+        if batch is not None:
+            return SequenceStart(name, False, batch[0], batch[1], None)
+        return None
+
+    # -- sequence starts and what is computed from them -------------------------------
+    def sequence_starts(self: KernelIndex, fn: JitFunction) -> set[str]:
+        """The token offsets of `fn` that `sequence_start` can describe."""
+        return {
+            n for n in self.sequences(fn).token_offsets if self.sequence_start(fn, n) is not None
+        }
+
+    def start_derived(self: KernelIndex, fn: JitFunction) -> set[str]:
+        """Every token offset and the locals computed from one (lengths, differences of
+        starts, excepted)."""
+        return self._derived_from(fn, set(self.sequences(fn).token_offsets), "derived")
+
+    def batch_derived(self: KernelIndex, fn: JitFunction) -> set[str]:
+        """Locals computed from a token offset that is not a packed varlen offset alone:
+        in packed storage a global token index is a time index like any other, in
+        [B, T] storage (`bos = i_b * T`, or either) it carries the batch."""
+        roots = set()
+        for name in self.sequences(fn).token_offsets:
+            start = self.sequence_start(fn, name)
+            if start is None or not start.packed or start.batch_index is not None:
+                roots.add(name)
+        return self._derived_from(fn, roots, "batch")
+
+    def _derived_from(self: KernelIndex, fn: JitFunction, roots: set[str], kind: str) -> set[str]:
+        key = (id(fn), kind)
+        cached = self._derived_cache.get(key)
+        if cached is not None:
+            return cached
+        lengths = self.sequences(fn).lengths
+        derived = set(roots)
+        deps = fn.dependencies()
+        while True:  # to the end, not a bounded number of rounds: a missed name is unsafe
+            grown = {
+                name
+                for name, reads in deps.items()
+                if name not in derived and name not in lengths and reads & derived
+            }
+            if not grown:
+                break
+            derived |= grown
+        self._derived_cache[key] = derived
+        return derived
+
+    # -- what the host does with a launch argument ------------------------------------
+    def may_be_none(self: KernelIndex, host: HostFunction | None, expr: ast.AST) -> bool:
+        """Can a host argument be None where it is passed? Yes unless every value the host
+        gives it is known and not None: a `None` among them (`x if g is not None else
+        None`), a parameter without a non-optional annotation (`g=None`, `g`,
+        `g: Optional[...]`) that is not used unconditionally first (`B, T, H = g.shape`),
+        or a comparison of it with None."""
+        if host is None:
+            return True
+        node = host.node
+        annotations: dict[str, str | None] = {}
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                annotations[a.arg] = ast.unparse(a.annotation) if a.annotation else None
+        for value, _guards in self.host_values(expr, host):
+            if any(isinstance(n, ast.Constant) and n.value is None for n in ast.walk(value)):
+                return True
+            if isinstance(value, ast.Name) and _used_unconditionally(node, value.id):
+                continue  # `B, T, HV = g.shape` already fails for None
+            if isinstance(value, ast.Name) and value.id in host.params:
+                annotation = annotations.get(value.id)
+                if annotation is None or "None" in annotation or "Optional" in annotation:
+                    return True
+        text = ast.unparse(expr)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Compare) and ast.unparse(n.left) == text:
+                if any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators):
+                    return True
+        return False
+
+    @staticmethod
+    def hooks_test_none(fn: JitFunction, param: str) -> bool:
+        """Does a decorator compare the argument with None
+        (`@triton.heuristics({'USE_G': lambda args: args['g'] is not None})`)?"""
+        for decorator in fn.node.decorator_list:
+            for n in ast.walk(decorator):
+                if (
+                    isinstance(n, ast.Compare)
+                    and isinstance(n.left, ast.Subscript)
+                    and isinstance(n.left.slice, ast.Constant)
+                    and n.left.slice.value == param
+                ):
+                    return True
+        return False
+
+    @staticmethod
+    def hooks_read(fn: JitFunction, param: str) -> bool:
+        """Does a decorator look at the argument beyond `args['g'] is None` (a shape, a
+        stride), which a copy in another layout would change?"""
+        for decorator in fn.node.decorator_list:
+            compared = {
+                id(node.left)
+                for node in ast.walk(decorator)
+                if isinstance(node, ast.Compare)
+                and all(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
+            }
+            for node in ast.walk(decorator):
+                if (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.slice, ast.Constant)
+                    and node.slice.value == param
+                    and id(node) not in compared
+                ):
+                    return True
+        return False
+
+
+def _used_unconditionally(host: ast.AST, name: str) -> bool:
+    """Does a statement of the function's own body (not under an `if`, a conditional
+    expression or a boolean operator) read an attribute of `name` (`g.shape`)?"""
+    body = getattr(host, "body", [])
+    for stmt in body if isinstance(body, list) else []:
+        if isinstance(stmt, (ast.If, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.If)):
+                continue
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                if n.value.id == name:
+                    return True
+            stack.extend(ast.iter_child_nodes(n))
+    return False

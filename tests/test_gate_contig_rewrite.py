@@ -1,0 +1,292 @@
+"""The ASC001 gate fix as text: where it is offered, what it writes, where it is not.
+
+The numbers (original and fixed kernels run side by side) are in
+tests/kernels/test_gate_contig_fix.py; this file needs neither torch nor triton.
+"""
+
+import io
+import json
+import textwrap
+
+import pytest
+
+from ascend_lint.diagnostics import Applicability
+from ascend_lint.engine import lint_source
+from ascend_lint.fixes import fix_source
+from ascend_lint.reporters import REPORTERS
+
+UNSAFE = frozenset({Applicability.SAFE, Applicability.UNSAFE})
+ASC001 = frozenset({"ASC001"})
+LAYOUT = frozenset({"ASC001", "ASC002"})
+
+HEADER = """\
+import torch
+import triton
+import triton.language as tl
+"""
+
+VARLEN_KERNEL = """
+@triton.jit
+def k(g, o, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_t, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    bos = tl.load(cu_seqlens + i_n)
+    eos = tl.load(cu_seqlens + i_n + 1)
+    T = eos - bos
+    p_g = tl.make_block_ptr(g + bos * HV + i_h, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))
+"""
+
+FIXED_VARLEN = (
+    HEADER
+    + """
+@triton.jit
+def k(g, o, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr, G_T_CONTIG: tl.constexpr):
+    # The stored time length, before varlen rebinds `T`.
+    T_seq = T
+    i_t, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    bos = tl.load(cu_seqlens + i_n)
+    eos = tl.load(cu_seqlens + i_n + 1)
+    T = eos - bos
+    if G_T_CONTIG:
+        p_g = tl.make_block_ptr(g + bos + i_h * T_seq, (T,), (1,), (i_t * BT,), (BT,), (0,))
+    else:
+        p_g = tl.make_block_ptr(g + bos * HV + i_h, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))
+
+
+def launch(g, o, cu_seqlens):
+    B, T, HV = g.shape
+    k[(4, HV)](g.transpose(1, 2).contiguous() if HV != 1 else g, o, cu_seqlens, T, HV=HV, BT=64, G_T_CONTIG=HV != 1)
+"""
+)
+
+
+def _source(kernel: str, host: str) -> str:
+    return HEADER + kernel + "\n\n" + textwrap.dedent(host).strip("\n") + "\n"
+
+
+VARLEN = _source(
+    VARLEN_KERNEL,
+    """
+    def launch(g, o, cu_seqlens):
+        B, T, HV = g.shape
+        k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)
+    """,
+)
+
+
+def _asc001(text: str):
+    return [d for d in lint_source("x.py", text.encode(), ASC001).diagnostics]
+
+
+def test_offered_as_one_unsafe_fix_over_kernel_and_launcher():
+    (finding,) = _asc001(VARLEN)
+    fix = finding.fix
+    assert fix.applicability is Applicability.UNSAFE
+    rows = sorted({e.start.row for e in fix.edits})
+    assert rows[0] < 12 < rows[-1]  # the kernel signature ... the launch line
+
+
+def test_applied_with_unsafe_fixes_only_and_converges():
+    safe_only = fix_source("x.py", VARLEN.encode(), ASC001, frozenset({Applicability.SAFE}))
+    assert safe_only.fixed == VARLEN.encode()
+    outcome = fix_source("x.py", VARLEN.encode(), ASC001, UNSAFE)
+    assert outcome.error is None
+    assert outcome.fixed.decode() == FIXED_VARLEN
+    assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []
+    again = fix_source("x.py", outcome.fixed, ASC001, UNSAFE)
+    assert again.fixed == outcome.fixed and not again.applied
+
+
+def test_dict_launch_gets_the_flag_next_to_the_gate():
+    text = _source(
+        VARLEN_KERNEL,
+        """
+        def launch(g, o, cu_seqlens):
+            B, T, HV = g.shape
+            kw = {
+                'g': g,
+                'o': o,
+                'HV': HV,
+            }
+            k[(4, HV)](cu_seqlens=cu_seqlens, T=T, BT=64, **kw)
+        """,
+    )
+    outcome = fix_source("x.py", text.encode(), ASC001, UNSAFE)
+    fixed = outcome.fixed.decode()
+    assert "        'g': g.transpose(1, 2).contiguous() if HV != 1 else g,\n" in fixed
+    assert "        'G_T_CONTIG': HV != 1,\n" in fixed
+    assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []
+
+
+def test_optional_gate_is_not_transposed_when_missing():
+    text = _source(
+        VARLEN_KERNEL,
+        """
+        def launch(o, cu_seqlens, T, HV, g=None):
+            k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)
+        """,
+    )
+    fixed = fix_source("x.py", text.encode(), ASC001, UNSAFE).fixed.decode()
+    assert "g.transpose(1, 2).contiguous() if g is not None and HV != 1 else g" in fixed
+
+
+@pytest.mark.parametrize(
+    "kernel,host",
+    [
+        pytest.param(
+            VARLEN_KERNEL.replace(
+                "tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))",
+                "tl.store(p_g, tl.load(p_g, boundary_check=(0,)) * 2, boundary_check=(0,))",
+            ),
+            "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+            "    k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)",
+            id="the-kernel-writes-the-gate",
+        ),
+        pytest.param(
+            VARLEN_KERNEL,
+            "",
+            id="launched-from-another-file",
+        ),
+        pytest.param(
+            VARLEN_KERNEL,
+            "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+            "    k[(4, HV)](g.float(), o, cu_seqlens, T, HV=HV, BT=64)",
+            id="gate-is-an-expression",
+        ),
+        pytest.param(
+            VARLEN_KERNEL,
+            "def run(kernel, g, o, cu_seqlens, T, HV):\n"
+            "    kernel[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)\n\n"
+            "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+            "    run(k, g, o, cu_seqlens, T, HV)",
+            id="through-a-launch-helper",
+        ),
+        pytest.param(
+            """
+@triton.jit
+def k(g, o, T, H: tl.constexpr, BT: tl.constexpr):
+    i_t, i_h = tl.program_id(0), tl.program_id(1)
+    p_g = tl.make_block_ptr(g + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
+    tl.store(o + i_h * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))
+""",
+            "def launch(g, o):\n    H = g.shape[-1]\n    T = g.numel() // H\n"
+            "    k[(4, H)](g, o, T, H=H, BT=64)",
+            id="flattened-time-axis",
+        ),
+        pytest.param(
+            VARLEN_KERNEL
+            + """
+
+@triton.jit
+def w(g, T, HV: tl.constexpr):
+    tl.store(g + tl.program_id(0), 1.0)
+""",
+            "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+            "    kw = dict(g=g, o=o, HV=HV)\n    w[(4,)](g, T, HV=HV)\n"
+            "    k[(4, HV)](cu_seqlens=cu_seqlens, T=T, BT=64, **kw)",
+            id="dict-built-before-another-kernel-writes-the-gate",
+        ),
+    ],
+)
+def test_not_offered(kernel, host):
+    text = HEADER + kernel + "\n\n" + host + "\n"
+    findings = _asc001(text)
+    assert findings
+    for finding in findings:
+        assert finding.fix is None or finding.fix.applicability is Applicability.DISPLAY_ONLY
+
+
+def test_a_helper_shared_by_two_tensors_is_not_rewritten():
+    kernel = """
+@triton.jit
+def at(x, i, HV: tl.constexpr):
+    return tl.load(x + i * HV)
+
+
+@triton.jit
+def k(g, beta, o, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_t, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    bos = tl.load(cu_seqlens + i_n)
+    eos = tl.load(cu_seqlens + i_n + 1)
+    T = eos - bos
+    p_g = tl.make_block_ptr(g + bos * HV + i_h, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    b = tl.load(p_g, boundary_check=(0,)) + at(g + bos * HV + i_h, 0, HV)
+    tl.store(o + i_nh * BT + tl.arange(0, BT), b + at(beta + bos * HV + i_h, 0, HV))
+"""
+    host = (
+        "def launch(g, beta, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+        "    k[(4, HV)](g, beta, o, cu_seqlens, T, HV=HV, BT=64)"
+    )
+    (finding,) = _asc001(HEADER + kernel + "\n\n" + host + "\n")
+    assert finding.fix is None or finding.fix.applicability is Applicability.DISPLAY_ONLY
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "rdjson", "json"])
+def test_machine_formats_carry_every_edit(fmt):
+    (finding,) = _asc001(VARLEN)
+    out = io.StringIO()
+    REPORTERS[fmt]([finding], out)
+    data = json.loads(out.getvalue())
+    if fmt == "sarif":
+        (result,) = data["runs"][0]["results"]
+        (change,) = result["fixes"][0]["artifactChanges"]
+        carried = change["replacements"]
+    elif fmt == "rdjson":
+        carried = data["diagnostics"][0]["suggestions"]
+    else:
+        carried = data[0]["fix"]["edits"]
+    assert len(carried) == len(finding.fix.edits) >= 4
+
+
+def test_not_offered_when_a_heuristic_reads_the_gate():
+    kernel = '\n@triton.heuristics({"WIDE": lambda args: args["g"].shape[-1] > 4})' + VARLEN_KERNEL
+    kernel = kernel.replace("BT: tl.constexpr)", "BT: tl.constexpr, WIDE: tl.constexpr)")
+    host = (
+        "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+        "    k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)"
+    )
+    (finding,) = _asc001(HEADER + kernel + "\n\n" + host + "\n")
+    assert finding.fix is None or finding.fix.applicability is Applicability.DISPLAY_ONLY
+    # `args["g"] is not None` is no reason to refuse: the copy is None exactly when g is.
+    kernel = kernel.replace('args["g"].shape[-1] > 4', 'args["g"] is not None')
+    (finding,) = _asc001(HEADER + kernel + "\n\n" + host + "\n")
+    assert finding.fix.applicability is Applicability.UNSAFE
+
+
+def test_a_gate_set_to_none_on_some_path_is_checked_before_the_copy():
+    text = _source(
+        VARLEN_KERNEL,
+        """
+        def launch(o, cu_seqlens, g_raw, T, HV):
+            g = g_raw.cumsum(1) if g_raw is not None else None
+            k[(4, HV)](g=g, o=o, cu_seqlens=cu_seqlens, T=T, HV=HV, BT=64)
+        """,
+    )
+    fixed = fix_source("x.py", text.encode(), ASC001, UNSAFE).fixed.decode()
+    assert "g=g.transpose(1, 2).contiguous() if g is not None and HV != 1 else g," in fixed
+
+
+def test_crlf_file_keeps_its_line_endings():
+    crlf = VARLEN.replace("\n", "\r\n").encode()
+    outcome = fix_source("x.py", crlf, ASC001, UNSAFE)
+    assert outcome.error is None and outcome.applied
+    assert b"\n" not in outcome.fixed.replace(b"\r\n", b"")
+    assert outcome.fixed.decode().replace("\r\n", "\n") == FIXED_VARLEN
+
+
+def test_a_pointer_in_a_container_is_not_followed():
+    kernel = VARLEN_KERNEL.replace(
+        "    tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))",
+        "    both = (g, o)\n"
+        "    tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))",
+    )
+    host = (
+        "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+        "    k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)"
+    )
+    (finding,) = _asc001(HEADER + kernel + "\n\n" + host + "\n")
+    assert finding.fix is None or finding.fix.applicability is Applicability.DISPLAY_ONLY
