@@ -2,6 +2,7 @@
 
     ascend-lint [check] PATHS...   lint (the default command)
     ascend-lint rule CODE | --all  explain a rule and show its reference kernel
+    ascend-lint server             language server (LSP) over stdio, for editors
 
 Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
 Heavy modules are imported lazily so `--version` and `--help` stay fast.
@@ -201,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             return _clean_command(argv[1:])
         if argv and argv[0] == "rule":
             return _rule_command(argv[1:])
+        if argv and argv[0] == "server":
+            return _server_command(argv[1:])
         if argv and argv[0] == "check":
             argv = argv[1:]
         return _check_command(argv)
@@ -606,6 +609,18 @@ def _rule_command(argv: list[str]) -> int:
             path, line, code = ref
             print(f"```python\n# {path}:{line}\n{code}\n```")
     return EXIT_CLEAN
+
+
+def _server_command(argv: list[str]) -> int:
+    p = _Parser(
+        prog="ascend-lint server",
+        description="Run the language server over stdin/stdout: findings, quick fixes and "
+        "rule help in any LSP editor, with the settings of each file's pyproject.toml.",
+    )
+    p.parse_args(argv)
+    from ascend_lint.server import main as serve
+
+    return serve()
 
 
 def _cache_dir(args, settings) -> Path:
