@@ -138,12 +138,12 @@ class Editor:
             )
         )
 
-    def open(self, path: Path, text: str) -> str:
+    def open(self, path: Path, text: str, language: str = "python") -> str:
         uri = path.as_uri()
         self.versions[uri] = 1
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
-                types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+                types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
             )
         )
         return uri
@@ -597,6 +597,9 @@ async def test_noqa_and_file_excludes_apply_to_buffers(vscode: LanguageClient):
     (e.workspace / "vendored").mkdir()
     other = e.open(e.workspace / "vendored" / "kern.py", KERNEL)
     assert await e.diagnostics(other, 1) == []
+    # a client that sends every buffer: pyproject.toml is not read as Python
+    toml = e.open(e.workspace / "pyproject.toml", 'dependencies = ["triton"]\n', "toml")
+    assert await e.diagnostics(toml, 1) == []
 
 
 # -- broken buffers and failing requests --------------------------------------------------

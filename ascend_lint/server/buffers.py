@@ -45,10 +45,15 @@ def buffer_bytes(text: str) -> bytes:
     return raw
 
 
+def unlinted(path: str, text: str, version: int | None, resolved: Resolved) -> LintedBuffer:
+    """A buffer that is not Python: no findings."""
+    raw = text.encode("utf-8", "surrogatepass")
+    return LintedBuffer(path, version, text, SourceFile(path, raw, text, "utf-8", False), resolved)
+
+
 def lint_text(path: str, text: str, version: int | None, resolved: Resolved) -> LintedBuffer:
     raw = buffer_bytes(text)
-    source = SourceFile(path, raw, text, "utf-8", False)
-    buffer = LintedBuffer(path, version, text, source, resolved)
+    buffer = unlinted(path, text, version, resolved)
     result = lint_buffer(path, raw, resolved.settings, force_exclude=True)
     if result is None:  # excluded by the project's settings, as `--force-exclude` does
         return buffer

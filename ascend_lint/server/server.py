@@ -23,7 +23,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from ascend_lint import __version__
-from ascend_lint.server.buffers import LintedBuffer, lint_text
+from ascend_lint.discovery import PYTHON_SUFFIXES
+from ascend_lint.server.buffers import LintedBuffer, lint_text, unlinted
 from ascend_lint.server.config import SECTION, SettingsResolver
 from ascend_lint.server.hover import hover_markdown
 from ascend_lint.server.positions import UTF16, from_client
@@ -93,6 +94,9 @@ class AscendLintServer(LanguageServer):
         text, version = doc.source, doc.version
         path = self.path_of(uri)
         resolved = self.resolver.for_path(path)
+        if not (doc.language_id == "python" or path.suffix in PYTHON_SUFFIXES):
+            # A client that sends every buffer (pyproject.toml too) gets nothing for the others.
+            return unlinted(str(path), text, version, resolved)
         if resolved.error:
             self._report_once(resolved.error, types.MessageType.Error, show=True)
         last = self.linted.get(uri)
@@ -316,7 +320,7 @@ def build_server() -> AscendLintServer:
             lines, params.range.start.line, params.range.start.character, ls.encoding
         )
         end = from_client(lines, params.range.end.line, params.range.end.character, ls.encoding)
-        only = [str(k) for k in params.context.only] if params.context.only else None
+        only = [str(getattr(k, "value", k)) for k in params.context.only or ()] or None
         return code_actions(uri, buffer, start, end, ls.encoding, only, ls.versioned_edits)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
