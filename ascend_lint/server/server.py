@@ -2,7 +2,8 @@
 
 Push and pull: a client that can pull diagnostics (`textDocument/diagnostic`) gets
 them when it asks; any other gets `publishDiagnostics` after open and save at once,
-and after changes once typing pauses (`debounceMs`). Each lint runs on one worker
+after a change at once too, unless it follows another within `debounceMs` (typing):
+then once the changes pause. Each lint runs on one worker
 thread, so the connection keeps reading while a large file is checked, and a result
 for a text that has changed meanwhile is dropped rather than shown on the wrong lines.
 
@@ -52,6 +53,7 @@ class AscendLintServer(LanguageServer):
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ascend-lint-lint")
         self._in_flight: dict[tuple, asyncio.Future] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._last_change: dict[str, float] = {}
         self._tasks: set[asyncio.Task] = set()
         self._reported: set[str] = set()
 
@@ -135,13 +137,20 @@ class AscendLintServer(LanguageServer):
             )
 
     def schedule(self, uri: str, delay: float) -> None:
-        """Lint and publish `uri` after `delay` seconds; a newer call replaces an older."""
+        """Lint and publish `uri` after `delay` seconds; a newer call replaces an older.
+
+        The first change after a pause of `delay` is linted at once: only the changes
+        that follow it closely (typing) wait until they pause."""
         if not self.pushes:
             return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        last, self._last_change[uri] = self._last_change.get(uri), now
         handle = self._pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
-        loop = asyncio.get_running_loop()
+        elif last is None or now - last >= delay:
+            delay = 0
         self._pending[uri] = loop.call_later(delay, self._start_publish, uri)
 
     def _start_publish(self, uri: str) -> None:
@@ -269,6 +278,7 @@ def build_server() -> AscendLintServer:
         if handle is not None:
             handle.cancel()
         ls.linted.pop(uri, None)
+        ls._last_change.pop(uri, None)
         if ls.pushes:
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
