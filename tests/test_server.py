@@ -125,12 +125,11 @@ class Editor:
         self.published.append(params)
         self._arrived.set()
 
-    async def initialize(self, capabilities: str, settings: dict | None = None) -> None:
-        if settings is not None:
-            self.client.set_configuration(settings, section="ascend-lint")
+    async def initialize(self, capabilities: str, options: dict | None = None) -> None:
         self.result = await self.client.initialize_session(
             types.InitializeParams(
                 capabilities=client_capabilities(capabilities),
+                initialization_options=options,
                 root_uri=self.workspace.as_uri(),
                 workspace_folders=[
                     types.WorkspaceFolder(uri=self.workspace.as_uri(), name="project")
@@ -586,6 +585,24 @@ async def test_editor_settings_are_picked_up(vscode: LanguageClient):
         "ASC007",
     ]
     assert any("unknown rule selector `ASC999`" in m.message for m in vscode.messages)
+
+
+@pytest_lsp.fixture(config=USERS)
+async def helix(lsp_client: LanguageClient, tmp_path):
+    """Settings as Helix sends its `config`: as initialization options."""
+    editor: Editor = lsp_client.editor
+    editor.workspace = project(tmp_path)
+    await editor.initialize("emacs", options={"ascend-lint": {"ignore": ["ASC007"]}})
+    yield
+    await stop(lsp_client)
+
+
+async def test_settings_given_at_initialization_apply_from_the_start(helix: LanguageClient):
+    e: Editor = helix.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    assert sorted(by_code(await e.diagnostics(uri, 1))) == ["ASC001", "ASC004"]
+    await asyncio.sleep(0.5)  # the client answers the configuration pull with nothing
+    assert all("ASC007" not in by_code(p.diagnostics) for p in e.published)
 
 
 async def test_noqa_and_file_excludes_apply_to_buffers(vscode: LanguageClient):

@@ -201,7 +201,9 @@ class AscendLintServer(LanguageServer):
         except Exception as exc:  # a client that fails this request keeps what it had
             log.warning("workspace/configuration failed: %s", exc)
             return
-        if self.resolver.set_editor_settings(items[0] if items else None):
+        if not items or items[0] is None:
+            return  # no such section there: the initialization options (if any) stand
+        if self.resolver.set_editor_settings(items[0]):
             self.settings_changed()
 
     def shutdown(self) -> None:
