@@ -588,8 +588,9 @@ async def test_editor_settings_are_picked_up(vscode: LanguageClient):
 
 
 @pytest_lsp.fixture(config=USERS)
-async def helix(lsp_client: LanguageClient, tmp_path):
-    """Settings as Helix sends its `config`: as initialization options."""
+async def options_client(lsp_client: LanguageClient, tmp_path):
+    """Settings sent as initialization options (as Helix sends its `config`), by a
+    client that answers the configuration pull with nothing."""
     editor: Editor = lsp_client.editor
     editor.workspace = project(tmp_path)
     await editor.initialize("emacs", options={"ascend-lint": {"ignore": ["ASC007"]}})
@@ -597,8 +598,10 @@ async def helix(lsp_client: LanguageClient, tmp_path):
     await stop(lsp_client)
 
 
-async def test_settings_given_at_initialization_apply_from_the_start(helix: LanguageClient):
-    e: Editor = helix.editor
+async def test_settings_given_at_initialization_apply_from_the_start(
+    options_client: LanguageClient,
+):
+    e: Editor = options_client.editor
     uri = e.open(e.workspace / "kern.py", KERNEL)
     assert sorted(by_code(await e.diagnostics(uri, 1))) == ["ASC001", "ASC004"]
     await asyncio.sleep(0.5)  # the client answers the configuration pull with nothing
