@@ -18,6 +18,7 @@ import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ascend_lint.diagnostics import Diagnostic
 from ascend_lint.engine import FileResult
 from ascend_lint.fixes import ChangedOnDisk, write_atomic
 from ascend_lint.rules import SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE
@@ -54,11 +55,10 @@ def add_noqa(results: list[FileResult]) -> AddNoqaRun:
         except (OSError, SourceDecodeError) as exc:
             run.errors.append(f"{result.path}: cannot read: {exc}")
             continue
-        blocked = _rows_that_cannot_end_in_a_comment(source)
+        blocked = rows_that_cannot_end_in_a_comment(source)
         by_row: dict[int, set[str]] = defaultdict(set)
         for d in wanted:
-            candidates = (d.start.row, d.end.row, continued_to(source, d.end.row))
-            row = next((r for r in candidates if r not in blocked), None)
+            row = comment_row(source, d, blocked)
             if row is None:
                 run.errors.append(
                     f"{result.path}:{d.start.row}: no line of this {d.code} finding can take "
@@ -70,7 +70,7 @@ def add_noqa(results: list[FileResult]) -> AddNoqaRun:
             continue
         lines = _PHYSICAL_LINE.findall(source.text)
         for row, codes in by_row.items():
-            lines[row - 1] = _with_codes(lines[row - 1], codes)
+            lines[row - 1] = with_codes(lines[row - 1], codes)
         text = "".join(lines)
         try:
             ast.parse(as_python_reads_it(text))
@@ -93,7 +93,15 @@ def add_noqa(results: list[FileResult]) -> AddNoqaRun:
     return run
 
 
-def _with_codes(line: str, codes: set[str]) -> str:
+def comment_row(source: SourceFile, d: Diagnostic, blocked: set[int]) -> int | None:
+    """The line that takes the finding's `# noqa`: its first, its last, or the line its
+    last line's backslashes continue to, whichever first can end in a comment."""
+    candidates = (d.start.row, d.end.row, continued_to(source, d.end.row))
+    return next((r for r in candidates if r not in blocked), None)
+
+
+def with_codes(line: str, codes: set[str]) -> str:
+    """`line` with `codes` in its `# noqa: ...` comment (merged, or a new comment)."""
     ending = _LINE_END.search(line).group(0)
     body = line[: len(line) - len(ending)]
     existing = _EXISTING.search(body)
@@ -104,7 +112,7 @@ def _with_codes(line: str, codes: set[str]) -> str:
     return f"{body.rstrip()}  # noqa: {', '.join(sorted(codes))}{ending}"
 
 
-def _rows_that_cannot_end_in_a_comment(source: SourceFile) -> set[int]:
+def rows_that_cannot_end_in_a_comment(source: SourceFile) -> set[int]:
     """Rows whose end is inside a string, or that continue with a backslash."""
     blocked = {i for i, line in enumerate(source.lines, 1) if line.rstrip().endswith("\\")}
     try:

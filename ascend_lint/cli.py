@@ -2,6 +2,7 @@
 
     ascend-lint [check] PATHS...   lint (the default command)
     ascend-lint rule CODE | --all  explain a rule and show its reference kernel
+    ascend-lint server             language server (LSP) over stdio, for editors
 
 Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
 Heavy modules are imported lazily so `--version` and `--help` stay fast.
@@ -201,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             return _clean_command(argv[1:])
         if argv and argv[0] == "rule":
             return _rule_command(argv[1:])
+        if argv and argv[0] == "server":
+            return _server_command(argv[1:])
         if argv and argv[0] == "check":
             argv = argv[1:]
         return _check_command(argv)
@@ -223,7 +226,7 @@ def _check_command(argv: list[str]) -> int:
     parser = _check_parser()
     args = parser.parse_args(argv)
     from ascend_lint.discovery import discover
-    from ascend_lint.engine import lint_source
+    from ascend_lint.engine import lint_buffer
     from ascend_lint.reporters import REPORTERS
     from ascend_lint.runner import lint_files
     from ascend_lint.settings import ConfigError, apply_overrides, expand_codes, load_settings
@@ -299,10 +302,14 @@ def _check_command(argv: list[str]) -> int:
     source = None
     if stdin_name is not None:
         source = _read_stdin()
-        results = []
-        if not (args.force_exclude and _excluded(settings, Path(stdin_name))):
-            codes = settings.codes_for(stdin_name, settings.enabled_codes())
-            results = [lint_source(stdin_name, source, codes, args.ignore_noqa)]
+        result = lint_buffer(
+            stdin_name,
+            source,
+            settings,
+            ignore_noqa=args.ignore_noqa,
+            force_exclude=args.force_exclude,
+        )
+        results = [result] if result is not None else []
         n_files, path_errors = len(results), []
     else:
         found = discover(args.paths, settings, force_exclude=args.force_exclude)
@@ -369,9 +376,7 @@ def _check_command(argv: list[str]) -> int:
 
     # Like Ruff, a code made unfixable offers no fix at all: no [*], no edits in the
     # machine-readable formats, nothing counted as fixable.
-    fixable = frozenset(expand_codes(settings.fixable, "fixable")) - frozenset(
-        expand_codes(settings.unfixable, "unfixable")
-    )
+    fixable = settings.fixable_codes()
     for d in diagnostics:
         if d.fix is not None and d.code not in fixable:
             d.fix = None
@@ -479,11 +484,6 @@ def _write_bytes(data: bytes) -> None:
         except SourceDecodeError:
             sys.stdout.write(data.decode("utf-8", errors="replace"))
         sys.stdout.flush()
-
-
-def _excluded(settings, path: Path) -> bool:
-    """--force-exclude for a name given on the command line: the file or a folder above it."""
-    return any(settings.is_excluded(p) for p in (path, *path.parents) if p.name)
 
 
 def _unsafe(args, settings) -> bool:
@@ -609,6 +609,18 @@ def _rule_command(argv: list[str]) -> int:
             path, line, code = ref
             print(f"```python\n# {path}:{line}\n{code}\n```")
     return EXIT_CLEAN
+
+
+def _server_command(argv: list[str]) -> int:
+    p = _Parser(
+        prog="ascend-lint server",
+        description="Run the language server over stdin/stdout: findings, quick fixes and "
+        "rule help in any LSP editor, with the settings of each file's pyproject.toml.",
+    )
+    p.parse_args(argv)
+    from ascend_lint.server import main as serve
+
+    return serve()
 
 
 def _cache_dir(args, settings) -> Path:

@@ -50,7 +50,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
         if not path.exists():
             found.errors.append(f"{raw}: No such file or directory")
             continue
-        if force_exclude and any(settings.is_excluded(p) for p in (path, *path.parents) if p.name):
+        if force_exclude and settings.excludes(path):
             continue
         if path.is_file():
             add(path)  # a file named explicitly is linted whatever its name or excludes

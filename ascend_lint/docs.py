@@ -61,3 +61,26 @@ def reference_source(reference: str) -> tuple[Path, int, str] | None:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             return path, start, "\n".join(lines[start - 1 : node.end_lineno])
     return None
+
+
+def rule_doc_section(code: str, heading: str) -> str | None:
+    """The body of one `## heading` section of the rule's doc (`Why is this bad?`),
+    without the heading; None when the doc or the section is missing."""
+    doc = rule_doc(code)
+    if doc is None:
+        return None
+    body: list[str] = []
+    inside = False
+    fence = False
+    for line in doc.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        if not fence and line.startswith("## "):
+            if inside:
+                break
+            inside = line[3:].strip().lower() == heading.lower()
+            continue
+        if inside:
+            body.append(line)
+    text = "\n".join(body).strip()
+    return text or None

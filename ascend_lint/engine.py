@@ -9,6 +9,8 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Diagnostic, Position
@@ -22,6 +24,9 @@ from ascend_lint.rules import (
 )
 from ascend_lint.source import SourceDecodeError, SourceFile, as_python_reads_it
 from ascend_lint.suppression import apply_noqa, unused_noqa
+
+if TYPE_CHECKING:
+    from ascend_lint.settings import Settings
 
 # A file that never mentions these bytes cannot define, launch or configure a kernel
 # (wrapper modules that re-export triton still spell its name on their import line).
@@ -59,6 +64,23 @@ def lint_source(
     finally:
         if paused:
             gc.enable()
+
+
+def lint_buffer(
+    path: str,
+    raw: bytes,
+    settings: Settings,
+    *,
+    ignore_noqa: bool = False,
+    force_exclude: bool = False,
+) -> FileResult | None:
+    """Lint source that is not read from disk (standard input, an editor's buffer) as
+    the file `path`: the rules `settings` enable there, less its per-file-ignores, and
+    its noqa comments. With `force_exclude`, None when the settings exclude `path`."""
+    if force_exclude and settings.excludes(Path(path)):
+        return None
+    codes = settings.codes_for(path, settings.enabled_codes())
+    return lint_source(path, raw, codes, ignore_noqa)
 
 
 # `ast.parse` accepts nesting about three times deeper than the recursion limit lets the

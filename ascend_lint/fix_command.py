@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ascend_lint.diagnostics import Applicability, Diagnostic
 from ascend_lint.engine import FileResult
 from ascend_lint.fixes import ChangedOnDisk, FixOutcome, fix_source, write_atomic
-from ascend_lint.settings import Settings, expand_codes
+from ascend_lint.settings import Settings
 
 
 @dataclass
@@ -35,9 +35,7 @@ def run_fixes(
     """Fix the files of `results` (their diagnostics become what remains). With `stdin`,
     the source of the one result, nothing is read or written: see `FixRun.output`."""
     allowed = frozenset({Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])})
-    fixable = frozenset(expand_codes(settings.fixable, "fixable")) - frozenset(
-        expand_codes(settings.unfixable, "unfixable")
-    )
+    fixable = settings.fixable_codes()
     enabled = settings.enabled_codes()
     run = FixRun(output=stdin)
     jobs: list[tuple[FileResult, bytes, frozenset[str]]] = []

@@ -100,6 +100,17 @@ class Settings:
                 ignored |= set(expand_codes(codes, f"per-file-ignores.{pattern}"))
         return enabled - ignored
 
+    def fixable_codes(self) -> frozenset[str]:
+        """Codes whose fixes may be offered and applied (`fixable` less `unfixable`)."""
+        return frozenset(expand_codes(self.fixable, "fixable")) - frozenset(
+            expand_codes(self.unfixable, "unfixable")
+        )
+
+    def excludes(self, path: Path) -> bool:
+        """Whether a file named directly (on the command line, from standard input or an
+        editor) is excluded when excludes apply to it: the file or a folder above it."""
+        return any(self.is_excluded(p) for p in (path, *path.parents) if p.name)
+
     def is_excluded(self, path: Path | str) -> bool:
         """Checked for each file and folder met while walking (never for a path the user
         named): a pattern matches the basename (`build`) or, when it has a `/`, the path

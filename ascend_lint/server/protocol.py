@@ -1,0 +1,183 @@
+"""Engine results as LSP objects: diagnostics, ranges, text edits and code actions."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ascend_lint.add_noqa import comment_row, rows_that_cannot_end_in_a_comment, with_codes
+from ascend_lint.diagnostics import Applicability, Diagnostic, Edit, Position
+from ascend_lint.docs import rule_url
+from ascend_lint.rules import SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE
+from ascend_lint.server.buffers import LintedBuffer, fix_all_text, single_fix_text
+from ascend_lint.server.positions import to_client
+
+SOURCE = "ascend-lint"
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.ascend-lint"
+CODE_ACTION_KINDS = [types.CodeActionKind.QuickFix, FIX_ALL_KIND]
+
+
+def lsp_range(buffer: LintedBuffer, start: Position, end: Position, encoding: str) -> types.Range:
+    lines = buffer.source.lines
+    s_line, s_char = to_client(lines, start, encoding)
+    e_line, e_char = to_client(lines, end, encoding)
+    return types.Range(types.Position(s_line, s_char), types.Position(e_line, e_char))
+
+
+def _visible_span(buffer: LintedBuffer, d: Diagnostic) -> tuple[Position, Position]:
+    """An empty span (a syntax error's point) widened to the character there, so the
+    editor has something to underline."""
+    if d.start != d.end:
+        return d.start, d.end
+    line = buffer.source.line(d.start.row)
+    if d.start.column < len(line):
+        return d.start, Position(d.start.row, d.start.column + 1)
+    if d.start.column > 0:
+        return Position(d.start.row, d.start.column - 1), d.start
+    return d.start, d.end
+
+
+def lsp_diagnostic(buffer: LintedBuffer, d: Diagnostic, encoding: str) -> types.Diagnostic:
+    start, end = _visible_span(buffer, d)
+    return types.Diagnostic(
+        range=lsp_range(buffer, start, end, encoding),
+        message=d.message,
+        severity=(
+            types.DiagnosticSeverity.Error
+            if d.code == SYNTAX_ERROR_CODE
+            else types.DiagnosticSeverity.Warning
+        ),
+        code=d.code,
+        code_description=types.CodeDescription(href=rule_url(d.code)),
+        source=SOURCE,
+        tags=[types.DiagnosticTag.Unnecessary] if d.code == UNUSED_NOQA_CODE else None,
+        data={
+            "name": d.name,
+            "fix": d.fix.applicability.value if d.fix is not None else None,
+        },
+    )
+
+
+def lsp_diagnostics(buffer: LintedBuffer, encoding: str) -> list[types.Diagnostic]:
+    return [lsp_diagnostic(buffer, d, encoding) for d in buffer.diagnostics]
+
+
+def _text_edit(buffer: LintedBuffer, edit: Edit, encoding: str) -> types.TextEdit:
+    return types.TextEdit(lsp_range(buffer, edit.start, edit.end, encoding), edit.content)
+
+
+def _workspace_edit(
+    uri: str, buffer: LintedBuffer, edits: list[types.TextEdit], versioned: bool
+) -> types.WorkspaceEdit:
+    if versioned:
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=buffer.version)
+        return types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(text_document=document, edits=edits)]
+        )
+    return types.WorkspaceEdit(changes={uri: edits})
+
+
+def _overlaps(d: Diagnostic, start: Position, end: Position) -> bool:
+    return d.start <= end and start <= d.end
+
+
+def _wanted(kind: str, only: list[str] | None) -> bool:
+    """`only: ["source.fixAll"]` asks for that kind and the kinds below it."""
+    return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def code_actions(
+    uri: str,
+    buffer: LintedBuffer,
+    start: Position,
+    end: Position,
+    encoding: str,
+    only: list[str] | None,
+    versioned: bool,
+) -> list[types.CodeAction]:
+    actions: list[types.CodeAction] = []
+    if _wanted(types.CodeActionKind.QuickFix.value, only):
+        blocked = None
+        for d in buffer.diagnostics:
+            if not _overlaps(d, start, end):
+                continue
+            shown = [lsp_diagnostic(buffer, d, encoding)]
+            fix = d.fix
+            if fix is not None and fix.applicability != Applicability.DISPLAY_ONLY:
+                if single_fix_text(buffer, fix) is not None:
+                    safe = fix.applicability == Applicability.SAFE
+                    edits = [_text_edit(buffer, e, encoding) for e in fix.edits]
+                    actions.append(
+                        types.CodeAction(
+                            title=f"{d.code}: {fix.message}" + ("" if safe else " (unsafe fix)"),
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=shown,
+                            is_preferred=safe,
+                            edit=_workspace_edit(uri, buffer, edits, versioned),
+                        )
+                    )
+            if d.code in (SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE):
+                continue  # a broken file takes no comment; an unused noqa is not silenced
+            if blocked is None:
+                blocked = rows_that_cannot_end_in_a_comment(buffer.source)
+            row = comment_row(buffer.source, d, blocked)
+            if row is None:
+                continue
+            line = buffer.source.line(row)
+            edit = Edit(Position(row, 0), Position(row, len(line)), with_codes(line, {d.code}))
+            actions.append(
+                types.CodeAction(
+                    title=f"{d.code}: Suppress with `# noqa: {d.code}`",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=shown,
+                    edit=_workspace_edit(
+                        uri, buffer, [_text_edit(buffer, edit, encoding)], versioned
+                    ),
+                )
+            )
+    unsafe = buffer.resolved.settings.unsafe_fixes
+    allowed = {Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])}
+    if _wanted(FIX_ALL_KIND, only) and any(
+        d.fix is not None and d.fix.applicability in allowed for d in buffer.diagnostics
+    ):
+        action = fix_all_action(uri, buffer, encoding, versioned, unsafe)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def fix_all_action(
+    uri: str, buffer: LintedBuffer, encoding: str, versioned: bool, unsafe: bool
+) -> types.CodeAction | None:
+    fixed, count, _error = fix_all_text(buffer, unsafe)
+    if fixed is None:
+        return None
+    edit = _minimal_edit(buffer, fixed)
+    noun = "fix" if count == 1 else "fixes"
+    what = "safe and unsafe" if unsafe else "safe"
+    return types.CodeAction(
+        title=f"ascend-lint: Fix all {what} ({count} {noun})",
+        kind=FIX_ALL_KIND,
+        edit=_workspace_edit(uri, buffer, [_text_edit(buffer, edit, encoding)], versioned),
+    )
+
+
+def _minimal_edit(buffer: LintedBuffer, fixed: str) -> Edit:
+    """One edit that turns the buffer into `fixed`, spanning only what differs (the
+    editor keeps cursors and folds outside it)."""
+    old = buffer.text
+    limit = min(len(old), len(fixed))
+    prefix = 0
+    while prefix < limit and old[prefix] == fixed[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == fixed[-1 - suffix]:
+        suffix += 1
+    # Never cut a CRLF in two: a position between CR and LF does not exist in the LSP.
+    if 0 < prefix < len(old) and old[prefix - 1] == "\r" and old[prefix] == "\n":
+        prefix -= 1
+    if suffix and old[len(old) - suffix] == "\n" and len(old) - suffix > prefix:
+        if old[len(old) - suffix - 1] == "\r":
+            suffix -= 1
+    start = buffer.source.position_of(prefix)
+    end = buffer.source.position_of(len(old) - suffix)
+    return Edit(start, end, fixed[prefix : len(fixed) - suffix])

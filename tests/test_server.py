@@ -1,0 +1,704 @@
+"""`ascend-lint server` end to end: a real LSP client (pytest-lsp) drives the real
+server in a subprocess over stdio, with the capabilities real editors announce."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls", reason="the server's extra is not installed: pip install -e '.[dev]'")
+pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is not installed")
+
+from lsprotocol import types  # noqa: E402
+from pygls.exceptions import JsonRpcException  # noqa: E402
+from pygls.protocol import default_converter  # noqa: E402
+from pytest_lsp import (  # noqa: E402
+    ClientServerConfig,
+    LanguageClient,
+    client_capabilities,
+)
+
+pytestmark = pytest.mark.asyncio
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 20  # seconds; a loaded CI machine starts Python slowly
+
+# A launch with `num_warps` (ASC004, safe fix), a gate read along time through a block
+# pointer with stride `HV` (ASC001, display-only fix) and a late int64 cast (ASC007,
+# unsafe fix). `g\U0001d465` (an astral-plane letter; Python reads it as `gx`) puts a character
+# of two UTF-16 units and four UTF-8 bytes in front of the ASC004 finding.
+KERNEL = textwrap.dedent(
+    """\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def gate_kernel(g, o, T, HV: tl.constexpr, BT: tl.constexpr):
+        i_t, i_h = tl.program_id(0), tl.program_id(1)
+        p_g = tl.make_block_ptr(g + i_h, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+        b_g = tl.load(p_g, boundary_check=(0,))
+        o += (i_h * T).to(tl.int64)
+        tl.store(o + i_t * BT + tl.arange(0, BT), tl.exp2(b_g))
+
+
+    def gate(gx, o):
+        T, HV = gx.shape[1], gx.shape[2]
+        gate_kernel[(triton.cdiv(T, 64), HV)](g\U0001d465, o, T, HV=HV, BT=64, num_warps=4)
+    """
+)
+ROW_ASC001, ROW_ASC007, ROW_ASC004 = 7, 9, 15  # 0-based, as the LSP counts
+
+
+def units(text: str, encoding: str) -> int:
+    """Length of `text` in the client's position units, computed independently of the server."""
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le")) // 2
+    return len(text)
+
+
+def span(source: str, row: int, snippet: str, encoding: str) -> tuple[int, int, int, int]:
+    line = source.splitlines()[row]
+    start = line.index(snippet)
+    return (
+        row,
+        units(line[:start], encoding),
+        row,
+        units(line[: start + len(snippet)], encoding),
+    )
+
+
+def as_tuple(r: types.Range) -> tuple[int, int, int, int]:
+    return (r.start.line, r.start.character, r.end.line, r.end.character)
+
+
+def offset(text: str, position: types.Position, encoding: str) -> int:
+    lines = text.split("\n")
+    base = sum(len(line) + 1 for line in lines[: position.line])
+    line = lines[position.line] if position.line < len(lines) else ""
+    col = count = 0
+    while col < len(line) and count < position.character:
+        count += units(line[col], encoding)
+        col += 1
+    return base + col
+
+
+def apply(text: str, edit: types.WorkspaceEdit, uri: str, encoding: str) -> str:
+    """Apply a workspace edit to one document's text, the way an editor does."""
+    if edit.document_changes:
+        edits = [e for change in edit.document_changes for e in change.edits]
+        assert all(c.text_document.uri == uri for c in edit.document_changes)
+    else:
+        edits = edit.changes[uri]
+    spans = sorted(
+        ((offset(text, e.range.start, encoding), offset(text, e.range.end, encoding), e.new_text))
+        for e in edits
+    )
+    for start, end, new in reversed(spans):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+class Editor:
+    """The client side of one session: what was published, registered and logged."""
+
+    def __init__(self, client: LanguageClient):
+        self.client = client
+        self.workspace = Path.cwd()
+        self.published: list[types.PublishDiagnosticsParams] = []
+        self.registrations: list[types.Registration] = []
+        self.versions: dict[str, int] = {}
+        self._arrived = asyncio.Event()
+
+    @property
+    def encoding(self) -> str:
+        return str(self.result.capabilities.position_encoding or "utf-16")
+
+    def record(self, params: types.PublishDiagnosticsParams) -> None:
+        self.published.append(params)
+        self._arrived.set()
+
+    async def initialize(self, capabilities: str, options: dict | None = None) -> None:
+        self.result = await self.client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(capabilities),
+                initialization_options=options,
+                root_uri=self.workspace.as_uri(),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=self.workspace.as_uri(), name="project")
+                ],
+            )
+        )
+
+    def open(self, path: Path, text: str, language: str = "python") -> str:
+        uri = path.as_uri()
+        self.versions[uri] = 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
+            )
+        )
+        return uri
+
+    def change(self, uri: str, text: str) -> int:
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        return self.versions[uri]
+
+    async def diagnostics(
+        self, uri: str, version: int | None = None, after: int = 0
+    ) -> list[types.Diagnostic]:
+        """The first diagnostics published for `uri` (at `version`) after the first
+        `after` publications."""
+
+        async def wait() -> list[types.Diagnostic]:
+            while True:
+                for p in self.published[after:]:
+                    if p.uri == uri and (version is None or p.version == version):
+                        return list(p.diagnostics)
+                self._arrived.clear()
+                await self._arrived.wait()
+
+        return await asyncio.wait_for(wait(), TIMEOUT)
+
+    @property
+    def pulls(self) -> bool:
+        return self.client.capabilities.text_document.diagnostic is not None
+
+    async def pull(self, uri: str, previous: str | None = None):
+        return await asyncio.wait_for(
+            self.client.text_document_diagnostic_async(
+                types.DocumentDiagnosticParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    previous_result_id=previous,
+                )
+            ),
+            TIMEOUT,
+        )
+
+    async def findings(self, uri: str, version: int, after: int = 0) -> list[types.Diagnostic]:
+        """The diagnostics of `uri` at `version`, as this editor gets them: pushed or pulled."""
+        if self.pulls:
+            return list((await self.pull(uri)).items)
+        return await self.diagnostics(uri, version, after)
+
+    async def actions(
+        self, uri: str, r: types.Range, only: list[str] | None = None
+    ) -> list[types.CodeAction]:
+        result = await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=r,
+                context=types.CodeActionContext(diagnostics=[], only=only),
+            )
+        )
+        return list(result or [])
+
+
+def server_command(*patches: str) -> list[str]:
+    """The server as users start it; `patches` run first, in the server's own process."""
+    if not patches:
+        return [sys.executable, "-m", "ascend_lint", "server"]
+    code = "\n".join(
+        [*patches, "from ascend_lint.cli import main", "raise SystemExit(main(['server']))"]
+    )
+    return [sys.executable, "-c", code]
+
+
+def client_factory() -> LanguageClient:
+    """pytest-lsp's client, recording every publication (with its version) and every
+    capability the server registers."""
+    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+    client = LanguageClient(converter_factory=default_converter)
+    # One handler per method: the recorder below replaces the default publish handler.
+    register_lsp_features(
+        client,
+        {
+            method: handler
+            for method, handler in DEFAULT_CLIENT_FEATURES.items()
+            if method != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+        },
+    )
+    editor = Editor(client)
+    client.editor = editor
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _published(params: types.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        editor.record(params)
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: types.RegistrationParams) -> None:
+        editor.registrations.extend(params.registrations)
+
+    return client
+
+
+def project(tmp_path: Path, table: str = "") -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'demo'\n{table}", "utf-8")
+    return tmp_path
+
+
+async def start(client: LanguageClient, tmp_path: Path, capabilities: str) -> Editor:
+    editor: Editor = client.editor
+    editor.workspace = project(tmp_path)
+    await editor.initialize(capabilities)
+    return editor
+
+
+async def stop(client: LanguageClient) -> None:
+    await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
+    assert client._server.returncode == 0  # `shutdown` then `exit`: a clean exit
+
+
+USERS = ClientServerConfig(server_command=server_command(), client_factory=client_factory)
+EDITORS = ["visual-studio-code", "emacs", "neovim"]  # UTF-16 push, UTF-32 push, UTF-8 pull
+
+
+@pytest_lsp.fixture(config=USERS, params=EDITORS)
+async def editor(lsp_client: LanguageClient, request, tmp_path):
+    await start(lsp_client, tmp_path, request.param)
+    yield
+    await stop(lsp_client)
+
+
+@pytest_lsp.fixture(config=USERS)
+async def vscode(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, "visual-studio-code")
+    yield
+    await stop(lsp_client)
+
+
+async def until(condition, what: str) -> None:
+    """Wait for something the server does on its own time (after `initialized`)."""
+    for _ in range(TIMEOUT * 20):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def by_code(diagnostics: list[types.Diagnostic]) -> dict[str, list[types.Diagnostic]]:
+    found: dict[str, list[types.Diagnostic]] = {}
+    for d in diagnostics:
+        found.setdefault(str(d.code), []).append(d)
+    return found
+
+
+# -- initialize ------------------------------------------------------------------------
+
+
+async def test_initialize_announces_what_the_server_does(vscode: LanguageClient):
+    caps = vscode.editor.result.capabilities
+    assert vscode.editor.result.server_info.name == "ascend-lint"
+    assert caps.text_document_sync.change == types.TextDocumentSyncKind.Full
+    assert caps.text_document_sync.save is not None  # lint on save
+    assert caps.hover_provider
+    assert set(caps.code_action_provider.code_action_kinds) == {
+        types.CodeActionKind.QuickFix,
+        "source.fixAll.ascend-lint",
+    }
+    assert caps.diagnostic_provider.identifier == "ascend-lint"
+    # pyproject.toml is watched and the settings section registered, for this client
+    await until(lambda: len(vscode.editor.registrations) == 2, "client/registerCapability")
+    methods = {r.method for r in vscode.editor.registrations}
+    assert methods == {
+        types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+    }
+
+
+# -- diagnostics on open, with their ranges ---------------------------------------------
+
+
+async def test_open_reports_findings_with_their_ranges(editor: LanguageClient):
+    e: Editor = editor.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    found = by_code(await e.findings(uri, 1))
+    assert sorted(found) == ["ASC001", "ASC004", "ASC007"]
+    assert all(len(v) == 1 for v in found.values())
+    enc = e.encoding
+    expected = {
+        "ASC001": span(
+            KERNEL,
+            ROW_ASC001,
+            "tl.make_block_ptr(g + i_h, (T,), (HV,), (i_t * BT,), (BT,), (0,))",
+            enc,
+        ),
+        "ASC007": span(KERNEL, ROW_ASC007, "(i_h * T).to(tl.int64)", enc),
+        "ASC004": span(KERNEL, ROW_ASC004, "num_warps=4", enc),
+    }
+    for code, (d,) in found.items():
+        assert as_tuple(d.range) == expected[code], code
+        assert d.source == "ascend-lint"
+        assert d.severity == types.DiagnosticSeverity.Warning
+        assert d.code_description.href.endswith(f"/rules/{code}.md")
+    # the astral-plane letter before `num_warps` is counted in the client's units
+    launch = KERNEL.splitlines()[ROW_ASC004]
+    assert (
+        found["ASC004"][0].range.start.character - launch.index("num_warps")
+        == {
+            "utf-8": 3,
+            "utf-16": 1,
+            "utf-32": 0,
+        }[enc]
+    )
+
+
+# -- code actions: the safe fix, unsafe ones labelled, noqa, fix all --------------------
+
+
+async def test_safe_quick_fix_applies_and_the_diagnostics_update(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    (asc004,) = by_code(await e.diagnostics(uri, 1))["ASC004"]
+    actions = await e.actions(uri, asc004.range)
+    fixes = [a for a in actions if a.is_preferred]
+    assert [a.title for a in fixes] == ["ASC004: Remove `num_warps`"]
+    (fix,) = fixes
+    assert fix.kind == types.CodeActionKind.QuickFix
+    assert [d.code for d in fix.diagnostics] == ["ASC004"]
+    assert fix.edit.document_changes[0].text_document.version == 1  # tied to this text
+    fixed = apply(KERNEL, fix.edit, uri, e.encoding)
+    assert "num_warps" not in fixed
+    assert "BT=64)" in fixed.splitlines()[ROW_ASC004]
+
+    version = e.change(uri, fixed)
+    assert sorted(by_code(await e.diagnostics(uri, version))) == ["ASC001", "ASC007"]
+
+
+async def test_unsafe_fix_is_labelled_and_not_preferred(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    (asc007,) = by_code(await e.diagnostics(uri, 1))["ASC007"]
+    titles = {a.title: a for a in await e.actions(uri, asc007.range)}
+    unsafe = titles["ASC007: Cast an operand to int64 before multiplying (unsafe fix)"]
+    assert not unsafe.is_preferred
+    fixed = apply(KERNEL, unsafe.edit, uri, e.encoding)
+    assert fixed.splitlines()[ROW_ASC007].strip() == "o += (tl.cast(i_h, tl.int64) * T)"
+
+
+async def test_display_only_fix_is_not_offered_but_noqa_is(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    (asc001,) = by_code(await e.diagnostics(uri, 1))["ASC001"]
+    actions = await e.actions(uri, asc001.range)
+    assert [a.title for a in actions if "ASC001" in a.title] == [
+        "ASC001: Suppress with `# noqa: ASC001`"
+    ]
+    (noqa,) = [a for a in actions if "ASC001" in a.title]
+    suppressed = apply(KERNEL, noqa.edit, uri, e.encoding)
+    assert suppressed.splitlines()[ROW_ASC001].endswith("(0,))  # noqa: ASC001")
+
+    version = e.change(uri, suppressed)
+    assert sorted(by_code(await e.diagnostics(uri, version))) == ["ASC004", "ASC007"]
+
+
+async def test_fix_all_applies_what_the_command_line_fix_writes(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    path = e.workspace / "kern.py"
+    uri = e.open(path, KERNEL)
+    await e.diagnostics(uri, 1)
+    whole = types.Range(types.Position(0, 0), types.Position(0, 0))
+    (fix_all,) = await e.actions(uri, whole, only=[types.CodeActionKind.SourceFixAll])
+    assert fix_all.kind == "source.fixAll.ascend-lint"
+    assert fix_all.title == "ascend-lint: Fix all safe (1 fix)"
+    fixed = apply(KERNEL, fix_all.edit, uri, e.encoding)
+    cli = subprocess.run(
+        [sys.executable, "-m", "ascend_lint", "check", "--fix", "--stdin-filename", str(path), "-"],
+        input=KERNEL.encode(),
+        capture_output=True,
+        cwd=e.workspace,
+        check=False,
+    )
+    assert fixed == cli.stdout.decode()
+    assert "num_warps" not in fixed and "(i_h * T).to(tl.int64)" in fixed  # unsafe stays
+    # quick fixes only, when only quick fixes are asked for
+    kinds = {a.kind for a in await e.actions(uri, whole, only=[types.CodeActionKind.QuickFix])}
+    assert kinds <= {types.CodeActionKind.QuickFix}
+
+
+# -- edits: debounced, the newest text wins ---------------------------------------------
+
+
+async def test_edits_are_linted_once_typing_pauses(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    await e.diagnostics(uri, 1)
+    before = len(e.published)
+    text = KERNEL
+    for _ in range(5):  # a burst of keystrokes, well inside the debounce window
+        text = (
+            text.replace("num_warps=4", "num_warps=4, num_stages=2", 1)
+            if "num_stages" not in text
+            else text + "#"
+        )
+        last = e.change(uri, text)
+    found = by_code(await e.diagnostics(uri, last, after=before))
+    assert sorted(found) == ["ASC001", "ASC004", "ASC007"]
+    assert len(found["ASC004"]) == 2  # num_warps and num_stages
+    await asyncio.sleep(0.3)
+    published = [p.version for p in e.published[before:] if p.uri == uri]
+    assert published[-1] == last
+    assert len(published) < 5  # the burst was coalesced
+
+
+async def test_save_lints_at_once(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    path = e.workspace / "kern.py"
+    uri = e.open(path, KERNEL)
+    await e.diagnostics(uri, 1)
+    before = len(e.published)
+    vscode.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert sorted(by_code(await e.diagnostics(uri, 1, after=before))) == [
+        "ASC001",
+        "ASC004",
+        "ASC007",
+    ]
+
+
+async def test_closing_clears_the_findings(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    await e.diagnostics(uri, 1)
+    before = len(e.published)
+    vscode.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert await e.diagnostics(uri, None, after=before) == []
+
+
+# -- hover --------------------------------------------------------------------------------
+
+
+async def test_hover_explains_the_rule_and_points_to_the_reference_kernel(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    (asc001,) = by_code(await e.diagnostics(uri, 1))["ASC001"]
+    hover = await vscode.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=asc001.range.start
+        )
+    )
+    text = hover.contents.value
+    assert hover.contents.kind == types.MarkupKind.Markdown
+    assert as_tuple(hover.range) == as_tuple(asc001.range)
+    assert "**ASC001** `strided-time-gather`" in text
+    assert "**Why:**" in text and "gather" in text
+    assert "reference_kernels/chunk_o.py::" in text
+    assert "```python\n@triton.jit" in text  # the kernel to copy, as code
+    assert "https://github.com/ascend-lint/ascend-lint/blob/main/rules/ASC001.md" in text
+
+    nothing = await vscode.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, 0)
+        )
+    )
+    assert nothing is None
+
+
+# -- pull diagnostics ----------------------------------------------------------------------
+
+
+@pytest_lsp.fixture(config=USERS)
+async def neovim(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, "neovim")
+    yield
+    await stop(lsp_client)
+
+
+async def test_pull_diagnostics_report_changes_only(neovim: LanguageClient):
+    e: Editor = neovim.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    first = await e.pull(uri)
+    assert first.kind == "full"
+    assert sorted(by_code(first.items)) == ["ASC001", "ASC004", "ASC007"]
+    same = await e.pull(uri, previous=first.result_id)
+    assert same.kind == "unchanged" and same.result_id == first.result_id
+    e.change(uri, KERNEL.replace(", num_warps=4", ""))
+    changed = await e.pull(uri, previous=first.result_id)
+    assert changed.kind == "full" and changed.result_id != first.result_id
+    assert sorted(by_code(changed.items)) == ["ASC001", "ASC007"]
+    assert not e.published  # a client that pulls is not pushed to as well
+
+
+# -- configuration and pyproject.toml, without a restart ---------------------------------
+
+
+async def test_pyproject_edit_is_picked_up(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    assert "ASC004" in by_code(await e.diagnostics(uri, 1))
+    before = len(e.published)
+    project(
+        e.workspace,
+        '[tool.ascend-lint]\nignore = ["ASC004"]\nper-file-ignores = { "kern.py" = ["ASC007"] }\n',
+    )
+    vscode.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[
+                types.FileEvent(
+                    uri=(e.workspace / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed
+                )
+            ]
+        )
+    )
+    assert sorted(by_code(await e.diagnostics(uri, 1, after=before))) == ["ASC001"]
+
+
+async def test_editor_settings_are_picked_up(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    assert "ASC001" in by_code(await e.diagnostics(uri, 1))
+    before = len(e.published)
+    vscode.set_configuration({"ignore": ["ASC001"], "unfixable": ["ASC004"]}, section="ascend-lint")
+    vscode.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    found = by_code(await e.diagnostics(uri, 1, after=before))
+    assert sorted(found) == ["ASC004", "ASC007"]
+    (asc004,) = found["ASC004"]
+    assert not [a for a in await e.actions(uri, asc004.range) if a.is_preferred]  # unfixable
+
+    before = len(e.published)
+    vscode.set_configuration({"ignore": ["ASC999"]}, section="ascend-lint")
+    vscode.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    # a bad setting is shown to the user, and the buffer is still linted (with the defaults)
+    assert sorted(by_code(await e.diagnostics(uri, 1, after=before))) == [
+        "ASC001",
+        "ASC004",
+        "ASC007",
+    ]
+    assert any("unknown rule selector `ASC999`" in m.message for m in vscode.messages)
+
+
+@pytest_lsp.fixture(config=USERS)
+async def options_client(lsp_client: LanguageClient, tmp_path):
+    """Settings sent as initialization options (as Helix sends its `config`), by a
+    client that answers the configuration pull with nothing."""
+    editor: Editor = lsp_client.editor
+    editor.workspace = project(tmp_path)
+    await editor.initialize("emacs", options={"ascend-lint": {"ignore": ["ASC007"]}})
+    yield
+    await stop(lsp_client)
+
+
+async def test_settings_given_at_initialization_apply_from_the_start(
+    options_client: LanguageClient,
+):
+    e: Editor = options_client.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    assert sorted(by_code(await e.diagnostics(uri, 1))) == ["ASC001", "ASC004"]
+    await asyncio.sleep(0.5)  # the client answers the configuration pull with nothing
+    assert all("ASC007" not in by_code(p.diagnostics) for p in e.published)
+
+
+async def test_noqa_and_file_excludes_apply_to_buffers(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    project(e.workspace, '[tool.ascend-lint]\nextend-exclude = ["vendored"]\n')
+    quiet = KERNEL.replace("num_warps=4)", "num_warps=4)  # noqa: ASC004")
+    uri = e.open(e.workspace / "kern.py", quiet)
+    assert sorted(by_code(await e.diagnostics(uri, 1))) == ["ASC001", "ASC007"]
+    (e.workspace / "vendored").mkdir()
+    other = e.open(e.workspace / "vendored" / "kern.py", KERNEL)
+    assert await e.diagnostics(other, 1) == []
+    # a client that sends every buffer: pyproject.toml is not read as Python
+    toml = e.open(e.workspace / "pyproject.toml", 'dependencies = ["triton"]\n', "toml")
+    assert await e.diagnostics(toml, 1) == []
+
+
+# -- broken buffers and failing requests --------------------------------------------------
+
+
+async def test_half_written_code_gives_one_asc000(vscode: LanguageClient):
+    e: Editor = vscode.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    await e.diagnostics(uri, 1)
+    broken = KERNEL + "\n\ndef half(x, y:\n    gate_kernel[(1,)](x, "
+    version = e.change(uri, broken)
+    (d,) = await e.diagnostics(uri, version)
+    assert d.code == "ASC000" and d.severity == types.DiagnosticSeverity.Error
+    assert d.range.start != d.range.end  # something to underline
+    version = e.change(uri, KERNEL)  # repaired: the findings are back
+    assert sorted(by_code(await e.diagnostics(uri, version))) == ["ASC001", "ASC004", "ASC007"]
+
+
+FAILING = ClientServerConfig(
+    server_command=server_command(
+        # A hover that raises, and a rule that raises on every file: both are bugs the
+        # server must survive.
+        "import ascend_lint.server.server as s",
+        "def broken(d): raise RuntimeError('hover exploded')",
+        "s.hover_markdown = broken",
+        "from ascend_lint.rules import RULES_BY_CODE",
+        "def check(self, ctx): raise ValueError('rule exploded')",
+        "RULES_BY_CODE['ASC007'].check = check",
+    ),
+    client_factory=client_factory,
+)
+
+
+@pytest_lsp.fixture(config=FAILING)
+async def failing(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, "visual-studio-code")
+    yield
+    await stop(lsp_client)
+
+
+async def test_a_failing_request_or_rule_does_not_stop_the_server(failing: LanguageClient):
+    e: Editor = failing.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    # the other rules' findings still arrive, and the rule's error is logged
+    assert sorted(by_code(await e.diagnostics(uri, 1))) == ["ASC001", "ASC004"]
+    assert any("internal error in ASC007" in m.message for m in failing.log_messages)
+    (asc001,) = by_code(await e.diagnostics(uri, 1))["ASC001"]
+    with pytest.raises(JsonRpcException, match="hover exploded"):
+        await failing.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=asc001.range.start
+            )
+        )
+    # ... and the server answers the next request and the next edit
+    assert await e.actions(uri, asc001.range)
+    version = e.change(uri, KERNEL.replace(", num_warps=4", ""))
+    assert sorted(by_code(await e.diagnostics(uri, version))) == ["ASC001"]
+
+
+# -- without the extra ------------------------------------------------------------------
+
+
+async def test_server_without_pygls_says_what_to_install():
+    code = (
+        "import sys; sys.modules['pygls'] = None\n"
+        "from ascend_lint.cli import main\n"
+        "raise SystemExit(main(['server']))"
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        code,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
+    assert process.returncode == 2
+    assert out == b""
+    assert err.decode().strip().splitlines() == [
+        'error: ascend-lint server needs pygls and lsprotocol: pip install "ascend-lint[server]"'
+    ]
