@@ -49,7 +49,7 @@ KERNEL = textwrap.dedent(
 
     def gate(gx, o):
         T, HV = gx.shape[1], gx.shape[2]
-        gate_kernel[(triton.cdiv(T, 64), HV)](g\U0001d465, o, T, HV=HV, BT=64, num_warps=4)
+        gate_kernel[(min(triton.cdiv(T, 64), 24), HV)](g\U0001d465, o, T, HV=HV, BT=64, num_warps=4)
     """
 )
 ROW_ASC001, ROW_ASC007, ROW_ASC004 = 7, 9, 15  # 0-based, as the LSP counts
