@@ -21,13 +21,14 @@ from ascend_lint.index.launches import (
     scan_host,
 )
 from ascend_lint.index.layout import LayoutQueries
+from ascend_lint.index.platform import PlatformQueries
 from ascend_lint.index.sequences import SequenceQueries
 from ascend_lint.index.strides import Stride, StrideQueries
 from ascend_lint.index.syntax import LEAVES, all_params, call_name, child_bodies, children
 
 
 @dataclass
-class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
+class KernelIndex(LaunchQueries, LayoutQueries, PlatformQueries, SequenceQueries, StrideQueries):
     tree: ast.Module
     aliases: Aliases
     kernels: list[JitFunction]
@@ -50,6 +51,11 @@ class KernelIndex(LaunchQueries, LayoutQueries, SequenceQueries, StrideQueries):
     _calls_by_qual: dict[int, dict[str, list]] = field(default_factory=dict)
     _host_values_cache: dict[tuple[int, int], list] = field(default_factory=dict)
     _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
+    _platform_spans_cache: list | None = None
+    _torch_names_cache: frozenset[str] | None = None
+    _device_lookups_cache: list | None = None
+    _simt_only_cache: set[int] | None = None
+    _platform_flags_cache: dict[int, frozenset[str]] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod

@@ -15,6 +15,11 @@ from ascend_lint.rules.asc008_int64_block_ptr_offset import Int64BlockPtrOffset
 from ascend_lint.rules.asc009_int32_varlen_offsets import Int32VarlenOffsets
 from ascend_lint.rules.asc010_dot_lhs_reuse import DotLhsReuse
 from ascend_lint.rules.asc011_inplace_pointer_advance_in_loop import InplacePointerAdvanceInLoop
+from ascend_lint.rules.asc014_cuda_only_api import CudaOnlyApi
+from ascend_lint.rules.asc015_gpu_only_memory_hint import GpuOnlyMemoryHint
+from ascend_lint.rules.asc016_dot_precision_option import DotPrecisionOption
+from ascend_lint.rules.asc017_unsupported_dtype import UnsupportedDtype
+from ascend_lint.rules.asc020_chained_bool_op import ChainedBoolOp
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -30,6 +35,11 @@ ALL_RULES: tuple[type[Rule], ...] = (
     Int32VarlenOffsets,
     DotLhsReuse,
     InplacePointerAdvanceInLoop,
+    CudaOnlyApi,
+    GpuOnlyMemoryHint,
+    DotPrecisionOption,
+    UnsupportedDtype,
+    ChainedBoolOp,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}

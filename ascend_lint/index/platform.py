@@ -1,0 +1,251 @@
+"""Platform facts: which code runs only on one kind of device, and where a module asks
+for CUDA-only things (torch's CUDA API, NVIDIA device properties, CUDA libdevice).
+
+Ports keep a GPU path next to the NPU one (`if is_npu(): ... else: torch.cuda...`,
+`"npu" if _is_npu else "cuda"`); code under such a test is platform dispatch, not a
+CUDA dependency. The spans of that code are computed once per module, on first use.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.kernels import JitFunction
+from ascend_lint.index.syntax import LEAVES, all_statements, children, dotted, frozen_names
+
+if TYPE_CHECKING:
+    from ascend_lint.index.model import KernelIndex
+
+# Words that name a device platform in identifiers and strings (`is_npu`, `"cuda:0"`,
+# `torch.version.hip`, `IS_NVIDIA_HOPPER`, `current_platform`), matched as whole
+# `_`/`.`/`:`-separated tokens so that `input` is not `npu` and `ship` not `hip`.
+PLATFORM_WORDS = frozenset(
+    {"cuda", "npu", "gpu", "nvidia", "ascend", "hip", "rocm", "amd", "xpu", "musa", "platform"}
+)
+_TOKEN = re.compile(r"[a-z0-9]+")
+CUDA_LANGUAGE = f"{LANGUAGE}.extra.cuda"
+# Keys of NVIDIA device properties (triton's driver dict and torch's attribute) that
+# triton-ascend's driver does not provide: it returns num_aicore / num_vectorcore.
+NVIDIA_DEVICE_PROPERTIES = frozenset(
+    {"multiprocessor_count", "multi_processor_count", "max_shared_mem"}
+)
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _words(text: str) -> set[str]:
+    return set(_TOKEN.findall(text.lower()))
+
+
+def is_platform_test(expr: ast.AST) -> bool:
+    """Whether a condition looks at the device platform: it mentions a platform word in
+    a name, an attribute or a string (`is_npu()`, `device == "npu"`,
+    `torch.cuda.is_available()`, `hasattr(torch, "npu")`, `x.is_cuda`)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.Attribute):
+            text = node.attr
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if _words(text) & PLATFORM_WORDS:
+            return True
+    return False
+
+
+def _span(node: ast.AST) -> Span:
+    return (node.lineno, node.col_offset), (
+        node.end_lineno or node.lineno,
+        node.end_col_offset or 0,
+    )
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    """A block that leaves its function or test (`return`, `raise`, `pytest.skip(...)`)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    return (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and (dotted(last.value.func) or [""])[-1] in ("skip", "exit")
+    )
+
+
+def _skip_decorator(dec: ast.AST) -> bool:
+    """`@pytest.mark.skipif(not torch.cuda.is_available(), ...)` and friends."""
+    return (
+        isinstance(dec, ast.Call)
+        and (dotted(dec.func) or [""])[-1] in ("skipif", "skipIf", "skipUnless")
+        and any(is_platform_test(a) for a in dec.args)
+    )
+
+
+@dataclass
+class CudaImport:
+    """An import of `triton.language.extra.cuda` (or a member of it)."""
+
+    node: ast.Import | ast.ImportFrom
+    module: str  # the dotted module text to replace in a suggestion
+
+
+class PlatformQueries:
+    """Queries of `KernelIndex` about platform-specific code."""
+
+    def platform_spans(self: KernelIndex) -> list[Span]:
+        """Source spans of code that runs only on a tested platform: both sides and the
+        test of an `if`/`elif`/conditional expression that tests the platform, the
+        operands of `and` from a platform test on, the statements after an early exit
+        under such a test, and functions skipped unless a platform is present."""
+        cached = self._platform_spans_cache
+        if cached is not None:
+            return cached
+        spans: list[Span] = []
+        for stmt in all_statements(self.tree.body):
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, name, None)
+                if isinstance(block, list):
+                    spans += _after_early_exit(block)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                _skip_decorator(d) for d in stmt.decorator_list
+            ):
+                spans.append(_span(stmt))
+        spans += _after_early_exit(self.tree.body)
+        stack: list[ast.AST] = [self.tree]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind in (ast.If, ast.IfExp, ast.While) and is_platform_test(node.test):
+                spans.append(_span(node))
+                continue  # everything inside is covered
+            if kind is ast.BoolOp and isinstance(node.op, ast.And):
+                tested = next(
+                    (v for v in node.values if is_platform_test(v)),
+                    None,
+                )
+                if tested is not None:
+                    spans.append((_span(tested)[0], _span(node)[1]))
+            stack.extend(c for c in children(node) if type(c) not in LEAVES)
+        self._platform_spans_cache = spans
+        return spans
+
+    def platform_guarded(self: KernelIndex, node: ast.AST) -> bool:
+        """Whether `node` runs only on a platform the code tests for (see
+        `platform_spans`): such code is dispatch, not a dependency on that platform."""
+        start, end = _span(node)
+        return any(s <= start and end <= e for s, e in self.platform_spans())
+
+    def platform_flags(self: KernelIndex, fn: JitFunction) -> frozenset[str]:
+        """Constexpr parameters of `fn` that a launch sets from a platform test
+        (`USE_PDL=_supports_pdl()` where the helper returns False under
+        `if device_name == "npu"`, `IS_CUDA=x.is_cuda`): a branch on one of them is
+        compiled only on the platform the host selected."""
+        cache = self._platform_flags_cache
+        if id(fn) not in cache:
+            flags = set()
+            for binding in self.launches:
+                if binding.callee is not fn:
+                    continue
+                for param, values in binding.args.items():
+                    if param in fn.constexpr_params and any(
+                        self._platform_dependent(v, binding.host) for v in values
+                    ):
+                        flags.add(param)
+            cache[id(fn)] = frozenset(flags)
+        return cache[id(fn)]
+
+    def _platform_dependent(self: KernelIndex, value: ast.AST, host) -> bool:
+        """A host value that is a platform test, or that some platform test selects."""
+        return is_platform_test(value) or any(
+            is_platform_test(v) or any(is_platform_test(test) for test, _taken in guards)
+            for v, guards in self.host_values(value, host)
+        )
+
+    def kernel_platform_guarded(self: KernelIndex, fn: JitFunction, stmt: ast.stmt) -> bool:
+        """Whether a kernel statement sits under a compile-time branch on a platform
+        flag (see `platform_flags`) or a test of the platform itself."""
+        flags = self.platform_flags(fn)
+        return any(
+            is_platform_test(branch.test) or frozen_names(branch.test) & flags
+            for branch in fn.context(stmt).branches
+        )
+
+    def cuda_language_imports(self: KernelIndex) -> list[CudaImport]:
+        """Imports of triton's CUDA-only language module, `triton.language.extra.cuda`
+        (`from triton.language.extra.cuda import libdevice`, `import ....cuda.libdevice`,
+        `from triton.language.extra import cuda`), anywhere in the module."""
+        found: list[CudaImport] = []
+        for stmt in all_statements(self.tree.body):
+            if isinstance(stmt, ast.Import):
+                for item in stmt.names:
+                    if item.name == CUDA_LANGUAGE or item.name.startswith(CUDA_LANGUAGE + "."):
+                        found.append(CudaImport(stmt, CUDA_LANGUAGE))
+                        break
+            elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                mod = stmt.module
+                if mod == CUDA_LANGUAGE or mod.startswith(CUDA_LANGUAGE + "."):
+                    found.append(CudaImport(stmt, CUDA_LANGUAGE))
+                elif mod == f"{LANGUAGE}.extra" and any(i.name == "cuda" for i in stmt.names):
+                    found.append(CudaImport(stmt, f"{LANGUAGE}.extra"))
+        return found
+
+    def torch_names(self: KernelIndex) -> frozenset[str]:
+        """Local names bound to the `torch` module (`import torch`, `import torch as th`)."""
+        cached = self._torch_names_cache
+        if cached is None:
+            names = set()
+            for stmt in all_statements(self.tree.body):
+                if isinstance(stmt, ast.Import):
+                    for item in stmt.names:
+                        if item.name == "torch" or item.name.startswith("torch."):
+                            names.add(
+                                item.asname if item.asname and item.name == "torch" else "torch"
+                            )
+            cached = self._torch_names_cache = frozenset(names)
+        return cached
+
+    def device_property_lookups(self: KernelIndex) -> list[tuple[ast.AST, str]]:
+        """Host-code lookups of NVIDIA device properties (`props["multiprocessor_count"]`,
+        `torch.cuda.get_device_properties(0).multi_processor_count`): (node, key)."""
+        cached = self._device_lookups_cache
+        if cached is not None:
+            return cached
+        kernel_bodies = {id(k.node) for k in self.kernels}
+        found: list[tuple[ast.AST, str]] = []
+        stack: list[ast.AST] = [self.tree]
+        while stack:
+            node = stack.pop()
+            if id(node) in kernel_bodies:
+                continue
+            if isinstance(node, ast.Attribute) and node.attr in NVIDIA_DEVICE_PROPERTIES:
+                found.append((node, node.attr))
+            elif (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.slice, ast.Constant)
+                and node.slice.value in NVIDIA_DEVICE_PROPERTIES
+            ):
+                found.append((node, node.slice.value))
+            stack.extend(c for c in children(node) if type(c) not in LEAVES)
+        found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+        self._device_lookups_cache = found
+        return found
+
+
+def _after_early_exit(block: list[ast.stmt]) -> list[Span]:
+    """`if not torch.cuda.is_available(): return` guards the rest of its block."""
+    for i, stmt in enumerate(block):
+        if (
+            isinstance(stmt, ast.If)
+            and is_platform_test(stmt.test)
+            and _exits(stmt.body)
+            and i + 1 < len(block)
+        ):
+            return [(_span(block[i + 1])[0], _span(block[-1])[1])]
+    return []

@@ -1,0 +1,97 @@
+"""ASC017 unsupported-dtype: float64 and fp8 dtypes in a kernel."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascend_lint.index import LANGUAGE, own_nodes
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+
+# triton.language's float64 and fp8 dtypes (and their short aliases).
+UNSUPPORTED = frozenset(
+    f"{LANGUAGE}.{name}"
+    for name in (
+        "float64",
+        "float8e4nv",
+        "float8e5",
+        "float8e4b15",
+        "float8e4b8",
+        "float8e5b16",
+    )
+)
+
+
+class UnsupportedDtype(Rule):
+    code = "ASC017"
+    name = "unsupported-dtype"
+    summary = "`tl.float64` or an fp8 dtype in a kernel: rejected by triton-ascend except on 910_95"
+    reference = "reference_kernels/core_grid.py::rms_norm_fwd_kernel"
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        resolve = ctx.index.aliases.resolve
+        for fn in ctx.index.kernels:
+            annotations = [a.annotation for a in fn.node.args.args if a.annotation is not None]
+            nodes = [n for stmt in fn.statements for n in own_nodes(stmt)]
+            nodes += [n for ann in annotations for n in ast.walk(ann)]
+            # A comparison with a dtype (`x.dtype == tl.float64`) dispatches at compile
+            # time; it creates no value of that type.
+            compared = {
+                id(operand)
+                for node in nodes
+                if isinstance(node, ast.Compare)
+                for operand in (node.left, *node.comparators)
+            }
+            seen: set[int] = set()
+            for node in sorted(
+                (n for n in nodes if isinstance(n, (ast.Attribute, ast.Name))),
+                key=lambda n: (n.lineno, n.col_offset),
+            ):
+                if id(node) in compared or id(node) in seen:
+                    continue
+                qual = resolve(node)
+                if qual in UNSUPPORTED:
+                    seen.add(id(node))
+                    name = qual.rsplit(".", 1)[1]
+                    yield Finding(
+                        node,
+                        f"`{name}` is not supported by triton-ascend on A2/A3 "
+                        f'("[fp8, fp64] is unsupported on Ascend"); use float32 (or bf16/fp16)',
+                    )
+
+    VALID = [
+        """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, o, BLOCK: tl.constexpr):
+    v = tl.load(x + tl.arange(0, BLOCK)).to(tl.float32)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    if x.dtype.element_ty == tl.float64:
+        v = v * 2
+    tl.store(o + tl.arange(0, BLOCK), acc + v)
+
+def host(x):
+    # float64 on the host is fine: reference results in double precision
+    return x.to(torch.float64).sum()
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+import triton
+import triton.language as tl
+from triton.language import float8e4nv
+
+@triton.jit
+def k(x, o, BLOCK: tl.constexpr):
+    v = tl.load(x + tl.arange(0, BLOCK)).to(tl.float64)
+    acc = tl.zeros([BLOCK], dtype=tl.float64)
+    q = (acc + v).to(float8e4nv)
+    tl.store(o + tl.arange(0, BLOCK), q)
+""",
+            rows=[8, 9, 10],
+        ),
+    ]
