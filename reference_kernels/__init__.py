@@ -7,6 +7,10 @@ on a machine that has neither installed.  Import the submodules to run kernels:
 * ``reference_kernels.chunk_o``: gated chunk output family (forward ``o``, backward
   ``dv`` local, backward ``dq/dk/dw`` and ``dg``) with the stride-1 gate layout
   (the G_T_CONTIG pattern) and the legacy layout kept only for ``HV == 1``.
+* ``reference_kernels.core_grid``: host helpers for 1-D core-grid launches
+  (``num_ai_cores`` / ``num_vector_cores``) and RMSNorm forward launched on them.
+* ``reference_kernels.shift_window``: depthwise causal conv over time on the
+  vector-core grid (clamped look-back offsets, 2-D tile indexing).
 * ``reference_kernels.cumsum``: chunk-local cumulative sum of a gate with the tail
   chunk split into its own constexpr path.
 * ``reference_kernels.torch_reference``: plain torch oracles for all of the above.
@@ -18,6 +22,6 @@ from pathlib import Path
 KERNEL_DIR = Path(__file__).resolve().parent
 
 #: Kernel modules shipped in this package (source files, relative to KERNEL_DIR).
-KERNEL_MODULES = ("chunk_o.py", "cumsum.py")
+KERNEL_MODULES = ("chunk_o.py", "core_grid.py", "cumsum.py", "shift_window.py")
 
 __all__ = ["KERNEL_DIR", "KERNEL_MODULES"]

@@ -1,9 +1,11 @@
-"""Plain torch oracles for ``reference_kernels.chunk_o`` (fp32 math, any device).
+"""Plain torch oracles for the reference kernels (fp32 math, any device).
 
-They walk the chunks one by one in Python with dense torch ops, so they are slow but
-obviously right.  Semantics (shapes, gate convention, varlen) are those documented
-in ``reference_kernels/chunk_o.py``; the backward oracle uses autograd rather than
-hand-derived formulas so that it checks the kernels' algebra independently.
+They walk the chunks (or sequences, or window taps) one by one in Python with dense
+torch ops, so they are slow but obviously right.  Semantics (shapes, gate
+convention, varlen) are those documented in the kernel modules
+(``reference_kernels/chunk_o.py``, ``cumsum.py``, ``core_grid.py``,
+``shift_window.py``); the backward oracle uses autograd rather than hand-derived
+formulas so that it checks the kernels' algebra independently.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from collections.abc import Iterator
 import torch
 
 __all__ = [
+    "causal_conv1d_fwd_ref",
     "chunk_bwd_dqkwg_ref",
     "chunk_bwd_dv_local_ref",
     "chunk_fwd_o_ref",
     "chunk_local_cumsum_ref",
     "iter_chunks",
+    "rms_norm_fwd_ref",
 ]
 
 RCP_LN2 = 1.0 / math.log(2.0)
@@ -158,3 +162,37 @@ def chunk_local_cumsum_ref(g, chunk_size=64, cu_seqlens=None, initial=None):
             n = b if cu_seqlens is None else starts.index(s)
             out[b, s:e] += initial[n].float()
     return out
+
+
+def rms_norm_fwd_ref(x, weight, eps=1e-6):
+    """fp32 ``x / sqrt(mean(x**2, -1) + eps) * weight`` over the last dimension."""
+    xf = x.float()
+    rstd = torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + eps)
+    return xf * rstd * weight.float()
+
+
+def causal_conv1d_fwd_ref(x, weight, bias=None, cu_seqlens=None):
+    """fp32 depthwise causal conv of ``x [B, T, D]`` with ``weight [D, W]``.
+
+    ``y[b, t] = bias + sum_w weight[:, w] * x[b, t - (W - 1) + w]``, tokens before the
+    start of ``t``'s sequence counting as zero (every ``cu_seqlens`` sequence restarts).
+    """
+    B, T, _ = x.shape
+    W = weight.shape[1]
+    bounds = (
+        [(b, 0, T) for b in range(B)]
+        if cu_seqlens is None
+        else [
+            (0, int(s), int(e)) for s, e in zip(cu_seqlens[:-1].tolist(), cu_seqlens[1:].tolist())
+        ]
+    )
+    y = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
+    for b, start, end in bounds:
+        seq = x[b, start:end].float()
+        out = torch.zeros_like(seq) if bias is None else bias.float().expand_as(seq).clone()
+        for w in range(W):
+            shift = W - 1 - w
+            if shift < seq.shape[0]:
+                out[shift:] += seq[: seq.shape[0] - shift] * weight[:, w].float()
+        y[b, start:end] = out
+    return y

@@ -15,10 +15,12 @@ import sys
 
 import pytest
 import torch
+import triton
 from _kernel_cases import CASES
 from _kernel_env import HERE, REPO_ROOT
 
 from reference_kernels.chunk_o import _block
+from reference_kernels.core_grid import MAX_BLOCK_N, TILE_ELEMENTS
 
 TYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 MODULE = "reference_kernels.chunk_o"
@@ -133,6 +135,51 @@ def _specs():
                             signature=sig,
                             constexprs=consts,
                         )
+    # reference_kernels.core_grid: RMSNorm, one-pass and two-pass column paths, fp32 / fp16
+    for dtype in (torch.float32, torch.float16):
+        for N in (64, 96, 5000):
+            BN = min(triton.next_power_of_2(N), MAX_BLOCK_N)
+            consts = dict(N=N, BM=TILE_ELEMENTS // BN, BN=BN, ONE_PASS=N <= BN)
+            t = "*" + TYPES[dtype]
+            sig = dict(x=t, weight=t, y=t, n_rows="i32", eps="fp32")
+            flags = "|".join(f"{k}={v}" for k, v in sorted(consts.items()) if isinstance(v, bool))
+            key = f"rms_norm_fwd_kernel[{TYPES[dtype]},N{N},{flags}]"
+            combos[key] = dict(
+                key=key,
+                module="reference_kernels.core_grid",
+                kernel="rms_norm_fwd_kernel",
+                signature=sig,
+                constexprs=consts,
+            )
+    # reference_kernels.shift_window: causal conv, fixed-length and varlen, with and
+    # without bias, one and several channel blocks, fp32 / fp16
+    for dtype in (torch.float32, torch.float16):
+        for D, W, BT in ((40, 4, 16), (200, 3, 32)):
+            for varlen in (False, True):
+                for has_bias in (False, True):
+                    BD = min(triton.next_power_of_2(D), 128)
+                    consts = dict(D=D, W=W, BT=BT, BD=BD, HAS_BIAS=has_bias, IS_VARLEN=varlen)
+                    t = "*" + TYPES[dtype]
+                    sig = dict(x=t, weight=t, y=t, T="i32", n_tiles="i32", n_t_tiles="i32")
+                    if has_bias:
+                        sig.update(bias=t)
+                    else:
+                        consts.update(bias=None)
+                    if varlen:
+                        sig.update(cu_seqlens="*i64", chunk_indices="*i32")
+                    else:
+                        consts.update(cu_seqlens=None, chunk_indices=None)
+                    flags = "|".join(
+                        f"{k}={v}" for k, v in sorted(consts.items()) if isinstance(v, bool)
+                    )
+                    key = f"causal_conv1d_fwd_kernel[{TYPES[dtype]},D{D},W{W},BT{BT},{flags}]"
+                    combos[key] = dict(
+                        key=key,
+                        module="reference_kernels.shift_window",
+                        kernel="causal_conv1d_fwd_kernel",
+                        signature=sig,
+                        constexprs=consts,
+                    )
     return list(combos.values())
 
 
@@ -177,10 +224,17 @@ def test_specialisations_cover_every_flag():
         "chunk_bwd_kernel_dqkwg",
         "chunk_bwd_kernel_dg",
         "chunk_local_cumsum_kernel",
+        "rms_norm_fwd_kernel",
+        "causal_conv1d_fwd_kernel",
     }
     fwd = [dict(f) for k, f in flags if k == "chunk_fwd_kernel_o"]
     for name in ("USE_G", "G_T_CONTIG", "IS_VARLEN"):
         assert {f[name] for f in fwd} == {True, False}, name
+    norm = [dict(f) for k, f in flags if k == "rms_norm_fwd_kernel"]
+    assert {f["ONE_PASS"] for f in norm} == {True, False}
+    conv = [dict(f) for k, f in flags if k == "causal_conv1d_fwd_kernel"]
+    for name in ("HAS_BIAS", "IS_VARLEN"):
+        assert {f[name] for f in conv} == {True, False}, name
 
 
 @pytest.mark.parametrize("spec", [pytest.param(s, id=s["key"]) for s in SPECS])
