@@ -92,9 +92,9 @@ class CudaOnlyApi(Rule):
             len(parts) == 2 and parts[0] in torch and parts[1] == "device"
         ):
             if call.args and _is_cuda_string(call.args[0]):
-                out.append(self._device_string(ctx, call.args[0], "torch.device"))
+                out.append(self._device_string(ctx, call.args[0], "torch.device({})"))
         elif isinstance(call.func, ast.Attribute) and call_name(call.func) == "cuda":
-            if not call.args and not (len(parts) == 2 and parts[0] in torch):
+            if not (len(parts) == 2 and parts[0] in torch):
                 out.append(
                     Finding(
                         call.func,
@@ -110,10 +110,10 @@ class CudaOnlyApi(Rule):
                 )
         elif isinstance(call.func, ast.Attribute) and call.func.attr == "to":
             if call.args and _is_cuda_string(call.args[0]):
-                out.append(self._device_string(ctx, call.args[0], ".to"))
+                out.append(self._device_string(ctx, call.args[0], ".to({})"))
         for kw in call.keywords:
             if kw.arg == "device" and _is_cuda_string(kw.value):
-                out.append(self._device_string(ctx, kw, "device="))
+                out.append(self._device_string(ctx, kw, "device={}"))
         return out
 
     def _device_string(self, ctx: RuleContext, node: ast.AST, where: str) -> Finding:
@@ -121,8 +121,8 @@ class CudaOnlyApi(Rule):
         text = value.value.replace("cuda", "npu", 1)
         return Finding(
             node,
-            f'`{where}"{value.value}"` names a CUDA device; on Ascend use "{text}" or the '
-            f"device of the input tensors",
+            f"`{where.format(repr(value.value))}` names a CUDA device; on Ascend use "
+            f'"{text}" or the device of the input tensors',
             fix=self._suggest(ctx, value, repr(text).replace("'", '"'), f'Use "{text}"'),
         )
 
@@ -285,4 +285,5 @@ def launch(n):
 
 
 def _replace_attr(ctx: RuleContext, call: ast.Call, attr: str) -> str:
-    return f"{node_text(ctx.source, call.func.value)}.{attr}()"
+    args = node_text(ctx.source, call)[len(node_text(ctx.source, call.func)) :]
+    return f"{node_text(ctx.source, call.func.value)}.{attr}{args}"
