@@ -54,6 +54,8 @@ class KernelIndex(LaunchQueries, LayoutQueries, PlatformQueries, SequenceQueries
     _platform_spans_cache: list | None = None
     _torch_names_cache: frozenset[str] | None = None
     _device_lookups_cache: list | None = None
+    _cuda_imports_cache: list | None = None
+    _imports_cache: list | None = None
     _simt_only_cache: set[int] | None = None
     _platform_flags_cache: dict[int, frozenset[str]] = field(default_factory=dict)
 

@@ -100,15 +100,31 @@ class PlatformQueries:
     """Queries of `KernelIndex` about platform-specific code."""
 
     def platform_spans(self: KernelIndex) -> list[Span]:
-        """Source spans of code that runs only on a tested platform: both sides and the
-        test of an `if`/`elif`/conditional expression that tests the platform, the
+        """Source spans of host code that runs only on a tested platform: both sides and
+        the test of an `if`/`elif`/conditional expression that tests the platform, the
         operands of `and` from a platform test on, the statements after an early exit
-        under such a test, and functions skipped unless a platform is present."""
-        cached = self._platform_spans_cache
-        if cached is not None:
-            return cached
+        under such a test, and functions skipped unless a platform is present. (Inside
+        kernels, `kernel_platform_guarded` answers from the kernel's own branches.)"""
+        if self._platform_spans_cache is None:
+            self._scan_host_platform()
+        return self._platform_spans_cache
+
+    def device_property_lookups(self: KernelIndex) -> list[tuple[ast.AST, str]]:
+        """Host-code lookups of NVIDIA device properties (`props["multiprocessor_count"]`,
+        `torch.cuda.get_device_properties(0).multi_processor_count`): (node, key)."""
+        if self._device_lookups_cache is None:
+            self._scan_host_platform()
+        return self._device_lookups_cache
+
+    def _scan_host_platform(self: KernelIndex) -> None:
+        """One walk over host code (kernel bodies skipped, their decorators kept) for
+        `platform_spans`, `device_property_lookups` and the module's imports."""
         spans: list[Span] = []
+        imports: list[ast.Import | ast.ImportFrom] = []
         for stmt in all_statements(self.tree.body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                imports.append(stmt)
+                continue
             for name in ("body", "orelse", "finalbody"):
                 block = getattr(stmt, name, None)
                 if isinstance(block, list):
@@ -118,23 +134,39 @@ class PlatformQueries:
             ):
                 spans.append(_span(stmt))
         spans += _after_early_exit(self.tree.body)
-        stack: list[ast.AST] = [self.tree]
+        kernels = {id(k.node) for k in self.kernels}
+        lookups: list[tuple[ast.AST, str]] = []
+        stack: list[ast.AST] = list(self.tree.body)
         while stack:
             node = stack.pop()
             kind = type(node)
+            if id(node) in kernels:
+                stack.extend(node.decorator_list)
+                continue
             if kind in (ast.If, ast.IfExp, ast.While) and is_platform_test(node.test):
                 spans.append(_span(node))
-                continue  # everything inside is covered
-            if kind is ast.BoolOp and isinstance(node.op, ast.And):
-                tested = next(
-                    (v for v in node.values if is_platform_test(v)),
-                    None,
-                )
+            elif kind is ast.BoolOp and isinstance(node.op, ast.And):
+                tested = next((v for v in node.values if is_platform_test(v)), None)
                 if tested is not None:
                     spans.append((_span(tested)[0], _span(node)[1]))
+            elif kind is ast.Attribute and node.attr in NVIDIA_DEVICE_PROPERTIES:
+                lookups.append((node, node.attr))
+            elif (
+                kind is ast.Subscript
+                and isinstance(node.slice, ast.Constant)
+                and node.slice.value in NVIDIA_DEVICE_PROPERTIES
+            ):
+                lookups.append((node, node.slice.value))
             stack.extend(c for c in children(node) if type(c) not in LEAVES)
+        lookups.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
         self._platform_spans_cache = spans
-        return spans
+        self._device_lookups_cache = lookups
+        self._imports_cache = imports
+
+    def _imports(self: KernelIndex) -> list[ast.Import | ast.ImportFrom]:
+        if self._imports_cache is None:
+            self._scan_host_platform()
+        return self._imports_cache
 
     def platform_guarded(self: KernelIndex, node: ast.AST) -> bool:
         """Whether `node` runs only on a platform the code tests for (see
@@ -181,8 +213,10 @@ class PlatformQueries:
         """Imports of triton's CUDA-only language module, `triton.language.extra.cuda`
         (`from triton.language.extra.cuda import libdevice`, `import ....cuda.libdevice`,
         `from triton.language.extra import cuda`), anywhere in the module."""
+        if self._cuda_imports_cache is not None:
+            return self._cuda_imports_cache
         found: list[CudaImport] = []
-        for stmt in all_statements(self.tree.body):
+        for stmt in self._imports():
             if isinstance(stmt, ast.Import):
                 for item in stmt.names:
                     if item.name == CUDA_LANGUAGE or item.name.startswith(CUDA_LANGUAGE + "."):
@@ -194,6 +228,7 @@ class PlatformQueries:
                     found.append(CudaImport(stmt, CUDA_LANGUAGE))
                 elif mod == f"{LANGUAGE}.extra" and any(i.name == "cuda" for i in stmt.names):
                     found.append(CudaImport(stmt, f"{LANGUAGE}.extra"))
+        self._cuda_imports_cache = found
         return found
 
     def torch_names(self: KernelIndex) -> frozenset[str]:
@@ -201,7 +236,7 @@ class PlatformQueries:
         cached = self._torch_names_cache
         if cached is None:
             names = set()
-            for stmt in all_statements(self.tree.body):
+            for stmt in self._imports():
                 if isinstance(stmt, ast.Import):
                     for item in stmt.names:
                         if item.name == "torch" or item.name.startswith("torch."):
@@ -210,32 +245,6 @@ class PlatformQueries:
                             )
             cached = self._torch_names_cache = frozenset(names)
         return cached
-
-    def device_property_lookups(self: KernelIndex) -> list[tuple[ast.AST, str]]:
-        """Host-code lookups of NVIDIA device properties (`props["multiprocessor_count"]`,
-        `torch.cuda.get_device_properties(0).multi_processor_count`): (node, key)."""
-        cached = self._device_lookups_cache
-        if cached is not None:
-            return cached
-        kernel_bodies = {id(k.node) for k in self.kernels}
-        found: list[tuple[ast.AST, str]] = []
-        stack: list[ast.AST] = [self.tree]
-        while stack:
-            node = stack.pop()
-            if id(node) in kernel_bodies:
-                continue
-            if isinstance(node, ast.Attribute) and node.attr in NVIDIA_DEVICE_PROPERTIES:
-                found.append((node, node.attr))
-            elif (
-                isinstance(node, ast.Subscript)
-                and isinstance(node.slice, ast.Constant)
-                and node.slice.value in NVIDIA_DEVICE_PROPERTIES
-            ):
-                found.append((node, node.slice.value))
-            stack.extend(c for c in children(node) if type(c) not in LEAVES)
-        found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
-        self._device_lookups_cache = found
-        return found
 
 
 def _after_early_exit(block: list[ast.stmt]) -> list[Span]:

@@ -45,25 +45,23 @@ class CudaOnlyApi(Rule):
             findings.append(self._property(ctx, node, key))
         torch = index.torch_names()
         for call, _host in index.host_calls:
-            if id(call) in reported or index.platform_guarded(call):
-                continue
-            findings += self._host_call(ctx, call, torch)
-        for item in index.cuda_language_imports():
+            if id(call) not in reported:
+                found = self._host_call(ctx, call, torch)
+                if found and not index.platform_guarded(call):
+                    findings += found
+        imports = index.cuda_language_imports()
+        for item in imports:
             if not index.platform_guarded(item.node):
                 findings.append(self._import(ctx, item.node, item.module))
-        imported = {id(item.node) for item in index.cuda_language_imports()}
         for fn in index.kernels:
             for call, stmt in fn.calls:
                 qual = index.aliases.resolve(call.func)
+                if not qual or not qual.startswith(CUDA_LANGUAGE + "."):
+                    continue
                 parts = dotted(call.func) or []
-                through_import = bool(parts) and parts[0] in index.aliases.members
-                if (
-                    qual
-                    and qual.startswith(CUDA_LANGUAGE + ".")
-                    and not (through_import and imported)
-                    and not index.platform_guarded(call)
-                    and not index.kernel_platform_guarded(fn, stmt)
-                ):
+                if imports and parts and parts[0] in index.aliases.members:
+                    continue  # `libdevice.exp` of an imported CUDA module: reported at the import
+                if not index.kernel_platform_guarded(fn, stmt):
                     findings.append(
                         Finding(
                             call.func,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import LANGUAGE, own_nodes
+from ascend_lint.index import LANGUAGE
+from ascend_lint.index.syntax import all_params
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # triton.language's float64 and fp8 dtypes (and their short aliases).
@@ -31,33 +32,26 @@ class UnsupportedDtype(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         resolve = ctx.index.aliases.resolve
         for fn in ctx.index.kernels:
-            annotations = [a.annotation for a in fn.node.args.args if a.annotation is not None]
-            nodes = [n for stmt in fn.statements for n in own_nodes(stmt)]
-            nodes += [n for ann in annotations for n in ast.walk(ann)]
+            found = [n for n in fn.dtype_mentions if resolve(n) in UNSUPPORTED]
+            for arg in all_params(fn.node.args):
+                if arg.annotation is not None:
+                    found += [n for n in ast.walk(arg.annotation) if resolve(n) in UNSUPPORTED]
+            if not found:
+                continue
             # A comparison with a dtype (`x.dtype == tl.float64`) dispatches at compile
             # time; it creates no value of that type.
             compared = {
-                id(operand)
-                for node in nodes
-                if isinstance(node, ast.Compare)
-                for operand in (node.left, *node.comparators)
+                id(operand) for node in fn.compares for operand in (node.left, *node.comparators)
             }
-            seen: set[int] = set()
-            for node in sorted(
-                (n for n in nodes if isinstance(n, (ast.Attribute, ast.Name))),
-                key=lambda n: (n.lineno, n.col_offset),
-            ):
-                if id(node) in compared or id(node) in seen:
+            for node in sorted(found, key=lambda n: (n.lineno, n.col_offset)):
+                if id(node) in compared:
                     continue
-                qual = resolve(node)
-                if qual in UNSUPPORTED:
-                    seen.add(id(node))
-                    name = qual.rsplit(".", 1)[1]
-                    yield Finding(
-                        node,
-                        f"`{name}` is not supported by triton-ascend on A2/A3 "
-                        f'("[fp8, fp64] is unsupported on Ascend"); use float32 (or bf16/fp16)',
-                    )
+                name = resolve(node).rsplit(".", 1)[1]
+                yield Finding(
+                    node,
+                    f"`{name}` is not supported by triton-ascend on A2/A3 "
+                    f'("[fp8, fp64] is unsupported on Ascend"); use float32 (or bf16/fp16)',
+                )
 
     VALID = [
         """

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 from ascend_lint.codemods import nest_bool_op
 from ascend_lint.diagnostics import Applicability, Fix
-from ascend_lint.index import own_nodes
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
@@ -22,14 +21,8 @@ class ChainedBoolOp(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for fn in ctx.index.kernels:
-            chains = [
-                node
-                for stmt in fn.statements
-                for node in own_nodes(stmt)
-                if isinstance(node, ast.BoolOp) and len(node.values) > 2
-            ]
-            chains.sort(key=lambda n: (n.lineno, n.col_offset))
-            for node in chains:
+            chains = [node for node in fn.bool_ops if len(node.values) > 2]
+            for node in sorted(chains, key=lambda n: (n.lineno, n.col_offset)):
                 op = "and" if isinstance(node.op, ast.And) else "or"
                 yield Finding(
                     node,
