@@ -280,6 +280,17 @@ class LaunchQueries:
             self._simt_only_cache = found
         return self._simt_only_cache
 
+    def constant_in_kernel(self, fn: JitFunction, node: ast.AST) -> ast.Constant | None:
+        """`node` as a literal: itself, or the module constant a kernel reads by a name
+        that is neither a parameter nor a local (`input_precision=PREC`)."""
+        if (
+            isinstance(node, ast.Name)
+            and node.id not in fn.params
+            and node.id not in fn.assignments
+        ):
+            node = self.module_constant(node.id) or node
+        return node if isinstance(node, ast.Constant) else None
+
     def module_constant(self, name: str) -> ast.AST | None:
         """The value of a module-level name assigned exactly once (`PREC = "tf32"`),
         as kernels read it when they are compiled; None when assigned several times,

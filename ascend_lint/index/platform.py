@@ -102,7 +102,7 @@ class PlatformQueries:
     def platform_spans(self: KernelIndex) -> list[Span]:
         """Source spans of host code that runs only on a tested platform: both sides and
         the test of an `if`/`elif`/conditional expression that tests the platform, the
-        operands of `and` from a platform test on, the statements after an early exit
+        operands of `and` / `or` from a platform test on, the statements after an early exit
         under such a test, and functions skipped unless a platform is present. (Inside
         kernels, `kernel_platform_guarded` answers from the kernel's own branches.)"""
         if self._platform_spans_cache is None:
@@ -145,7 +145,7 @@ class PlatformQueries:
                 continue
             if kind in (ast.If, ast.IfExp, ast.While) and is_platform_test(node.test):
                 spans.append(_span(node))
-            elif kind is ast.BoolOp and isinstance(node.op, ast.And):
+            elif kind is ast.BoolOp:  # `is_cuda() and X`, `not is_cuda() or X`
                 tested = next((v for v in node.values if is_platform_test(v)), None)
                 if tested is not None:
                     spans.append((_span(tested)[0], _span(node)[1]))

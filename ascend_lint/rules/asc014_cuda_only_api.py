@@ -238,6 +238,21 @@ import torch
 def to_gpu(x):
     return x.cuda()
 """,
+        # a test skipped unless on CUDA; `or` after a platform test
+        """
+import pytest
+import torch
+import triton
+
+@triton.jit
+def k(x):
+    pass
+
+@pytest.mark.skipif(not is_cuda() or torch.cuda.get_device_capability()[0] < 9, reason="sm90")
+def test_k():
+    x = torch.zeros(4, device="cuda")
+    k[(1,)](x)
+""",
         # an early exit under a platform test guards the rest
         """
 import torch

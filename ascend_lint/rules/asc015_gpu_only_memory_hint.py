@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ascend_lint.codemods import remove_argument
 from ascend_lint.diagnostics import Applicability, Fix
-from ascend_lint.index import LANGUAGE
+from ascend_lint.index import LANGUAGE, JitFunction, KernelIndex
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # keyword -> its default, which is no hint at all
@@ -53,7 +53,7 @@ class GpuOnlyMemoryHint(Rule):
             calls.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
             for call, op, defaults in calls:
                 for kw in call.keywords:
-                    if kw.arg in defaults and not _is_default(kw.value, defaults[kw.arg]):
+                    if kw.arg in defaults and _is_hint(index, fn, kw.value, defaults[kw.arg]):
                         yield self._finding(ctx, call, kw, op)
 
     def _finding(self, ctx: RuleContext, call: ast.Call, kw: ast.keyword, op: str) -> Finding:
@@ -77,6 +77,15 @@ def k(x, o, n, BLOCK: tl.constexpr):
     tl.store(o + offs, v, mask=offs < n)
     tl.atomic_add(o, 1.0, sem="acq_rel", scope="gpu")
     tl.atomic_max(o + 1, 2.0, sem="acq_rel")
+""",
+        # a parameter may hold the default: only known values are reported
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(o, v, SEM: tl.constexpr, SCOPE: tl.constexpr):
+    tl.atomic_and(o, v, sem=SEM, scope=SCOPE)
 """,
         # SIMT-only mode (A5) honours the hints
         """
@@ -159,9 +168,8 @@ def k(x, BLOCK: constexpr):
     ]
 
 
-def _is_default(value: ast.AST, default: object) -> bool:
-    return (
-        isinstance(value, ast.Constant)
-        and type(value.value) is type(default)
-        and value.value == default
-    )
+def _is_hint(index: KernelIndex, fn: JitFunction, value: ast.AST, default: object) -> bool:
+    """A known value (a literal or a module constant) other than the default: a value
+    the kernel takes from a parameter (`sem=SEM`) may well be the default."""
+    known = index.constant_in_kernel(fn, value)
+    return known is not None and not (type(known.value) is type(default) and known.value == default)

@@ -145,11 +145,8 @@ def k(a, b, o):
 
 
 def _constant(index: KernelIndex, fn: JitFunction, node: ast.AST) -> object:
-    """A literal, or the value of a module constant the kernel reads (`PREC = "tf32"`)."""
-    if isinstance(node, ast.Name) and node.id not in fn.params and node.id not in fn.assignments:
-        value = index.module_constant(node.id)
-        node = value if value is not None else node
-    return node.value if isinstance(node, ast.Constant) else None
+    known = index.constant_in_kernel(fn, node)
+    return None if known is None else known.value
 
 
 def _precision(
