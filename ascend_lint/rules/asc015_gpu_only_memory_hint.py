@@ -73,7 +73,7 @@ import triton.language as tl
 @triton.jit
 def k(x, o, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    v = tl.load(x + offs, mask=offs < n, other=0.0, cache_modifier="")
+    v = tl.load(x + offs, mask=offs < n, other=0.0, cache_modifier="", eviction_policy=None)
     tl.store(o + offs, v, mask=offs < n)
     tl.atomic_add(o, 1.0, sem="acq_rel", scope="gpu")
     tl.atomic_max(o + 1, 2.0, sem="acq_rel")
@@ -172,4 +172,8 @@ def _is_hint(index: KernelIndex, fn: JitFunction, value: ast.AST, default: objec
     """A known value (a literal or a module constant) other than the default: a value
     the kernel takes from a parameter (`sem=SEM`) may well be the default."""
     known = index.constant_in_kernel(fn, value)
-    return known is not None and not (type(known.value) is type(default) and known.value == default)
+    return (
+        known is not None
+        and known.value is not None  # `cache_modifier=None`: no hint either
+        and not (type(known.value) is type(default) and known.value == default)
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import LANGUAGE
+from ascend_lint.index import LANGUAGE, is_literal
 from ascend_lint.index.syntax import all_params
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
@@ -23,6 +23,9 @@ UNSUPPORTED = frozenset(
 )
 
 
+_CONSTEXPR = f"{LANGUAGE}.constexpr"
+
+
 class UnsupportedDtype(Rule):
     code = "ASC017"
     name = "unsupported-dtype"
@@ -38,13 +41,22 @@ class UnsupportedDtype(Rule):
                     found += [n for n in ast.walk(arg.annotation) if resolve(n) in UNSUPPORTED]
             if not found:
                 continue
-            # A comparison with a dtype (`x.dtype == tl.float64`) dispatches at compile
-            # time; it creates no value of that type.
-            compared = {
-                id(operand) for node in fn.compares for operand in (node.left, *node.comparators)
-            }
+            # A comparison with a dtype (`x.dtype == tl.float64`, `== tl.constexpr(...)`)
+            # dispatches at compile time, and a bitcast (`x.to(tl.float8e5, bitcast=True)`)
+            # reinterprets bits without the conversion triton-ascend rejects: neither
+            # converts a value to that type.
+            exempt = set()
+            for node in fn.compares:
+                for operand in (node.left, *node.comparators):
+                    exempt.add(id(operand))
+                    if isinstance(operand, ast.Call) and resolve(operand.func) == _CONSTEXPR:
+                        exempt.update(id(a) for a in operand.args)
+            for call, _stmt in fn.calls:
+                if any(kw.arg == "bitcast" and is_literal(kw.value, True) for kw in call.keywords):
+                    exempt.update(id(a) for a in call.args)
+                    exempt.update(id(kw.value) for kw in call.keywords)
             for node in sorted(found, key=lambda n: (n.lineno, n.col_offset)):
-                if id(node) in compared:
+                if id(node) in exempt:
                     continue
                 name = resolve(node).rsplit(".", 1)[1]
                 yield Finding(
@@ -65,6 +77,9 @@ def k(x, o, BLOCK: tl.constexpr):
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     if x.dtype.element_ty == tl.float64:
         v = v * 2
+    if o.dtype.element_ty == tl.constexpr(tl.float8e5):
+        v = v + 1
+    bits = v.to(tl.int8).to(tl.float8e5, bitcast=True)
     tl.store(o + tl.arange(0, BLOCK), acc + v)
 
 def host(x):
