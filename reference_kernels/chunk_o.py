@@ -23,6 +23,14 @@ Layout choices for Ascend (why the code looks the way it does)
   already) and the kernels pick the stride-1 pointer math through the constexpr
   ``G_T_CONTIG`` (the G_T_CONTIG pattern).  The legacy ``(HV,)`` stride survives only
   in the ``else`` branch, which the launchers select only for ``HV == 1``.
+* Every kernel runs on a 1-D grid of the AI-core count (they all use ``tl.dot``;
+  ``reference_kernels.core_grid.num_ai_cores``) and walks its tasks in a loop,
+  ``for task in range(tl.program_id(0), n_tasks, tl.num_programs(0))``.  A task is one
+  (V block,) value head and chunk; the chunk count is a runtime argument, so the grid
+  stays one round of programs however long the sequences are, and a new length does
+  not compile a new kernel.
+* ``dg`` is reduced inside the dq/dk/dw kernel, from the unrounded dq / dk tiles it
+  already holds: no fp32 scratch, no second pass over q, k, v, h and dh.
 * Outputs along time (``dg``) are written transposed ``[B, HV, T]`` by the kernel so
   that the store is a stride-1 DMA too; the host turns them back into the public
   ``[B, T, HV]`` layout.
@@ -31,7 +39,8 @@ Layout choices for Ascend (why the code looks the way it does)
 * There is no runtime branch inside any loop, no in-place pointer advance, and no
   tile is read again after it served as the left operand of ``tl.dot`` (Ascend's
   matmul may reuse the lhs buffer).  Optional inputs are selected by constexpr flags
-  (``USE_G``, ``USE_DW``, ``IS_VARLEN``) so the unused path is never compiled.
+  (``USE_G``, ``USE_DW``, ``IS_VARLEN``) so the unused path is never compiled; the
+  task loop's body holds only such constexpr branches.
 * Launches carry no CUDA tuning keywords and no timing-based config search: block
   sizes are fixed on the host (``_block``).
 """
@@ -42,10 +51,11 @@ import torch
 import triton
 import triton.language as tl
 
+from reference_kernels.core_grid import num_ai_cores
+
 __all__ = [
     "chunk_bwd_dqkwg",
     "chunk_bwd_dv_local",
-    "chunk_bwd_kernel_dg",
     "chunk_bwd_kernel_dqkwg",
     "chunk_bwd_kernel_dv_local",
     "chunk_fwd_kernel_o",
@@ -108,33 +118,42 @@ def gate_scalar(g_base, idx, HV: tl.constexpr, G_T_CONTIG: tl.constexpr):
 
 
 # ---------------------------------------------------------------------------
-# forward: o = scale * (exp2(g) * (q @ h) + tril(q k^T * decay) @ v)
+# core-grid task decomposition (shared by all kernels)
 # ---------------------------------------------------------------------------
 @triton.jit
-def locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
-    """Where this program's chunk lives: its index inside its sequence, its global index
-    (which selects the chunk state in ``h``/``dh``), the sequence's first token and the
-    sequence's length.
+def locate_chunk(i_c, T, chunk_indices, cu_seqlens, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    """Where global chunk ``i_c`` lives: ``(i_n, i_t, i_tg, bos, T_cur)``.
 
-    Varlen: ``chunk_indices`` (int32, built on the host) maps the launch's chunk to
+    ``i_n`` is the sequence (the batch row for fixed length), ``i_t`` the chunk's index
+    inside it, ``i_tg`` its global index (which selects the chunk state in ``h``/``dh``),
+    ``bos`` the sequence's first token and ``T_cur`` its length.  ``T`` is the stored
+    time length; it is never rebound, so a task loop can call this on every iteration.
+
+    Varlen: ``chunk_indices`` (int32, built on the host) maps the global chunk to
     (sequence, chunk); ``cu_seqlens`` is loaded as int64 so token offsets never wrap, and
-    only the local length is narrowed.  Fixed length: sequence ``i_b`` starts at token
-    ``i_b * T`` (``i_b`` is int64 already).
+    only the local length is narrowed.  Fixed length: ``B * cdiv(T, BT)`` chunks, batch
+    row after batch row, so the scalar division by the runtime chunk count splits them.
     """
+    i_tg = tl.cast(i_c, tl.int64)
     if IS_VARLEN:
-        i_tg = tl.cast(i_t, tl.int64)
-        i_n = tl.load(chunk_indices + i_t * 2)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1)
+        i_n = tl.load(chunk_indices + i_c * 2)
+        i_t = tl.load(chunk_indices + i_c * 2 + 1)
         bos = tl.load(cu_seqlens + i_n)
         eos = tl.load(cu_seqlens + i_n + 1)
-        T = (eos - bos).to(tl.int32)
+        T_cur = (eos - bos).to(tl.int32)
     else:
-        i_tg = i_b * tl.cdiv(T, BT) + i_t
-        bos = i_b * T
-    return i_t, i_tg, bos, T
+        NT = tl.cdiv(T, BT)
+        i_n = i_c // NT
+        i_t = i_c - i_n * NT
+        bos = tl.cast(i_n, tl.int64) * T
+        T_cur = T
+    return tl.cast(i_n, tl.int64), i_t, i_tg, bos, T_cur
 
 
-@triton.jit(do_not_specialize=["T"])
+# ---------------------------------------------------------------------------
+# forward: o = scale * (exp2(g) * (q @ h) + tril(q k^T * decay) @ v)
+# ---------------------------------------------------------------------------
+@triton.jit(do_not_specialize=["T", "n_chunks"])
 def chunk_fwd_kernel_o(
     q,
     k,
@@ -146,6 +165,7 @@ def chunk_fwd_kernel_o(
     chunk_indices,
     scale,
     T,
+    n_chunks,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -157,63 +177,76 @@ def chunk_fwd_kernel_o(
     G_T_CONTIG: tl.constexpr,
     IS_VARLEN: tl.constexpr,
 ):
-    i_v = tl.program_id(0)
-    i_t = tl.program_id(1)
-    i_bh = tl.program_id(2)
-    # int64 before any multiplication: B * T * HV * V overflows int32 at long context.
-    i_b = tl.cast(i_bh // HV, tl.int64)
-    i_h = tl.cast(i_bh % HV, tl.int64)
-    # Keep the stored time length: the varlen branch rebinds T to the local length.
-    T_seq = T
-    i_t, i_tg, bos, T = locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT, IS_VARLEN)
+    """One program per AI core; each walks the tasks (V block, value head, chunk).
 
-    q_base = q + (bos * H + i_h // (HV // H)) * K
-    k_base = k + (bos * H + i_h // (HV // H)) * K
-    v_base = v + (bos * HV + i_h) * V
-    o_base = o + (bos * HV + i_h) * V
-    h_base = h + (i_tg * HV + i_h) * (K * V)
+    The V block varies fastest, then the value head, so programs that run at the same
+    time share the q/k rows of one chunk.
+    """
+    NV: tl.constexpr = (V + BV - 1) // BV
+    n_tasks = n_chunks * (HV * NV)
+    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+        i_v = task % NV
+        # int64 before any multiplication: B * T * HV * V overflows int32 at long context.
+        i_h = tl.cast((task // NV) % HV, tl.int64)
+        i_n, i_t, i_tg, bos, T_cur = locate_chunk(
+            task // (NV * HV), T, chunk_indices, cu_seqlens, BT, IS_VARLEN
+        )
 
-    b_o = tl.zeros([BT, BV], dtype=tl.float32)
-    b_A = tl.zeros([BT, BT], dtype=tl.float32)
-    for i_k in range(tl.cdiv(K, BK)):
-        p_q = tl.make_block_ptr(q_base, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-        # k read as a [BK, BT] view: the unit-stride K axis stays the contiguous one.
-        p_kt = tl.make_block_ptr(k_base, (K, T), (1, H * K), (i_k * BK, i_t * BT), (BK, BT), (0, 1))
-        p_h = tl.make_block_ptr(h_base, (K, V), (V, 1), (i_k * BK, i_v * BV), (BK, BV), (1, 0))
-        b_q = tl.load(p_q, boundary_check=(0, 1))
-        b_kt = tl.load(p_kt, boundary_check=(0, 1))
-        b_h = tl.load(p_h, boundary_check=(0, 1)).to(b_q.dtype)
-        # q feeds two matmuls as lhs; the second one gets its own copy because the
-        # first may overwrite its lhs buffer in UB.
-        b_q_for_A = b_q + 0.0
-        b_o += tl.dot(b_q, b_h, input_precision="ieee")
-        b_A += tl.dot(b_q_for_A, b_kt, input_precision="ieee")
+        q_base = q + (bos * H + i_h // (HV // H)) * K
+        k_base = k + (bos * H + i_h // (HV // H)) * K
+        v_base = v + (bos * HV + i_h) * V
+        o_base = o + (bos * HV + i_h) * V
+        h_base = h + (i_tg * HV + i_h) * (K * V)
 
-    o_t = i_t * BT + tl.arange(0, BT)
-    m_t = o_t < T
-    m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
-    if USE_G:
-        g_row = gate_base(g, bos, i_b, i_h, T_seq, HV, IS_VARLEN, G_T_CONTIG)
-        b_g = tl.load(
-            gate_block_ptr(g_row, T, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
-        ).to(tl.float32)
-        b_o = b_o * tl.exp2(b_g)[:, None]
-        # Zero the exponent outside the causal mask so exp2 never overflows there.
-        b_A = b_A * tl.exp2(tl.where(m_A, b_g[:, None] - b_g[None, :], 0.0))
-    b_A = tl.where(m_A, b_A, 0.0)
+        b_o = tl.zeros([BT, BV], dtype=tl.float32)
+        b_A = tl.zeros([BT, BT], dtype=tl.float32)
+        for i_k in range(tl.cdiv(K, BK)):
+            p_q = tl.make_block_ptr(
+                q_base, (T_cur, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
+            )
+            # k read as a [BK, BT] view: the unit-stride K axis stays the contiguous one.
+            p_kt = tl.make_block_ptr(
+                k_base, (K, T_cur), (1, H * K), (i_k * BK, i_t * BT), (BK, BT), (0, 1)
+            )
+            p_h = tl.make_block_ptr(h_base, (K, V), (V, 1), (i_k * BK, i_v * BV), (BK, BV), (1, 0))
+            b_q = tl.load(p_q, boundary_check=(0, 1))
+            b_kt = tl.load(p_kt, boundary_check=(0, 1))
+            b_h = tl.load(p_h, boundary_check=(0, 1)).to(b_q.dtype)
+            # q feeds two matmuls as lhs; the second one gets its own copy because the
+            # first may overwrite its lhs buffer in UB.
+            b_q_for_A = b_q + 0.0
+            b_o += tl.dot(b_q, b_h, input_precision="ieee")
+            b_A += tl.dot(b_q_for_A, b_kt, input_precision="ieee")
 
-    p_v = tl.make_block_ptr(v_base, (T, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-    p_o = tl.make_block_ptr(o_base, (T, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-    b_v = tl.load(p_v, boundary_check=(0, 1))
-    b_A_lhs = b_A.to(b_v.dtype)
-    b_o = (b_o + tl.dot(b_A_lhs, b_v, input_precision="ieee")) * scale
-    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
+        o_t = i_t * BT + tl.arange(0, BT)
+        m_t = o_t < T_cur
+        m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+        if USE_G:
+            g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
+            b_g = tl.load(
+                gate_block_ptr(g_row, T_cur, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
+            ).to(tl.float32)
+            b_o = b_o * tl.exp2(b_g)[:, None]
+            # Zero the exponent outside the causal mask so exp2 never overflows there.
+            b_A = b_A * tl.exp2(tl.where(m_A, b_g[:, None] - b_g[None, :], 0.0))
+        b_A = tl.where(m_A, b_A, 0.0)
+
+        p_v = tl.make_block_ptr(
+            v_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+        )
+        p_o = tl.make_block_ptr(
+            o_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+        )
+        b_v = tl.load(p_v, boundary_check=(0, 1))
+        b_A_lhs = b_A.to(b_v.dtype)
+        b_o = (b_o + tl.dot(b_A_lhs, b_v, input_precision="ieee")) * scale
+        tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
 
 
 # ---------------------------------------------------------------------------
 # backward, intra-chunk part of dv: dv[s] = sum_{t >= s} scale * (k_s . q_t) * decay * do[t]
 # ---------------------------------------------------------------------------
-@triton.jit(do_not_specialize=["T"])
+@triton.jit(do_not_specialize=["T", "n_chunks"])
 def chunk_bwd_kernel_dv_local(
     q,
     k,
@@ -224,6 +257,7 @@ def chunk_bwd_kernel_dv_local(
     chunk_indices,
     scale,
     T,
+    n_chunks,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -235,56 +269,61 @@ def chunk_bwd_kernel_dv_local(
     G_T_CONTIG: tl.constexpr,
     IS_VARLEN: tl.constexpr,
 ):
-    i_t = tl.program_id(0)
-    i_bh = tl.program_id(1)
-    i_b = tl.cast(i_bh // HV, tl.int64)
-    i_h = tl.cast(i_bh % HV, tl.int64)
-    T_seq = T
-    i_t, _, bos, T = locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT, IS_VARLEN)
-
-    q_base = q + (bos * H + i_h // (HV // H)) * K
-    k_base = k + (bos * H + i_h // (HV // H)) * K
-    do_base = do + (bos * HV + i_h) * V
-    dv_base = dv + (bos * HV + i_h) * V
-
-    # A[s, t] = k_s . q_t for the whole chunk, accumulated over K blocks.
-    b_A = tl.zeros([BT, BT], dtype=tl.float32)
-    for i_k in range(tl.cdiv(K, BK)):
-        p_k = tl.make_block_ptr(k_base, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-        p_qt = tl.make_block_ptr(q_base, (K, T), (1, H * K), (i_k * BK, i_t * BT), (BK, BT), (0, 1))
-        b_k = tl.load(p_k, boundary_check=(0, 1))
-        b_qt = tl.load(p_qt, boundary_check=(0, 1))
-        b_A += tl.dot(b_k, b_qt, input_precision="ieee")
-
-    o_t = i_t * BT + tl.arange(0, BT)
-    m_t = o_t < T
-    m_A = (o_t[:, None] <= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
-    if USE_G:
-        g_row = gate_base(g, bos, i_b, i_h, T_seq, HV, IS_VARLEN, G_T_CONTIG)
-        b_g = tl.load(
-            gate_block_ptr(g_row, T, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
-        ).to(tl.float32)
-        b_A = b_A * tl.exp2(tl.where(m_A, b_g[None, :] - b_g[:, None], 0.0))
-    b_A = tl.where(m_A, b_A * scale, 0.0)
-
-    for i_v in range(tl.cdiv(V, BV)):
-        p_do = tl.make_block_ptr(
-            do_base, (T, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+    """One program per AI core; each walks the tasks (value head, chunk)."""
+    n_tasks = n_chunks * HV
+    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+        i_h = tl.cast(task % HV, tl.int64)
+        i_n, i_t, _, bos, T_cur = locate_chunk(
+            task // HV, T, chunk_indices, cu_seqlens, BT, IS_VARLEN
         )
-        p_dv = tl.make_block_ptr(
-            dv_base, (T, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
-        )
-        b_do = tl.load(p_do, boundary_check=(0, 1))
-        # b_A is reused by every V block: hand the matmul a fresh copy each time.
-        b_A_lhs = (b_A + 0.0).to(b_do.dtype)
-        b_dv = tl.dot(b_A_lhs, b_do, input_precision="ieee")
-        tl.store(p_dv, b_dv.to(p_dv.dtype.element_ty), boundary_check=(0, 1))
+
+        q_base = q + (bos * H + i_h // (HV // H)) * K
+        k_base = k + (bos * H + i_h // (HV // H)) * K
+        do_base = do + (bos * HV + i_h) * V
+        dv_base = dv + (bos * HV + i_h) * V
+
+        # A[s, t] = k_s . q_t for the whole chunk, accumulated over K blocks.
+        b_A = tl.zeros([BT, BT], dtype=tl.float32)
+        for i_k in range(tl.cdiv(K, BK)):
+            p_k = tl.make_block_ptr(
+                k_base, (T_cur, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
+            )
+            p_qt = tl.make_block_ptr(
+                q_base, (K, T_cur), (1, H * K), (i_k * BK, i_t * BT), (BK, BT), (0, 1)
+            )
+            b_k = tl.load(p_k, boundary_check=(0, 1))
+            b_qt = tl.load(p_qt, boundary_check=(0, 1))
+            b_A += tl.dot(b_k, b_qt, input_precision="ieee")
+
+        o_t = i_t * BT + tl.arange(0, BT)
+        m_t = o_t < T_cur
+        m_A = (o_t[:, None] <= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+        if USE_G:
+            g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
+            b_g = tl.load(
+                gate_block_ptr(g_row, T_cur, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
+            ).to(tl.float32)
+            b_A = b_A * tl.exp2(tl.where(m_A, b_g[None, :] - b_g[:, None], 0.0))
+        b_A = tl.where(m_A, b_A * scale, 0.0)
+
+        for i_v in range(tl.cdiv(V, BV)):
+            p_do = tl.make_block_ptr(
+                do_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+            )
+            p_dv = tl.make_block_ptr(
+                dv_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+            )
+            b_do = tl.load(p_do, boundary_check=(0, 1))
+            # b_A is reused by every V block: hand the matmul a fresh copy each time.
+            b_A_lhs = (b_A + 0.0).to(b_do.dtype)
+            b_dv = tl.dot(b_A_lhs, b_do, input_precision="ieee")
+            tl.store(p_dv, b_dv.to(p_dv.dtype.element_ty), boundary_check=(0, 1))
 
 
 # ---------------------------------------------------------------------------
-# backward dq / dk / dw (fp32, one value head per program)
+# backward dq / dk / dw / dg, one (value head, chunk) task at a time
 # ---------------------------------------------------------------------------
-@triton.jit(do_not_specialize=["T"])
+@triton.jit(do_not_specialize=["T", "n_chunks"])
 def chunk_bwd_kernel_dqkwg(
     q,
     k,
@@ -297,10 +336,12 @@ def chunk_bwd_kernel_dqkwg(
     dq,
     dk,
     dw,
+    dg,
     cu_seqlens,
     chunk_indices,
     scale,
     T,
+    n_chunks,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -313,200 +354,162 @@ def chunk_bwd_kernel_dqkwg(
     G_T_CONTIG: tl.constexpr,
     IS_VARLEN: tl.constexpr,
 ):
-    """dq, dk (fp32, [B, T, HV, K], per value head) and dw = -dv @ h^T.
+    """dq, dk and dw = -dv @ h^T per value head (``[B, T, HV, K]``), and dg.
 
     dq = scale * (exp2(g) * (do @ h^T) + ds @ k)
     dk = exp2(g_last - g) * (v @ dh^T) + ds^T @ q
-    with ds = scale * tril(do @ v^T * decay).  The host sums the head group.
+    with ds = scale * tril(do @ v^T * decay).  The host sums dq / dk over the head group.
+
+    dg[t] = sum_k(dq*q - dk*k)[t], plus on the chunk's last token the terms that depend
+    on g_last through the state update: exp2(g_last) * <h, dh> + sum_t exp2(g_last -
+    g[t]) * k_t . (dh v_t).  The result is in the kernel's log2 units (autodiff's dL/dg
+    divided by ln 2), written ``[B, HV, T]`` so the store is a stride-1 DMA.
+
+    Everything dg needs is in the program's tiles already (the unrounded dq / dk, the
+    ungated ``v @ dh^T``), so it is reduced here over the K blocks, which this program
+    walks itself: no fp32 dq / dk scratch, no second kernel, no per-K-block dg partials.
+    ``ds`` does not depend on the K block and is computed once per task.
     """
-    i_k = tl.program_id(0)
-    i_t = tl.program_id(1)
-    i_bh = tl.program_id(2)
-    i_b = tl.cast(i_bh // HV, tl.int64)
-    i_h = tl.cast(i_bh % HV, tl.int64)
-    T_seq = T
-    i_t, i_tg, bos, T = locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT, IS_VARLEN)
-
-    q_base = q + (bos * H + i_h // (HV // H)) * K
-    k_base = k + (bos * H + i_h // (HV // H)) * K
-    v_base = v + (bos * HV + i_h) * V
-    do_base = do + (bos * HV + i_h) * V
-    h_base = h + (i_tg * HV + i_h) * (K * V)
-    dh_base = dh + (i_tg * HV + i_h) * (K * V)
-    dq_base = dq + (bos * HV + i_h) * K
-    dk_base = dk + (bos * HV + i_h) * K
-
-    b_dq = tl.zeros([BT, BK], dtype=tl.float32)
-    b_dk = tl.zeros([BT, BK], dtype=tl.float32)
-    b_ds = tl.zeros([BT, BT], dtype=tl.float32)
-    if USE_DW:
-        dv_base = dv + (bos * HV + i_h) * V
-        dw_base = dw + (bos * HV + i_h) * K
-        b_dw = tl.zeros([BT, BK], dtype=tl.float32)
-    for i_v in range(tl.cdiv(V, BV)):
-        p_v = tl.make_block_ptr(v_base, (T, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-        p_do = tl.make_block_ptr(
-            do_base, (T, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+    NK: tl.constexpr = (K + BK - 1) // BK
+    NV: tl.constexpr = (V + BV - 1) // BV
+    n_tasks = n_chunks * HV
+    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+        i_h = tl.cast(task % HV, tl.int64)
+        i_n, i_t, i_tg, bos, T_cur = locate_chunk(
+            task // HV, T, chunk_indices, cu_seqlens, BT, IS_VARLEN
         )
-        # h / dh are [K, V] row-major; read them as [BV, BK] views (unit stride on V).
-        p_h = tl.make_block_ptr(h_base, (V, K), (1, V), (i_v * BV, i_k * BK), (BV, BK), (0, 1))
-        p_dh = tl.make_block_ptr(dh_base, (V, K), (1, V), (i_v * BV, i_k * BK), (BV, BK), (0, 1))
-        b_v = tl.load(p_v, boundary_check=(0, 1))
-        b_do = tl.load(p_do, boundary_check=(0, 1))
-        # Matmul operands in the input dtype, taken from the pointer type so no tile
-        # is read after it has served as a matmul lhs.
-        b_h = tl.load(p_h, boundary_check=(0, 1)).to(v.dtype.element_ty)
-        b_dh = tl.load(p_dh, boundary_check=(0, 1)).to(v.dtype.element_ty)
-        b_do_for_dq = b_do + 0.0
-        b_ds += tl.dot(b_do, tl.trans(b_v), input_precision="ieee")
-        b_dq += tl.dot(b_do_for_dq, b_h, input_precision="ieee")
-        b_dk += tl.dot(b_v, b_dh, input_precision="ieee")
-        if USE_DW:
-            p_dv = tl.make_block_ptr(
-                dv_base, (T, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
-            )
-            b_dv = tl.load(p_dv, boundary_check=(0, 1)).to(v.dtype.element_ty)
-            b_dw += tl.dot(b_dv, b_h, input_precision="ieee")
 
-    if USE_DW:
-        p_dw = tl.make_block_ptr(
-            dw_base, (T, K), (HV * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
-        )
-        tl.store(p_dw, (-b_dw).to(p_dw.dtype.element_ty), boundary_check=(0, 1))
+        q_base = q + (bos * H + i_h // (HV // H)) * K
+        k_base = k + (bos * H + i_h // (HV // H)) * K
+        v_base = v + (bos * HV + i_h) * V
+        do_base = do + (bos * HV + i_h) * V
+        h_base = h + (i_tg * HV + i_h) * (K * V)
+        dh_base = dh + (i_tg * HV + i_h) * (K * V)
+        dq_base = dq + (bos * HV + i_h) * K
+        dk_base = dk + (bos * HV + i_h) * K
 
-    o_t = i_t * BT + tl.arange(0, BT)
-    m_t = o_t < T
-    m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
-    if USE_G:
-        g_row = gate_base(g, bos, i_b, i_h, T_seq, HV, IS_VARLEN, G_T_CONTIG)
-        b_g = tl.load(
-            gate_block_ptr(g_row, T, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
-        ).to(tl.float32)
-        last_idx = tl.minimum(i_t * BT + BT, T) - 1
-        b_g_last = gate_scalar(g_row, last_idx, HV, G_T_CONTIG)
-        b_dq = b_dq * (tl.exp2(b_g) * scale)[:, None]
-        b_dk = b_dk * tl.where(m_t, tl.exp2(b_g_last - b_g), 0.0)[:, None]
-        b_ds = b_ds * tl.exp2(tl.where(m_A, b_g[:, None] - b_g[None, :], 0.0))
-    else:
-        b_dq = b_dq * scale
-    b_ds = tl.where(m_A, b_ds * scale, 0.0)
+        o_t = i_t * BT + tl.arange(0, BT)
+        m_t = o_t < T_cur
+        m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
 
-    p_q = tl.make_block_ptr(q_base, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-    p_k = tl.make_block_ptr(k_base, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-    b_q = tl.load(p_q, boundary_check=(0, 1))
-    b_k = tl.load(p_k, boundary_check=(0, 1))
-    # Both lhs operands are materialised before the first matmul touches UB.
-    b_ds_lhs = (b_ds + 0.0).to(b_k.dtype)
-    b_dst_lhs = tl.trans(b_ds).to(b_q.dtype)
-    b_dq += tl.dot(b_ds_lhs, b_k, input_precision="ieee")
-    b_dk += tl.dot(b_dst_lhs, b_q, input_precision="ieee")
-
-    p_dq = tl.make_block_ptr(dq_base, (T, K), (HV * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-    p_dk = tl.make_block_ptr(dk_base, (T, K), (HV * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-    tl.store(p_dq, b_dq.to(p_dq.dtype.element_ty), boundary_check=(0, 1))
-    tl.store(p_dk, b_dk.to(p_dk.dtype.element_ty), boundary_check=(0, 1))
-
-
-# ---------------------------------------------------------------------------
-# backward dg from the fp32 dq / dk of chunk_bwd_kernel_dqkwg
-# ---------------------------------------------------------------------------
-@triton.jit(do_not_specialize=["T"])
-def chunk_bwd_kernel_dg(
-    q,
-    k,
-    v,
-    g,
-    h,
-    dh,
-    dq,
-    dk,
-    dg,
-    cu_seqlens,
-    chunk_indices,
-    T,
-    H: tl.constexpr,
-    HV: tl.constexpr,
-    K: tl.constexpr,
-    V: tl.constexpr,
-    BT: tl.constexpr,
-    BK: tl.constexpr,
-    BV: tl.constexpr,
-    G_T_CONTIG: tl.constexpr,
-    IS_VARLEN: tl.constexpr,
-):
-    """dg[t] = sum_k(dq*q - dk*k)[t], plus the chunk-end term on the last token.
-
-    The chunk-end term collects everything that depends on g_last through the
-    state update: exp2(g_last) * <h, dh> + sum_t exp2(g_last - g[t]) * k_t . (dh v_t).
-    The result is in the kernel's log2 units (autodiff's dL/dg divided by ln 2).
-    ``dg`` is written as ``[B, HV, T]`` so the store is a stride-1 DMA.
-    """
-    i_t = tl.program_id(0)
-    i_bh = tl.program_id(1)
-    i_b = tl.cast(i_bh // HV, tl.int64)
-    i_h = tl.cast(i_bh % HV, tl.int64)
-    T_seq = T
-    i_t, i_tg, bos, T = locate_chunk(i_t, i_b, T, chunk_indices, cu_seqlens, BT, IS_VARLEN)
-    # dg is written [B, HV, T] (stride-1 stores): the same addressing as the gate.
-    dg_row = gate_base(dg, bos, i_b, i_h, T_seq, HV, IS_VARLEN, True)
-
-    q_base = q + (bos * H + i_h // (HV // H)) * K
-    k_base = k + (bos * H + i_h // (HV // H)) * K
-    v_base = v + (bos * HV + i_h) * V
-    h_base = h + (i_tg * HV + i_h) * (K * V)
-    dh_base = dh + (i_tg * HV + i_h) * (K * V)
-    dq_base = dq + (bos * HV + i_h) * K
-    dk_base = dk + (bos * HV + i_h) * K
-
-    g_row = gate_base(g, bos, i_b, i_h, T_seq, HV, IS_VARLEN, G_T_CONTIG)
-    b_g = tl.load(gate_block_ptr(g_row, T, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)).to(
-        tl.float32
-    )
-    last_idx = tl.minimum(i_t * BT + BT, T) - 1
-    b_g_last = gate_scalar(g_row, last_idx, HV, G_T_CONTIG)
-
-    o_t = i_t * BT + tl.arange(0, BT)
-    m_t = o_t < T
-    b_dg = tl.zeros([BT], dtype=tl.float32)
-    # per-token k_t . (dh v_t), before the exp2(g_last - g_t) factor
-    b_kdhv = tl.zeros([BT], dtype=tl.float32)
-    b_hdh = tl.zeros([BV, BK], dtype=tl.float32)
-    for i_k in range(tl.cdiv(K, BK)):
-        b_dk_state = tl.zeros([BT, BK], dtype=tl.float32)
-        for i_v in range(tl.cdiv(V, BV)):
+        # ds = do @ v^T, shared by every K block.
+        b_ds = tl.zeros([BT, BT], dtype=tl.float32)
+        for i_v in range(NV):
             p_v = tl.make_block_ptr(
-                v_base, (T, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+                v_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
             )
-            p_h = tl.make_block_ptr(h_base, (V, K), (1, V), (i_v * BV, i_k * BK), (BV, BK), (0, 1))
-            p_dh = tl.make_block_ptr(
-                dh_base, (V, K), (1, V), (i_v * BV, i_k * BK), (BV, BK), (0, 1)
+            p_do = tl.make_block_ptr(
+                do_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
             )
             b_v = tl.load(p_v, boundary_check=(0, 1))
-            b_h = tl.load(p_h, boundary_check=(0, 1)).to(tl.float32)
-            b_dh = tl.load(p_dh, boundary_check=(0, 1))
-            b_hdh += b_h * b_dh.to(tl.float32)
-            b_dk_state += tl.dot(b_v, b_dh.to(v.dtype.element_ty), input_precision="ieee")
-        p_q = tl.make_block_ptr(q_base, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-        p_k = tl.make_block_ptr(k_base, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-        p_dq = tl.make_block_ptr(
-            dq_base, (T, K), (HV * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
-        )
-        p_dk = tl.make_block_ptr(
-            dk_base, (T, K), (HV * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
-        )
-        b_q = tl.load(p_q, boundary_check=(0, 1)).to(tl.float32)
-        b_k = tl.load(p_k, boundary_check=(0, 1)).to(tl.float32)
-        b_dq = tl.load(p_dq, boundary_check=(0, 1)).to(tl.float32)
-        b_dk = tl.load(p_dk, boundary_check=(0, 1)).to(tl.float32)
-        b_dg += tl.sum(b_dq * b_q, axis=1) - tl.sum(b_dk * b_k, axis=1)
-        b_kdhv += tl.sum(b_dk_state * b_k, axis=1)
+            b_do = tl.load(p_do, boundary_check=(0, 1))
+            b_ds += tl.dot(b_do, tl.trans(b_v), input_precision="ieee")
+        if USE_G:
+            g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
+            b_g = tl.load(
+                gate_block_ptr(g_row, T_cur, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
+            ).to(tl.float32)
+            last_idx = tl.minimum(i_t * BT + BT, T_cur) - 1
+            b_g_last = gate_scalar(g_row, last_idx, HV, G_T_CONTIG)
+            b_ds = b_ds * tl.exp2(tl.where(m_A, b_g[:, None] - b_g[None, :], 0.0))
+            b_dq_gate = tl.exp2(b_g) * scale
+            b_dk_gate = tl.where(m_t, tl.exp2(b_g_last - b_g), 0.0)
+            b_dg = tl.zeros([BT], dtype=tl.float32)
+            # the chunk-end terms, summed over all K and V blocks: <h, dh> and
+            # sum_t exp2(g_last - g_t) k_t . (dh v_t)
+            b_hdh = tl.zeros([1], dtype=tl.float32)
+            b_kdhv = tl.zeros([1], dtype=tl.float32)
+        b_ds = tl.where(m_A, b_ds * scale, 0.0)
 
-    b_dg_last = tl.exp2(b_g_last) * tl.sum(tl.sum(b_hdh, axis=1), axis=0)
-    b_dg_last += tl.sum(tl.where(m_t, tl.exp2(b_g_last - b_g), 0.0) * b_kdhv, axis=0)
-    b_dg = tl.where(o_t == last_idx, b_dg + b_dg_last, b_dg)
+        for i_k in range(NK):
+            b_dq = tl.zeros([BT, BK], dtype=tl.float32)
+            b_dk = tl.zeros([BT, BK], dtype=tl.float32)
+            if USE_DW:
+                b_dw = tl.zeros([BT, BK], dtype=tl.float32)
+            for i_v in range(NV):
+                p_v = tl.make_block_ptr(
+                    v_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+                )
+                p_do = tl.make_block_ptr(
+                    do_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+                )
+                # h / dh are [K, V] row-major; read them as [BV, BK] views (unit stride on V).
+                p_h = tl.make_block_ptr(
+                    h_base, (V, K), (1, V), (i_v * BV, i_k * BK), (BV, BK), (0, 1)
+                )
+                p_dh = tl.make_block_ptr(
+                    dh_base, (V, K), (1, V), (i_v * BV, i_k * BK), (BV, BK), (0, 1)
+                )
+                b_v = tl.load(p_v, boundary_check=(0, 1))
+                b_do = tl.load(p_do, boundary_check=(0, 1))
+                b_h = tl.load(p_h, boundary_check=(0, 1))
+                b_dh = tl.load(p_dh, boundary_check=(0, 1))
+                if USE_G:
+                    b_hdh += tl.sum(tl.sum(b_h.to(tl.float32) * b_dh.to(tl.float32), 1), 0)
+                b_dq += tl.dot(b_do, b_h.to(b_do.dtype), input_precision="ieee")
+                b_dk += tl.dot(b_v, b_dh.to(b_v.dtype), input_precision="ieee")
+                if USE_DW:
+                    p_dv = tl.make_block_ptr(
+                        dv + (bos * HV + i_h) * V,
+                        (T_cur, V),
+                        (HV * V, 1),
+                        (i_t * BT, i_v * BV),
+                        (BT, BV),
+                        (1, 0),
+                    )
+                    b_dv = tl.load(p_dv, boundary_check=(0, 1)).to(b_v.dtype)
+                    b_dw += tl.dot(b_dv, b_h.to(b_v.dtype), input_precision="ieee")
 
-    p_dg = tl.make_block_ptr(dg_row, (T,), (1,), (i_t * BT,), (BT,), (0,))
-    tl.store(p_dg, b_dg.to(p_dg.dtype.element_ty), boundary_check=(0,))
+            if USE_DW:
+                p_dw = tl.make_block_ptr(
+                    dw + (bos * HV + i_h) * K,
+                    (T_cur, K),
+                    (HV * K, 1),
+                    (i_t * BT, i_k * BK),
+                    (BT, BK),
+                    (1, 0),
+                )
+                tl.store(p_dw, (-b_dw).to(p_dw.dtype.element_ty), boundary_check=(0, 1))
+
+            p_q = tl.make_block_ptr(
+                q_base, (T_cur, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
+            )
+            p_k = tl.make_block_ptr(
+                k_base, (T_cur, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
+            )
+            b_q = tl.load(p_q, boundary_check=(0, 1))
+            b_k = tl.load(p_k, boundary_check=(0, 1))
+            if USE_G:
+                b_dq = b_dq * b_dq_gate[:, None]
+                b_dk = b_dk * b_dk_gate[:, None]
+                b_kdhv += tl.sum(tl.sum(b_dk * b_k.to(tl.float32), 1), 0)
+            else:
+                b_dq = b_dq * scale
+            # ds serves every K block: each matmul gets a fresh lhs copy (Ascend's matmul
+            # may overwrite its lhs buffer in UB).
+            b_ds_lhs = (b_ds + 0.0).to(b_k.dtype)
+            b_dst_lhs = tl.trans(b_ds).to(b_q.dtype)
+            b_dq += tl.dot(b_ds_lhs, b_k, input_precision="ieee")
+            b_dk += tl.dot(b_dst_lhs, b_q, input_precision="ieee")
+            if USE_G:
+                b_dg += tl.sum(b_dq * b_q.to(tl.float32), 1) - tl.sum(b_dk * b_k.to(tl.float32), 1)
+
+            p_dq = tl.make_block_ptr(
+                dq_base, (T_cur, K), (HV * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
+            )
+            p_dk = tl.make_block_ptr(
+                dk_base, (T_cur, K), (HV * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
+            )
+            tl.store(p_dq, b_dq.to(p_dq.dtype.element_ty), boundary_check=(0, 1))
+            tl.store(p_dk, b_dk.to(p_dk.dtype.element_ty), boundary_check=(0, 1))
+
+        if USE_G:
+            b_dg_last = tl.exp2(b_g_last) * b_hdh + b_kdhv
+            b_dg = tl.where(o_t == last_idx, b_dg + b_dg_last, b_dg)
+            # dg is written [B, HV, T] (stride-1 stores): the same addressing as the gate.
+            dg_row = gate_base(dg, bos, i_n, i_h, T, HV, IS_VARLEN, True)
+            p_dg = tl.make_block_ptr(dg_row, (T_cur,), (1,), (i_t * BT,), (BT,), (0,))
+            tl.store(p_dg, b_dg.to(p_dg.dtype.element_ty), boundary_check=(0,))
 
 
 # ---------------------------------------------------------------------------
@@ -542,17 +545,32 @@ def _check_inputs(
 
 
 def _num_chunks(B: int, T: int, cu_seqlens: torch.Tensor | None, chunk_size: int):
-    """(grid extent along time, chunk_indices or None)."""
+    """(chunks of all sequences, chunk_indices or None): the kernels' task count along time."""
     if cu_seqlens is None:
-        return triton.cdiv(T, chunk_size), None
+        return B * triton.cdiv(T, chunk_size), None
     chunk_indices = prepare_chunk_indices(cu_seqlens, chunk_size)
     return chunk_indices.shape[0], chunk_indices
+
+
+def _core_grid(n_tasks: int, like: torch.Tensor) -> tuple[int]:
+    """1-D grid of the AI-core count (every kernel here uses ``tl.dot``), never more
+    programs than tasks."""
+    return (max(1, min(n_tasks, num_ai_cores(like))),)
 
 
 def _block(n: int) -> int:
     # Whole head dimension when small, 64-wide tiles otherwise: a [64, 64] fp32 tile
     # is 16 KiB, which leaves room in the ~192 KiB UB for the [BT, BT] score tile.
     return min(max(triton.next_power_of_2(n), 16), 64)
+
+
+def _gate_arg(g: torch.Tensor | None, HV: int) -> torch.Tensor | None:
+    """G_T_CONTIG: the read-only gate transposed once to ``[B, HV, T]`` (~10-15 us on an
+    accelerator) so every program reads it with stride 1.  With ``HV == 1`` the
+    ``[B, T, 1]`` tensor already has unit stride along T: no copy, legacy branch."""
+    if g is not None and HV != 1:
+        return g.transpose(1, 2).contiguous()
+    return g
 
 
 def chunk_fwd_o(
@@ -569,6 +587,9 @@ def chunk_fwd_o(
 
     For token t of chunk c (tokens s of the same chunk, s <= t):
     ``o[t] = scale * (exp2(g[t]) * q[t] @ h[c] + sum_s (q[t] . k[s]) exp2(g[t] - g[s]) v[s])``.
+
+    Launched on a 1-D grid of the AI-core count; the token and chunk counts are runtime
+    arguments, so a new sequence length does not compile a new kernel.
     """
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -576,26 +597,20 @@ def chunk_fwd_o(
     if scale is None:
         scale = K**-0.5
     BT, BK, BV = chunk_size, _block(K), _block(V)
-    NT, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
-    # G_T_CONTIG: transpose the read-only gate once to [B, HV, T] (~10-15 us on an
-    # accelerator) so every program reads it with stride 1.  With HV == 1 the
-    # [B, T, 1] tensor already has unit stride along T: no copy, legacy branch.
-    g_arg = g
-    if g is not None and HV != 1:
-        g_arg = g.transpose(1, 2).contiguous()
+    n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
     o = torch.empty_like(v)
-    grid = (triton.cdiv(V, BV), NT, B * HV)
-    chunk_fwd_kernel_o[grid](
+    chunk_fwd_kernel_o[_core_grid(n_chunks * HV * triton.cdiv(V, BV), q)](
         q,
         k,
         v,
         h,
-        g_arg,
+        _gate_arg(g, HV),
         o,
         cu_seqlens,
         chunk_indices,
         scale,
         T,
+        n_chunks,
         H=H,
         HV=HV,
         K=K,
@@ -629,25 +644,19 @@ def chunk_bwd_dv_local(
     if scale is None:
         scale = K**-0.5
     BT, BK, BV = chunk_size, _block(K), _block(V)
-    NT, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
-    # G_T_CONTIG: transpose the read-only gate once to [B, HV, T] (~10-15 us on an
-    # accelerator) so every program reads it with stride 1.  With HV == 1 the
-    # [B, T, 1] tensor already has unit stride along T: no copy, legacy branch.
-    g_arg = g
-    if g is not None and HV != 1:
-        g_arg = g.transpose(1, 2).contiguous()
+    n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
     dv = torch.empty_like(do)
-    grid = (NT, B * HV)
-    chunk_bwd_kernel_dv_local[grid](
+    chunk_bwd_kernel_dv_local[_core_grid(n_chunks * HV, q)](
         q,
         k,
-        g_arg,
+        _gate_arg(g, HV),
         do,
         dv,
         cu_seqlens,
         chunk_indices,
         scale,
         T,
+        n_chunks,
         H=H,
         HV=HV,
         K=K,
@@ -690,6 +699,10 @@ def chunk_bwd_dqkwg(
       only fixes shape and dtype), or ``None`` when ``w`` is None.
     * ``dg``: fp32 ``[B, T, HV]``, autodiff's dL/dg divided by ln 2 (the log2-space
       convention of the fused GDN backward), or ``None`` when ``g`` is None.
+
+    One kernel computes all four (dg from the unrounded dq / dk in its own tiles).
+    With ``HV == H`` it writes dq / dk straight into the outputs; otherwise into one
+    ``[B, T, HV, K]`` buffer each, in ``q``'s dtype, that the host sums over the group.
     """
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -699,23 +712,18 @@ def chunk_bwd_dqkwg(
     if scale is None:
         scale = K**-0.5
     BT, BK, BV = chunk_size, _block(K), _block(V)
-    NT, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
-    # G_T_CONTIG: transpose the read-only gate once to [B, HV, T] (~10-15 us on an
-    # accelerator) so every program reads it with stride 1.  With HV == 1 the
-    # [B, T, 1] tensor already has unit stride along T: no copy, legacy branch.
-    g_arg = g
-    if g is not None and HV != 1:
-        g_arg = g.transpose(1, 2).contiguous()
+    n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
 
-    # fp32 per-value-head scratch: the dg kernel needs unrounded dq / dk.
-    dq_hv = torch.empty(B, T, HV, K, dtype=torch.float32, device=q.device)
-    dk_hv = torch.empty(B, T, HV, K, dtype=torch.float32, device=q.device)
+    dq_hv = torch.empty(B, T, HV, K, dtype=q.dtype, device=q.device)
+    dk_hv = torch.empty(B, T, HV, K, dtype=k.dtype, device=q.device)
     dw = torch.empty(B, T, HV, K, dtype=w.dtype, device=q.device) if w is not None else None
-    chunk_bwd_kernel_dqkwg[(triton.cdiv(K, BK), NT, B * HV)](
+    # Written [B, HV, T] (stride-1 stores), returned in the public [B, T, HV] layout.
+    dg_t = torch.empty(B, HV, T, dtype=torch.float32, device=q.device) if g is not None else None
+    chunk_bwd_kernel_dqkwg[_core_grid(n_chunks * HV, q)](
         q,
         k,
         v,
-        g_arg,
+        _gate_arg(g, HV),
         h,
         do,
         dh,
@@ -723,10 +731,12 @@ def chunk_bwd_dqkwg(
         dq_hv,
         dk_hv,
         dw,
+        dg_t,
         cu_seqlens,
         chunk_indices,
         scale,
         T,
+        n_chunks,
         H=H,
         HV=HV,
         K=K,
@@ -740,36 +750,10 @@ def chunk_bwd_dqkwg(
         IS_VARLEN=cu_seqlens is not None,
     )
 
-    dg = None
-    if g is not None:
-        # Written [B, HV, T] (stride-1 stores), returned in the public [B, T, HV] layout.
-        dg_t = torch.empty(B, HV, T, dtype=torch.float32, device=q.device)
-        chunk_bwd_kernel_dg[(NT, B * HV)](
-            q,
-            k,
-            v,
-            g_arg,
-            h,
-            dh,
-            dq_hv,
-            dk_hv,
-            dg_t,
-            cu_seqlens,
-            chunk_indices,
-            T,
-            H=H,
-            HV=HV,
-            K=K,
-            V=V,
-            BT=BT,
-            BK=BK,
-            BV=BV,
-            G_T_CONTIG=HV != 1,
-            IS_VARLEN=cu_seqlens is not None,
-        )
-        dg = dg_t.transpose(1, 2).contiguous()
-
+    dg = dg_t.transpose(1, 2).contiguous() if g is not None else None
+    if HV == H:
+        return dq_hv, dk_hv, dw, dg
     G = HV // H
-    dq = dq_hv.view(B, T, H, G, K).sum(3).to(q.dtype)
-    dk = dk_hv.view(B, T, H, G, K).sum(3).to(k.dtype)
+    dq = dq_hv.view(B, T, H, G, K).sum(3, dtype=torch.float32).to(q.dtype)
+    dk = dk_hv.view(B, T, H, G, K).sum(3, dtype=torch.float32).to(k.dtype)
     return dq, dk, dw, dg

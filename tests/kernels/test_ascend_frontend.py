@@ -77,29 +77,30 @@ def _specs():
             combos,
             ctx,
             "chunk_fwd_kernel_o",
-            dict(q=t, k=t, v=t, h=t, o=t, scale="fp32", T="i32"),
+            dict(q=t, k=t, v=t, h=t, o=t, scale="fp32", T="i32", n_chunks="i32"),
             dict(USE_G=use_g),
         )
         _add(
             combos,
             ctx,
             "chunk_bwd_kernel_dv_local",
-            dict(q=t, k=t, do=t, dv=t, scale="fp32", T="i32"),
+            dict(q=t, k=t, do=t, dv=t, scale="fp32", T="i32", n_chunks="i32"),
             dict(USE_G=use_g),
         )
         for use_dw in (True, False):
             sig = dict(
-                q=t, k=t, v=t, h=t, do=t, dh=t, dq="*fp32", dk="*fp32", scale="fp32", T="i32"
+                q=t, k=t, v=t, h=t, do=t, dh=t, dq=t, dk=t, scale="fp32", T="i32", n_chunks="i32"
             )
             extra = dict(USE_G=use_g, USE_DW=use_dw)
             if use_dw:
                 sig.update(dv=t, dw=t)
             else:
                 extra.update(dv=None, dw=None)
+            if use_g:
+                sig.update(dg="*fp32")
+            else:
+                extra.update(dg=None)
             _add(combos, ctx, "chunk_bwd_kernel_dqkwg", sig, extra)
-        if use_g:
-            sig = dict(q=t, k=t, v=t, h=t, dh=t, dq="*fp32", dk="*fp32", dg="*fp32", T="i32")
-            _add(combos, ctx, "chunk_bwd_kernel_dg", sig, {})
     # reference_kernels.cumsum: both constexpr paths, fixed-length and varlen, fp32 / fp16
     # in, with and without the optional carry-in (the tests use it in fp32)
     for dtype in (torch.float32, torch.float16):
@@ -222,7 +223,6 @@ def test_specialisations_cover_every_flag():
         "chunk_fwd_kernel_o",
         "chunk_bwd_kernel_dv_local",
         "chunk_bwd_kernel_dqkwg",
-        "chunk_bwd_kernel_dg",
         "chunk_local_cumsum_kernel",
         "rms_norm_fwd_kernel",
         "causal_conv1d_fwd_kernel",

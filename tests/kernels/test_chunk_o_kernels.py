@@ -169,3 +169,26 @@ def test_wrong_gate_batch_offset_is_detected(monkeypatch, B):
         # addressed with the same (broken) helper, so they may never be written at all.
         assert not rel_err(bad_o[1], ref_o[1]) <= 1e-2
         assert not rel_err(bad_dg[1], ref_dg[1]) <= 1e-2
+
+
+# --- the core-grid task loop --------------------------------------------------------
+@pytest.mark.parametrize(
+    "case", [pytest.param(CASES[0], id=CASES[0].id), pytest.param(CASES[4], id=CASES[4].id)]
+)
+def test_any_program_count_gives_the_same_results(monkeypatch, case: Case):
+    """Each kernel walks its tasks in a loop over a 1-D grid of the core count.
+
+    One program, a count that divides nothing, and more cores than tasks (the launcher
+    caps the grid at the task count) must all give bit-identical outputs: every task
+    runs exactly once, whatever the device's core count.
+    """
+    from reference_kernels import core_grid
+
+    x = make_inputs(case, seed=3)
+    monkeypatch.delenv(core_grid.AI_CORES_ENV, raising=False)
+    want = [run_fwd(ref_mod, x, case), run_dv(ref_mod, x, case), *run_dqkwg(ref_mod, x, case)]
+    for cores in ("1", "7", "100000"):
+        monkeypatch.setenv(core_grid.AI_CORES_ENV, cores)
+        got = [run_fwd(ref_mod, x, case), run_dv(ref_mod, x, case), *run_dqkwg(ref_mod, x, case)]
+        for a, b in zip(got, want):
+            assert torch.equal(a, b), f"{cores} cores"
