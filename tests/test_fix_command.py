@@ -717,3 +717,18 @@ def test_catalogue_ii_fix_converges(tmp_path, monkeypatch, capsys, rule, unsafe,
     code, out, _ = run(capsys, *flags, "k.py")
     assert (code, out) == (0, "All checks passed!\n")
     assert path.read_text(encoding="utf-8") == after
+
+
+def test_cuda_only_api_suggestions_are_never_applied(tmp_path, monkeypatch, capsys):
+    """ASC014's suggestions need a human (torch_npu, the right core count): `--fix
+    --unsafe-fixes` leaves the file as it was and still reports every finding."""
+    (tmp_path / "pyproject.toml").write_text('[tool.ascend-lint]\nselect = ["ASC014"]\n')
+    monkeypatch.chdir(tmp_path)
+    source = (
+        HEADER + '\n\ndef launch(x):\n    k[(1,)](x.cuda(), T=8, BT=64)\n    y = x.to("cuda")\n'
+    )
+    path = write(tmp_path, "k.py", source)
+    code, out, _ = run(capsys, "--fix", "--unsafe-fixes", "k.py")
+    assert code == 1
+    assert "Found 2 errors (0 fixed, 2 remaining)" in out
+    assert path.read_text(encoding="utf-8") == source
