@@ -56,6 +56,7 @@ class KernelIndex(LaunchQueries, LayoutQueries, PlatformQueries, SequenceQueries
     _device_lookups_cache: list | None = None
     _cuda_imports_cache: list | None = None
     _imports_cache: list | None = None
+    _platform_hosts_cache: dict[int, bool] = field(default_factory=dict)
     _simt_only_cache: set[int] | None = None
     _platform_flags_cache: dict[int, frozenset[str]] = field(default_factory=dict)
 

@@ -18,6 +18,7 @@ from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.syntax import LEAVES, all_statements, children, dotted, frozen_names
 
 if TYPE_CHECKING:
+    from ascend_lint.index.launches import HostFunction
     from ascend_lint.index.model import KernelIndex
 
 # Words that name a device platform in identifiers and strings (`is_npu`, `"cuda:0"`,
@@ -27,6 +28,9 @@ PLATFORM_WORDS = frozenset(
     {"cuda", "npu", "gpu", "nvidia", "ascend", "hip", "rocm", "amd", "xpu", "musa", "platform"}
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
+# The platform words that name a GPU: a host function called `gpu_add` or `run_cuda`
+# is the GPU side of a port's dispatch.
+GPU_WORDS = frozenset({"cuda", "gpu", "nvidia", "hip", "rocm", "amd"})
 CUDA_LANGUAGE = f"{LANGUAGE}.extra.cuda"
 # Keys of NVIDIA device properties (triton's driver dict and torch's attribute) that
 # triton-ascend's driver does not provide: it returns num_aicore / num_vectorcore.
@@ -173,6 +177,34 @@ class PlatformQueries:
         `platform_spans`): such code is dispatch, not a dependency on that platform."""
         start, end = _span(node)
         return any(s <= start and end <= e for s, e in self.platform_spans())
+
+    def platform_only_host(self: KernelIndex, host: HostFunction) -> bool:
+        """Whether a host function is one platform's side of a dispatch: its name says
+        it is the GPU path (`gpu_vector_add`, `run_cuda`), or every call of it in the
+        module is under a platform test or inside such a function."""
+        cache = self._platform_hosts_cache
+        if id(host) not in cache:
+            cache[id(host)] = False  # a recursive call does not vouch for itself
+            if host.name != "<module>":
+                calls = self._calls_to(host.name)
+                cache[id(host)] = bool(_words(host.name) & GPU_WORDS) or (
+                    bool(calls)
+                    and all(
+                        self.platform_guarded(call) or self.platform_only_host(caller)
+                        for call, caller in calls
+                    )
+                )
+        return cache[id(host)]
+
+    def host_at(self: KernelIndex, node: ast.AST) -> HostFunction:
+        """The innermost host function (or the module) whose body holds `node`."""
+        start, end = _span(node)
+        best, best_start = self.hosts[0], (0, 0)
+        for host in self.hosts[1:]:
+            s, e = _span(host.node)
+            if best_start <= s <= start and end <= e:
+                best, best_start = host, s
+        return best
 
     def platform_flags(self: KernelIndex, fn: JitFunction) -> frozenset[str]:
         """Constexpr parameters of `fn` that a launch sets from a platform test

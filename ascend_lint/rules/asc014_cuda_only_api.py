@@ -39,15 +39,15 @@ class CudaOnlyApi(Rule):
         findings: list[Finding] = []
         reported: set[int] = set()  # calls inside a reported property lookup
         for node, key in index.device_property_lookups():
-            if index.platform_guarded(node):
+            if index.platform_guarded(node) or index.platform_only_host(index.host_at(node)):
                 continue
             reported.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Call))
             findings.append(self._property(ctx, node, key))
         torch = index.torch_names()
-        for call, _host in index.host_calls:
+        for call, host in index.host_calls:
             if id(call) not in reported:
                 found = self._host_call(ctx, call, torch)
-                if found and not index.platform_guarded(call):
+                if found and not (index.platform_guarded(call) or index.platform_only_host(host)):
                     findings += found
         imports = index.cuda_language_imports()
         for item in imports:
@@ -252,6 +252,29 @@ def k(x):
 def test_k():
     x = torch.zeros(4, device="cuda")
     k[(1,)](x)
+""",
+        # the GPU side of a dispatch: named for it, or called only under a platform test
+        """
+import torch
+import triton
+
+@triton.jit
+def k(x):
+    pass
+
+def gpu_reference(x):
+    torch.cuda.synchronize()
+    return x.cuda()
+
+def _sync_gpu():
+    torch.cuda.synchronize()
+
+def bench(x, device_name):
+    k[(1,)](x)
+    if device_name == "npu":
+        torch.npu.synchronize()
+    else:
+        _sync_gpu()
 """,
         # an early exit under a platform test guards the rest
         """
