@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from ascend_lint.codemods import node_text, replace_node
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import call_name, dotted
-from ascend_lint.index.platform import CUDA_LANGUAGE
+from ascend_lint.index.platform import CUDA_LANGUAGE, NVIDIA_DEVICE_PROPERTIES
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 CANN_LANGUAGE = "triton.language.extra.cann"
@@ -36,9 +36,15 @@ class CudaOnlyApi(Rule):
         index = ctx.index
         if not (index.kernels or index.launch_calls):
             return
+        # Every finding spells `cuda` or a property key: most kernel files have neither,
+        # and the text says so faster than the syntax tree.
+        text = ctx.source.text
+        has_keys = any(key in text for key in NVIDIA_DEVICE_PROPERTIES)
+        if "cuda" not in text and not has_keys:
+            return
         findings: list[Finding] = []
         reported: set[int] = set()  # calls inside a reported property lookup
-        for node, key in index.device_property_lookups():
+        for node, key in index.device_property_lookups() if has_keys else ():
             if index.platform_guarded(node) or index.platform_only_host(index.host_at(node)):
                 continue
             reported.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Call))
