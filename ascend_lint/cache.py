@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -97,10 +98,26 @@ class Cache:
         self.entries[os.path.abspath(path)] = [key, [d.to_dict() for d in diagnostics]]
         self.dirty = True
 
+    def _create_folder(self) -> None:
+        """Create the cache folder with its tag in place: it is filled under a temporary
+        name and renamed, so a concurrent run never sees it without CACHEDIR.TAG (and
+        mistakes it for a folder that is not a cache). A run that loses the race to
+        create it drops its own copy."""
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=self.folder.parent, prefix=".ascend-lint-"))
+        (staging / ".gitignore").write_text("# Automatically created by ascend-lint.\n*\n")
+        (staging / CACHE_TAG).write_text(_TAG_TEXT)
+        try:
+            os.rename(staging, self.folder)
+        except OSError:  # it exists now: another run created it first
+            shutil.rmtree(staging, ignore_errors=True)
+
     def save(self) -> None:
         if not self.dirty:
             return
         try:
+            if not self.folder.exists():
+                self._create_folder()
             if self.folder.exists() and not is_cache_folder(self.folder):
                 if not self.folder.is_dir() or any(self.folder.iterdir()):
                     sys.stderr.write(

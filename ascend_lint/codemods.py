@@ -115,6 +115,38 @@ def remove_argument(source: SourceFile, container: ast.AST, key: str) -> Edit | 
     return _edit(source, start, after, "")
 
 
+def replace_node(source: SourceFile, node: ast.AST, content: str) -> Edit:
+    """Replace the text of one node (a keyword, a value, an expression)."""
+    return _edit(source, *_node_offsets(source, node), content)
+
+
+def node_text(source: SourceFile, node: ast.AST) -> str:
+    start, end = _node_offsets(source, node)
+    return source.text[start:end]
+
+
+def append_after(source: SourceFile, node: ast.AST, content: str) -> Edit:
+    """Insert `content` right after a node (`.to(tl.float16)` after a call)."""
+    end = _node_offsets(source, node)[1]
+    return _edit(source, end, end, content)
+
+
+def nest_bool_op(source: SourceFile, node: ast.BoolOp) -> Edit:
+    """`a or b or c or d` -> `((a or b) or c) or d`: the same operands and operators in
+    the same order, grouped left to right, so precedence, short-circuiting, comments and
+    line breaks inside the expression are kept (only parentheses are added). Operands
+    already in parentheses keep them: the groups open before the first one's `(`."""
+    text = source.text
+    lo, hi = _node_offsets(source, node)
+    ends = [_widen(text, *_node_offsets(source, v), lo - 1, hi)[1] for v in node.values]
+    start = _widen(text, *_node_offsets(source, node.values[0]), lo - 1, hi)[0]
+    pieces = ["(" * (len(node.values) - 2), text[start : ends[1]]]
+    for previous, end in zip(ends[1:-2], ends[2:-1]):
+        pieces += [")", text[previous:end]]
+    pieces += [")", text[ends[-2] : hi]]
+    return _edit(source, start, hi, "".join(pieces))
+
+
 def _edit(source: SourceFile, start: int, end: int, content: str) -> Edit:
     return Edit(source.position_of(start), source.position_of(end), content)
 

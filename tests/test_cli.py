@@ -52,9 +52,9 @@ def test_select_and_ignore(project, capsys):
 
 def test_unknown_code_exits_2_with_suggestion(project, capsys):
     (project / "k.py").write_text(CLEAN_KERNEL)
-    code, _, err = run(capsys, "--select", "ASC04", "k.py")
+    code, _, err = run(capsys, "--select", "ASX004", "k.py")
     assert code == 2
-    assert "unknown rule selector `ASC04`" in err
+    assert "unknown rule selector `ASX004`" in err
     assert "did you mean `ASC004`?" in err
 
 

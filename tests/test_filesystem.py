@@ -347,17 +347,17 @@ def test_non_utf8_file_name_in_sarif(project):
             id="per-file-ignores-value-not-a-list",
         ),
         pytest.param(
-            'per-file-ignores = { "legacy/*" = ["ASC04"] }',
+            'per-file-ignores = { "legacy/*" = ["ASX004"] }',
             [
-                "unknown rule selector `ASC04`",
+                "unknown rule selector `ASX004`",
                 "per-file-ignores.legacy/*",
                 "did you mean `ASC004`?",
             ],
             id="per-file-ignores-unknown-code",
         ),
         pytest.param(
-            'ignore = ["ASC04"]',
-            ["unknown rule selector `ASC04`", ": ignore", "did you mean `ASC004`?"],
+            'ignore = ["ASX004"]',
+            ["unknown rule selector `ASX004`", ": ignore", "did you mean `ASC004`?"],
             id="ignore-unknown-code",
         ),
         pytest.param(
@@ -371,8 +371,8 @@ def test_non_utf8_file_name_in_sarif(project):
             id="extend-select-unknown-code",
         ),
         pytest.param(
-            'unfixable = ["ASC04"]',
-            ["unknown rule selector `ASC04`", ": unfixable", "did you mean `ASC004`?"],
+            'unfixable = ["ASX004"]',
+            ["unknown rule selector `ASX004`", ": unfixable", "did you mean `ASC004`?"],
             id="unfixable-unknown-code",
         ),
         pytest.param('fix = "yes"', ["`fix` must be a bool", "got str"], id="fix-not-a-bool"),

@@ -454,7 +454,7 @@ def test_fixable_and_unfixable_config(project, capsys, table, fixed):
 
 
 def test_unknown_code_in_fixable_is_a_config_error(project, capsys):
-    (project / "pyproject.toml").write_text(PYPROJECT + 'unfixable = ["ASC04"]\n')
+    (project / "pyproject.toml").write_text(PYPROJECT + 'unfixable = ["ASX004"]\n')
     write(project, "k.py", KERNEL)
     code, _, err = run(capsys, "--fix", "k.py")
     assert code == 2
@@ -574,3 +574,161 @@ def test_stdin_end_to_end_in_a_subprocess(project):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ENCODINGS["crlf"](AFTER)
+
+
+# Catalogue II fixes, each with the one rule selected: (id, rule, unsafe, before, after).
+# Fixing converges (a second run changes nothing) and leaves no finding of the rule.
+CATALOGUE_II_CASES = [
+    (
+        "ASC015-hints-and-orderings",
+        "ASC015",
+        False,
+        """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, o, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n, eviction_policy="evict_last", cache_modifier=".cg")
+    tl.store(
+        o + offs,
+        v,
+        volatile=True,  # PTX volatile
+        mask=offs < n,
+    )
+    tl.atomic_add(o, 1.0, sem="relaxed", scope="cta")
+""",
+        """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, o, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n)
+    tl.store(
+        o + offs,
+        v,
+        mask=offs < n,
+    )
+    tl.atomic_add(o, 1.0)
+""",
+    ),
+    (
+        "ASC020-nested-chains",
+        "ASC020",
+        False,
+        """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, D: tl.constexpr):
+    if A and (B or C or D) and not D:
+        pass
+    ok = (A or
+          B or  # keep
+          C)
+    while A and B and C and D:
+        pass
+""",
+        """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, D: tl.constexpr):
+    if (A and ((B or C) or D)) and not D:
+        pass
+    ok = ((A or
+          B) or  # keep
+          C)
+    while ((A and B) and C) and D:
+        pass
+""",
+    ),
+    (
+        "ASC016-precision-and-out-dtype",
+        "ASC016",
+        True,
+        """\
+import triton
+import triton.language as tl
+
+PREC = "tf32"
+
+
+@triton.jit
+def k(a, b, o):
+    x = tl.load(a)
+    y = tl.load(b)
+    xf = x.to(tl.float32)
+    yf = y.to(tl.float32)
+    acc = tl.dot(x, y, allow_tf32=True)
+    acc += tl.dot(xf, yf, allow_tf32=True)
+    acc += tl.dot(x, y, allow_tf32=True, input_precision="tf32")
+    acc += tl.dot(x, y, input_precision=PREC)
+    h = tl.dot(x, y, out_dtype=tl.float16)
+    tl.store(o, acc + h)
+""",
+        """\
+import triton
+import triton.language as tl
+
+PREC = "tf32"
+
+
+@triton.jit
+def k(a, b, o):
+    x = tl.load(a)
+    y = tl.load(b)
+    xf = x.to(tl.float32)
+    yf = y.to(tl.float32)
+    acc = tl.dot(x, y, input_precision="ieee")
+    acc += tl.dot(xf, yf, input_precision="hf32")
+    acc += tl.dot(x, y, input_precision="ieee")
+    acc += tl.dot(x, y, input_precision="ieee")
+    h = tl.dot(x, y).to(tl.float16)
+    tl.store(o, acc + h)
+""",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "unsafe", "before", "after"),
+    [c[1:] for c in CATALOGUE_II_CASES],
+    ids=[c[0] for c in CATALOGUE_II_CASES],
+)
+def test_catalogue_ii_fix_converges(tmp_path, monkeypatch, capsys, rule, unsafe, before, after):
+    (tmp_path / "pyproject.toml").write_text(f'[tool.ascend-lint]\nselect = ["{rule}"]\n')
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "k.py", before)
+    flags = ["--fix", *(["--unsafe-fixes"] if unsafe else [])]
+    code, out, err = run(capsys, *flags, "k.py")
+    assert (code, err) == (0, ""), out
+    assert path.read_text(encoding="utf-8") == after
+    assert_parses(path.read_bytes())
+    code, out, _ = run(capsys, *flags, "k.py")
+    assert (code, out) == (0, "All checks passed!\n")
+    assert path.read_text(encoding="utf-8") == after
+
+
+def test_cuda_only_api_suggestions_are_never_applied(tmp_path, monkeypatch, capsys):
+    """ASC014's suggestions need a human (torch_npu, the right core count): `--fix
+    --unsafe-fixes` leaves the file as it was and still reports every finding."""
+    (tmp_path / "pyproject.toml").write_text('[tool.ascend-lint]\nselect = ["ASC014"]\n')
+    monkeypatch.chdir(tmp_path)
+    source = (
+        HEADER + '\n\ndef launch(x):\n    k[(1,)](x.cuda(), T=8, BT=64)\n    y = x.to("cuda")\n'
+    )
+    path = write(tmp_path, "k.py", source)
+    code, out, _ = run(capsys, "--fix", "--unsafe-fixes", "k.py")
+    assert code == 1
+    assert "Found 2 errors (0 fixed, 2 remaining)" in out
+    assert path.read_text(encoding="utf-8") == source

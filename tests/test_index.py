@@ -177,3 +177,109 @@ def test_kernel_loops_and_branches_context():
     ctx = k.context(stmts["b = 2"])
     assert len(ctx.loops) == 1 and not ctx.loops[0].static
     assert ctx.branches[-1].taken is False
+
+
+@pytest.mark.parametrize(
+    "test,expected",
+    [
+        ("is_npu()", True),
+        ("device_name == 'npu'", True),
+        ("torch.cuda.is_available()", True),
+        ('hasattr(torch, "npu") and torch.npu.is_available()', True),
+        ("x.is_cuda", True),
+        ("IS_NVIDIA_HOPPER", True),
+        ("current_platform.device_name == 'npu'", True),
+        ("input_ids is None", False),  # "input" is not "npu"
+        ("use_cudagraph", False),  # a word that starts with cuda is not the platform
+        ("relationship > 0", False),
+    ],
+)
+def test_platform_test_words(test, expected):
+    from ascend_lint.index import is_platform_test
+
+    assert is_platform_test(ast.parse(test, mode="eval").body) is expected
+
+
+def test_platform_guarded_code_and_flags():
+    index = build(
+        """
+        import torch
+        import triton
+        import triton.language as tl
+
+        if is_npu():
+            a = torch.device("npu")
+        else:
+            b = torch.device("cuda")
+        c = torch.device("cuda")
+        d = "npu" if on_npu else torch.device("cuda")
+
+        def _pdl(name):
+            if name == "npu":
+                return False
+            return True
+
+        def bench():
+            if not torch.cuda.is_available():
+                return
+            e = torch.cuda.Event()
+
+        @triton.jit
+        def k(x, USE_PDL: tl.constexpr, OTHER: tl.constexpr):
+            if USE_PDL:
+                tl.extra.cuda.gdc_wait()
+            if OTHER:
+                tl.extra.cuda.gdc_wait()
+
+        def launch(x, name):
+            k[(1,)](x, USE_PDL=_pdl(name), OTHER=True)
+        """
+    )
+    calls = {
+        call.lineno: index.platform_guarded(call)
+        for call, _ in index.host_calls
+        if getattr(call.func, "attr", "") in ("device", "Event")
+    }
+    assert calls == {7: True, 9: True, 10: False, 11: True, 21: True}
+    [k] = index.kernels
+    assert index.platform_flags(k) == frozenset({"USE_PDL"})
+    guarded = [index.kernel_platform_guarded(k, stmt) for call, stmt in k.calls]
+    assert guarded == [True, False]
+
+
+def test_module_constants_and_simt_only_kernels():
+    index = build(
+        """
+        import triton
+        import triton.language as tl
+
+        PREC = "tf32"
+        TWICE = 1
+        TWICE = 2
+        if cond:
+            GUARDED = "x"
+
+        @triton.jit
+        def simd(x):
+            pass
+
+        @triton.jit
+        def simt(x):
+            pass
+
+        @triton.autotune(configs=[triton.Config({}, compile_mode="simt_only")], key=[])
+        @triton.jit
+        def tuned(x):
+            pass
+
+        def launch(x):
+            simd[(1,)](x)
+            opts = dict(force_simt_only=True)
+            simt[(1,)](x, **opts)
+        """
+    )
+    assert ast.literal_eval(index.module_constant("PREC")) == "tf32"
+    assert index.module_constant("TWICE") is None
+    assert index.module_constant("GUARDED") is None
+    simt_only = index.simt_only_kernels()
+    assert {k.name for k in index.kernels if id(k.node) in simt_only} == {"simt", "tuned"}

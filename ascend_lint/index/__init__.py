@@ -17,6 +17,7 @@ Where each kind of fact is computed:
 * `layout`     host layout: transposed copies and the stride-1 `*_CONTIG` flags
 * `quantities` what a host value counts (tokens, batch, model dims, cores) and grid axes
 * `gates`      how a kernel addresses a read-only gate, use by use; sequence starts
+* `platform`   code under a platform test, CUDA-only imports and device-property lookups
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
 * `model`      `KernelIndex`, which builds the above once per module and answers queries
@@ -27,15 +28,17 @@ from __future__ import annotations
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.gates import GateSite, GateUses, SequenceStart
 from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
-from ascend_lint.index.launches import CallBinding, HostFunction
+from ascend_lint.index.launches import CallBinding, HostFunction, is_simt_only
 from ascend_lint.index.layout import ContigBranch, is_transposed_copy
 from ascend_lint.index.model import KernelIndex
 from ascend_lint.index.naming import is_head_count, is_length
+from ascend_lint.index.platform import is_platform_test
 from ascend_lint.index.syntax import (
     additive_terms,
     all_statements,
     call_name,
     children,
+    dotted,
     factors,
     is_literal,
     names_in,
@@ -70,6 +73,7 @@ __all__ = [
     "all_statements",
     "call_name",
     "children",
+    "dotted",
     "factors",
     "from_program_id",
     "is_head_count",
@@ -77,6 +81,8 @@ __all__ = [
     "is_int64_value",
     "is_length",
     "is_literal",
+    "is_platform_test",
+    "is_simt_only",
     "is_transposed_copy",
     "names_in",
     "own_nodes",

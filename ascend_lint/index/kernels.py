@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from ascend_lint.index.values import ValueFacts
 
 _STATIC_LOOP = f"{LANGUAGE}.static_range"
+# triton.language's scalar types, by the names kernels spell them with
+DTYPE_NAMES = frozenset(
+    {"int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    | {"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15"}
+    | {"float8e4b8", "float8e5b16"}
+)
 # ------------------------------------------------------------------------ jit functions
 
 
@@ -75,6 +81,11 @@ class JitFunction:
     subtractions: list[ast.BinOp] = field(default_factory=list)
     divisions: list[tuple[ast.BinOp, ast.stmt]] = field(default_factory=list)  # `//`, `%`
     loop_variables: set[str] = field(default_factory=set)  # targets of range / tl.range loops
+    # each boolean operator (`and` / `or` node) in the body
+    bool_ops: list[ast.BoolOp] = field(default_factory=list)
+    # each name or attribute spelled like a triton dtype (`tl.float32`, `float64`); the
+    # aliases say which really are triton's
+    dtype_mentions: list[ast.Attribute | ast.Name] = field(default_factory=list)
     # name -> [(index in `statements` of the assigning statement, value)], in source order
     definitions: dict[str, list[tuple[int, ast.AST]]] = field(default_factory=dict)
     # name -> [(index in `statements` of the `for`, static_range?)] for loop targets
@@ -215,9 +226,15 @@ class KernelScanner:
                 if kind is ast.Name:
                     if type(node.ctx) is ast.Load and id(node) not in metadata:
                         reads.add(node.id)
+                    if node.id in DTYPE_NAMES:
+                        self.fn.dtype_mentions.append(node)
                 elif kind is ast.Attribute:
                     if node.attr in ("dtype", "shape", "type"):
                         metadata.add(id(node.value))
+                    elif node.attr in DTYPE_NAMES:
+                        self.fn.dtype_mentions.append(node)
+                elif kind is ast.BoolOp:
+                    self.fn.bool_ops.append(node)
                 elif kind is ast.Call:
                     self.fn.calls.append((node, stmt))
                 elif isinstance(node, ast.Compare):

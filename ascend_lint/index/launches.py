@@ -204,6 +204,29 @@ def bind_arguments(
     return dict(bound)
 
 
+def is_simt_only(node: ast.AST) -> bool:
+    """Whether a launch call, `triton.Config(...)` or options dict selects Ascend's
+    SIMT-only compile mode (`compile_mode="simt_only"`, `force_simt_only=True`), where
+    GPU-style settings (num_warps, cache hints) reach the backend."""
+    pairs: list[tuple[str | None, ast.AST]] = []
+    if isinstance(node, ast.Call):
+        pairs = [(k.arg, k.value) for k in node.keywords]
+    elif isinstance(node, ast.Dict):
+        pairs = [
+            (k.value if isinstance(k, ast.Constant) else None, v)
+            for k, v in zip(node.keys, node.values)
+        ]
+    return any(_selects_simt_only(key, value) for key, value in pairs)
+
+
+def _selects_simt_only(key: str | None, value: ast.AST) -> bool:
+    if key == "compile_mode":
+        return isinstance(value, ast.Constant) and value.value == "simt_only"
+    if key == "force_simt_only":
+        return not (isinstance(value, ast.Constant) and value.value is False)
+    return False
+
+
 def _is_dict_builder(node: ast.AST) -> bool:
     return isinstance(node, ast.Dict) or (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
@@ -251,6 +274,49 @@ class LaunchQueries:
                     for kw in inner.keywords:
                         if kw.arg:
                             yield kw.arg, kw, inner
+
+    def simt_only_kernels(self) -> set[int]:
+        """`id(kernel.node)` of kernels compiled in SIMT-only mode: a launch binds
+        `compile_mode="simt_only"` / `force_simt_only` (directly or through a splatted
+        dict), or a `triton.Config` of the kernel's own decorators selects it."""
+        if self._simt_only_cache is None:
+            found: set[int] = set()
+            for binding in self.launches:
+                if is_simt_only(binding.call) or any(
+                    _selects_simt_only(key, value)
+                    for key in ("compile_mode", "force_simt_only")
+                    for value in binding.args.get(key, [])
+                ):
+                    found.add(id(binding.callee.node))
+            for k in self.kernels:
+                for dec in k.node.decorator_list:
+                    if any(
+                        isinstance(n, (ast.Call, ast.Dict)) and is_simt_only(n)
+                        for n in ast.walk(dec)
+                    ):
+                        found.add(id(k.node))
+            self._simt_only_cache = found
+        return self._simt_only_cache
+
+    def constant_in_kernel(self, fn: JitFunction, node: ast.AST) -> ast.Constant | None:
+        """`node` as a literal: itself, or the module constant a kernel reads by a name
+        that is neither a parameter nor a local (`input_precision=PREC`)."""
+        if (
+            isinstance(node, ast.Name)
+            and node.id not in fn.params
+            and node.id not in fn.assignments
+        ):
+            node = self.module_constant(node.id) or node
+        return node if isinstance(node, ast.Constant) else None
+
+    def module_constant(self, name: str) -> ast.AST | None:
+        """The value of a module-level name assigned exactly once (`PREC = "tf32"`),
+        as kernels read it when they are compiled; None when assigned several times,
+        under a condition, or not at all."""
+        values = self.hosts[0].assignments.get(name, [])
+        if len(values) != 1 or self.hosts[0].guards.get(id(values[0])):
+            return None
+        return values[0]
 
     def resolve_callee(self, func: ast.AST) -> list[JitFunction]:
         """`k`, `self.k`, `Cls.k`, `module.k` -> the @triton.jit function of that name.

@@ -22,6 +22,7 @@ from ascend_lint.index.launches import (
     scan_host,
 )
 from ascend_lint.index.layout import LayoutQueries
+from ascend_lint.index.platform import PlatformQueries
 from ascend_lint.index.quantities import QuantityQueries
 from ascend_lint.index.sequences import SequenceQueries
 from ascend_lint.index.strides import Stride, StrideQueries
@@ -30,7 +31,13 @@ from ascend_lint.index.syntax import LEAVES, all_params, call_name, child_bodies
 
 @dataclass
 class KernelIndex(
-    LaunchQueries, LayoutQueries, QuantityQueries, SequenceQueries, StrideQueries, GateQueries
+    LaunchQueries,
+    LayoutQueries,
+    PlatformQueries,
+    QuantityQueries,
+    SequenceQueries,
+    StrideQueries,
+    GateQueries,
 ):
     tree: ast.Module
     aliases: Aliases
@@ -61,6 +68,14 @@ class KernelIndex(
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _call_maps_cache: object | None = None  # gates._CallMaps
     _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    _platform_spans_cache: list | None = None
+    _torch_names_cache: frozenset[str] | None = None
+    _device_lookups_cache: list | None = None
+    _cuda_imports_cache: list | None = None
+    _imports_cache: list | None = None
+    _platform_hosts_cache: dict[int, bool] = field(default_factory=dict)
+    _simt_only_cache: set[int] | None = None
+    _platform_flags_cache: dict[int, frozenset[str]] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod

@@ -17,8 +17,13 @@ from ascend_lint.rules.asc010_dot_lhs_reuse import DotLhsReuse
 from ascend_lint.rules.asc011_inplace_pointer_advance_in_loop import InplacePointerAdvanceInLoop
 from ascend_lint.rules.asc012_grid_over_core_count import GridOverCoreCount
 from ascend_lint.rules.asc013_per_call_constexpr import PerCallConstexpr
+from ascend_lint.rules.asc014_cuda_only_api import CudaOnlyApi
+from ascend_lint.rules.asc015_gpu_only_memory_hint import GpuOnlyMemoryHint
+from ascend_lint.rules.asc016_dot_precision_option import DotPrecisionOption
+from ascend_lint.rules.asc017_unsupported_dtype import UnsupportedDtype
 from ascend_lint.rules.asc018_vector_int_div_mod import VectorIntDivMod
 from ascend_lint.rules.asc019_masked_negative_offset import MaskedNegativeOffset
+from ascend_lint.rules.asc020_chained_bool_op import ChainedBoolOp
 from ascend_lint.rules.asc021_transposed_batch_base import TransposedBatchBase
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
@@ -37,8 +42,13 @@ ALL_RULES: tuple[type[Rule], ...] = (
     InplacePointerAdvanceInLoop,
     GridOverCoreCount,
     PerCallConstexpr,
+    CudaOnlyApi,
+    GpuOnlyMemoryHint,
+    DotPrecisionOption,
+    UnsupportedDtype,
     VectorIntDivMod,
     MaskedNegativeOffset,
+    ChainedBoolOp,
     TransposedBatchBase,
     UnusedNoqa,
 )

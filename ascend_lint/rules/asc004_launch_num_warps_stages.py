@@ -7,30 +7,10 @@ from collections.abc import Iterator
 
 from ascend_lint.codemods import remove_argument, remove_statement
 from ascend_lint.diagnostics import Applicability, Fix
-from ascend_lint.index import LANGUAGE
+from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
-
-
-def _simt_only(call: ast.AST) -> bool:
-    """Ascend's SIMT-only mode passes num_warps to the backend: a real setting there."""
-    pairs: list[tuple[str | None, ast.AST]] = []
-    if isinstance(call, ast.Call):
-        pairs = [(k.arg, k.value) for k in call.keywords]
-    elif isinstance(call, ast.Dict):
-        pairs = [
-            (k.value if isinstance(k, ast.Constant) else None, v)
-            for k, v in zip(call.keys, call.values)
-        ]
-    for key, value in pairs:
-        if key == "compile_mode" and isinstance(value, ast.Constant) and value.value == "simt_only":
-            return True
-        if key == "force_simt_only" and not (
-            isinstance(value, ast.Constant) and value.value is False
-        ):
-            return True
-    return False
 
 
 class LaunchNumWarpsStages(Rule):
@@ -47,13 +27,13 @@ class LaunchNumWarpsStages(Rule):
         for fn in index.kernels:
             sites += [(call, "tl.range") for call, _ in index.calls_in(fn, f"{LANGUAGE}.range")]
         for call, where in sites:
-            if _simt_only(call):
+            if is_simt_only(call):
                 continue
             for kw in call.keywords:
                 if kw.arg in KNOBS:
                     yield self._finding(ctx, kw, call, kw.arg, where)
         for key, node, container in index.option_dicts():
-            if key in KNOBS and not _simt_only(container):
+            if key in KNOBS and not is_simt_only(container):
                 yield self._finding(ctx, node, container, key, "launch options dict")
 
     def _finding(

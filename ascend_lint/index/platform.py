@@ -1,0 +1,292 @@
+"""Platform facts: which code runs only on one kind of device, and where a module asks
+for CUDA-only things (torch's CUDA API, NVIDIA device properties, CUDA libdevice).
+
+Ports keep a GPU path next to the NPU one (`if is_npu(): ... else: torch.cuda...`,
+`"npu" if _is_npu else "cuda"`); code under such a test is platform dispatch, not a
+CUDA dependency. The spans of that code are computed once per module, on first use.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.kernels import JitFunction
+from ascend_lint.index.syntax import LEAVES, all_statements, children, dotted, frozen_names
+
+if TYPE_CHECKING:
+    from ascend_lint.index.launches import HostFunction
+    from ascend_lint.index.model import KernelIndex
+
+# Words that name a device platform in identifiers and strings (`is_npu`, `"cuda:0"`,
+# `torch.version.hip`, `IS_NVIDIA_HOPPER`, `current_platform`), matched as whole
+# `_`/`.`/`:`-separated tokens so that `input` is not `npu` and `ship` not `hip`.
+PLATFORM_WORDS = frozenset(
+    {"cuda", "npu", "gpu", "nvidia", "ascend", "hip", "rocm", "amd", "xpu", "musa", "platform"}
+)
+_TOKEN = re.compile(r"[a-z0-9]+")
+# The platform words that name a GPU: a host function called `gpu_add` or `run_cuda`
+# is the GPU side of a port's dispatch.
+GPU_WORDS = frozenset({"cuda", "gpu", "nvidia", "hip", "rocm", "amd"})
+CUDA_LANGUAGE = f"{LANGUAGE}.extra.cuda"
+# Keys of NVIDIA device properties (triton's driver dict and torch's attribute) that
+# triton-ascend's driver does not provide: it returns num_aicore / num_vectorcore.
+NVIDIA_DEVICE_PROPERTIES = frozenset(
+    {"multiprocessor_count", "multi_processor_count", "max_shared_mem"}
+)
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _words(text: str) -> set[str]:
+    return set(_TOKEN.findall(text.lower()))
+
+
+def is_platform_test(expr: ast.AST) -> bool:
+    """Whether a condition looks at the device platform: it mentions a platform word in
+    a name, an attribute or a string (`is_npu()`, `device == "npu"`,
+    `torch.cuda.is_available()`, `hasattr(torch, "npu")`, `x.is_cuda`)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.Attribute):
+            text = node.attr
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if _words(text) & PLATFORM_WORDS:
+            return True
+    return False
+
+
+def _span(node: ast.AST) -> Span:
+    return (node.lineno, node.col_offset), (
+        node.end_lineno or node.lineno,
+        node.end_col_offset or 0,
+    )
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    """A block that leaves its function or test (`return`, `raise`, `pytest.skip(...)`)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    return (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and (dotted(last.value.func) or [""])[-1] in ("skip", "exit")
+    )
+
+
+def _skip_decorator(dec: ast.AST) -> bool:
+    """`@pytest.mark.skipif(not torch.cuda.is_available(), ...)` and friends."""
+    return (
+        isinstance(dec, ast.Call)
+        and (dotted(dec.func) or [""])[-1] in ("skipif", "skipIf", "skipUnless")
+        and any(is_platform_test(a) for a in dec.args)
+    )
+
+
+@dataclass
+class CudaImport:
+    """An import of `triton.language.extra.cuda` (or a member of it)."""
+
+    node: ast.Import | ast.ImportFrom
+    module: str  # the dotted module text to replace in a suggestion
+
+
+class PlatformQueries:
+    """Queries of `KernelIndex` about platform-specific code."""
+
+    def platform_spans(self: KernelIndex) -> list[Span]:
+        """Source spans of host code that runs only on a tested platform: both sides and
+        the test of an `if`/`elif`/conditional expression that tests the platform, the
+        operands of `and` / `or` from a platform test on, the statements after an early exit
+        under such a test, and functions skipped unless a platform is present. (Inside
+        kernels, `kernel_platform_guarded` answers from the kernel's own branches.)"""
+        if self._platform_spans_cache is None:
+            self._scan_host_platform()
+        return self._platform_spans_cache
+
+    def device_property_lookups(self: KernelIndex) -> list[tuple[ast.AST, str]]:
+        """Host-code lookups of NVIDIA device properties (`props["multiprocessor_count"]`,
+        `torch.cuda.get_device_properties(0).multi_processor_count`): (node, key)."""
+        if self._device_lookups_cache is None:
+            self._scan_host_platform()
+        return self._device_lookups_cache
+
+    def _scan_host_platform(self: KernelIndex) -> None:
+        """One walk over host code (kernel bodies skipped, their decorators kept) for
+        `platform_spans`, `device_property_lookups` and the module's imports."""
+        spans: list[Span] = []
+        imports: list[ast.Import | ast.ImportFrom] = []
+        for stmt in all_statements(self.tree.body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                imports.append(stmt)
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, name, None)
+                if isinstance(block, list):
+                    spans += _after_early_exit(block)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                _skip_decorator(d) for d in stmt.decorator_list
+            ):
+                spans.append(_span(stmt))
+        spans += _after_early_exit(self.tree.body)
+        kernels = {id(k.node) for k in self.kernels}
+        lookups: list[tuple[ast.AST, str]] = []
+        stack: list[ast.AST] = list(self.tree.body)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if id(node) in kernels:
+                stack.extend(node.decorator_list)
+                continue
+            if kind in (ast.If, ast.IfExp, ast.While) and is_platform_test(node.test):
+                spans.append(_span(node))
+            elif kind is ast.BoolOp:  # `is_cuda() and X`, `not is_cuda() or X`
+                tested = next((v for v in node.values if is_platform_test(v)), None)
+                if tested is not None:
+                    spans.append((_span(tested)[0], _span(node)[1]))
+            elif kind is ast.Attribute and node.attr in NVIDIA_DEVICE_PROPERTIES:
+                lookups.append((node, node.attr))
+            elif (
+                kind is ast.Subscript
+                and isinstance(node.slice, ast.Constant)
+                and node.slice.value in NVIDIA_DEVICE_PROPERTIES
+            ):
+                lookups.append((node, node.slice.value))
+            stack.extend(c for c in children(node) if type(c) not in LEAVES)
+        lookups.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+        self._platform_spans_cache = spans
+        self._device_lookups_cache = lookups
+        self._imports_cache = imports
+
+    def _imports(self: KernelIndex) -> list[ast.Import | ast.ImportFrom]:
+        if self._imports_cache is None:
+            self._scan_host_platform()
+        return self._imports_cache
+
+    def platform_guarded(self: KernelIndex, node: ast.AST) -> bool:
+        """Whether `node` runs only on a platform the code tests for (see
+        `platform_spans`): such code is dispatch, not a dependency on that platform."""
+        start, end = _span(node)
+        return any(s <= start and end <= e for s, e in self.platform_spans())
+
+    def platform_only_host(self: KernelIndex, host: HostFunction) -> bool:
+        """Whether a host function is one platform's side of a dispatch: its name says
+        it is the GPU path (`gpu_vector_add`, `run_cuda`), or every call of it in the
+        module is under a platform test or inside such a function."""
+        cache = self._platform_hosts_cache
+        if id(host) not in cache:
+            cache[id(host)] = False  # a recursive call does not vouch for itself
+            if host.name != "<module>":
+                calls = self._calls_to(host.name)
+                cache[id(host)] = bool(_words(host.name) & GPU_WORDS) or (
+                    bool(calls)
+                    and all(
+                        self.platform_guarded(call) or self.platform_only_host(caller)
+                        for call, caller in calls
+                    )
+                )
+        return cache[id(host)]
+
+    def host_at(self: KernelIndex, node: ast.AST) -> HostFunction:
+        """The innermost host function (or the module) whose body holds `node`."""
+        start, end = _span(node)
+        best, best_start = self.hosts[0], (0, 0)
+        for host in self.hosts[1:]:
+            s, e = _span(host.node)
+            if best_start <= s <= start and end <= e:
+                best, best_start = host, s
+        return best
+
+    def platform_flags(self: KernelIndex, fn: JitFunction) -> frozenset[str]:
+        """Constexpr parameters of `fn` that a launch sets from a platform test
+        (`USE_PDL=_supports_pdl()` where the helper returns False under
+        `if device_name == "npu"`, `IS_CUDA=x.is_cuda`): a branch on one of them is
+        compiled only on the platform the host selected."""
+        cache = self._platform_flags_cache
+        if id(fn) not in cache:
+            flags = set()
+            for binding in self.launches:
+                if binding.callee is not fn:
+                    continue
+                for param, values in binding.args.items():
+                    if param in fn.constexpr_params and any(
+                        self._platform_dependent(v, binding.host) for v in values
+                    ):
+                        flags.add(param)
+            cache[id(fn)] = frozenset(flags)
+        return cache[id(fn)]
+
+    def _platform_dependent(self: KernelIndex, value: ast.AST, host) -> bool:
+        """A host value that is a platform test, or that some platform test selects."""
+        return is_platform_test(value) or any(
+            is_platform_test(v) or any(is_platform_test(test) for test, _taken in guards)
+            for v, guards in self.host_values(value, host)
+        )
+
+    def kernel_platform_guarded(self: KernelIndex, fn: JitFunction, stmt: ast.stmt) -> bool:
+        """Whether a kernel statement sits under a compile-time branch on a platform
+        flag (see `platform_flags`) or a test of the platform itself."""
+        flags = self.platform_flags(fn)
+        return any(
+            is_platform_test(branch.test) or frozen_names(branch.test) & flags
+            for branch in fn.context(stmt).branches
+        )
+
+    def cuda_language_imports(self: KernelIndex) -> list[CudaImport]:
+        """Imports of triton's CUDA-only language module, `triton.language.extra.cuda`
+        (`from triton.language.extra.cuda import libdevice`, `import ....cuda.libdevice`,
+        `from triton.language.extra import cuda`), anywhere in the module."""
+        if self._cuda_imports_cache is not None:
+            return self._cuda_imports_cache
+        found: list[CudaImport] = []
+        for stmt in self._imports():
+            if isinstance(stmt, ast.Import):
+                for item in stmt.names:
+                    if item.name == CUDA_LANGUAGE or item.name.startswith(CUDA_LANGUAGE + "."):
+                        found.append(CudaImport(stmt, CUDA_LANGUAGE))
+                        break
+            elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                mod = stmt.module
+                if mod == CUDA_LANGUAGE or mod.startswith(CUDA_LANGUAGE + "."):
+                    found.append(CudaImport(stmt, CUDA_LANGUAGE))
+                elif mod == f"{LANGUAGE}.extra" and any(i.name == "cuda" for i in stmt.names):
+                    found.append(CudaImport(stmt, f"{LANGUAGE}.extra"))
+        self._cuda_imports_cache = found
+        return found
+
+    def torch_names(self: KernelIndex) -> frozenset[str]:
+        """Local names bound to the `torch` module (`import torch`, `import torch as th`)."""
+        cached = self._torch_names_cache
+        if cached is None:
+            names = set()
+            for stmt in self._imports():
+                if isinstance(stmt, ast.Import):
+                    for item in stmt.names:
+                        if item.name == "torch" or item.name.startswith("torch."):
+                            names.add(
+                                item.asname if item.asname and item.name == "torch" else "torch"
+                            )
+            cached = self._torch_names_cache = frozenset(names)
+        return cached
+
+
+def _after_early_exit(block: list[ast.stmt]) -> list[Span]:
+    """`if not torch.cuda.is_available(): return` guards the rest of its block."""
+    for i, stmt in enumerate(block):
+        if (
+            isinstance(stmt, ast.If)
+            and is_platform_test(stmt.test)
+            and _exits(stmt.body)
+            and i + 1 < len(block)
+        ):
+            return [(_span(block[i + 1])[0], _span(block[-1])[1])]
+    return []
