@@ -19,7 +19,7 @@ import triton
 from _kernel_cases import CASES
 from _kernel_env import HERE, REPO_ROOT
 
-from reference_kernels.chunk_o import _block
+from reference_kernels.chunk_o import DQKWG_MAX_BV, _block
 from reference_kernels.core_grid import MAX_BLOCK_N, TILE_ELEMENTS
 
 TYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
@@ -91,7 +91,8 @@ def _specs():
             sig = dict(
                 q=t, k=t, v=t, h=t, do=t, dh=t, dq=t, dk=t, scale="fp32", T="i32", n_chunks="i32"
             )
-            extra = dict(USE_G=use_g, USE_DW=use_dw)
+            # the V tile chunk_bwd_dqkwg launches with (narrower than the others')
+            extra = dict(USE_G=use_g, USE_DW=use_dw, BV=_block(D, DQKWG_MAX_BV))
             if use_dw:
                 sig.update(dv=t, dw=t)
             else:
