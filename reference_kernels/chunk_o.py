@@ -43,7 +43,7 @@ Layout choices for Ascend (why the code looks the way it does)
   (``USE_G``, ``USE_DW``, ``IS_VARLEN``) so the unused path is never compiled; the
   task loop's body holds only such constexpr branches.
 * Launches carry no CUDA tuning keywords and no timing-based config search: block
-  sizes are fixed on the host (``_block``).
+  sizes are fixed on the host (``_block``; ``DQKWG_MAX_BV`` for the dq/dk/dw/dg kernel).
 """
 
 from __future__ import annotations
@@ -560,10 +560,21 @@ def _num_chunks(B: int, T: int, cu_seqlens: torch.Tensor | None, chunk_size: int
     return chunk_indices.shape[0], chunk_indices
 
 
-def _block(n: int) -> int:
+def _block(n: int, cap: int = 64) -> int:
     # Whole head dimension when small, 64-wide tiles otherwise: a [64, 64] fp32 tile
     # is 16 KiB, which leaves room in the ~192 KiB UB for the [BT, BT] score tile.
-    return min(max(triton.next_power_of_2(n), 16), 64)
+    return min(max(triton.next_power_of_2(n), 16), cap)
+
+
+# V tile of the dq/dk/dw/dg kernel.  Its V loop carries four fp32 accumulators
+# (ds [BT, BT], dq, dk, dw [BT, BK]) and loads five tiles per step (v, do, dv
+# [BT, BV]; h, dh [BV, BK]), h and dh also widened to fp32 for <h, dh>.  32-wide V
+# tiles halve what those loads hold at once, and from V = 64 on give the loop at
+# least two steps, so the next step's loads overlap this step's matmuls (in one A/B
+# run on an H200, B=2 H=4 K=V=64: 0.0210 -> 0.0189 ms at T=2048, 0.1396 -> 0.1246
+# ms at T=8192; benchmarks/KERNELS_RESULTS.md).  dv_local keeps 64: its V loop
+# holds one accumulator, and 32 measured slower there at both lengths.
+DQKWG_MAX_BV = 32
 
 
 def _gate_arg(g: torch.Tensor | None, HV: int) -> torch.Tensor | None:
@@ -717,7 +728,7 @@ def chunk_bwd_dqkwg(
         raise ValueError("dw needs dv")
     if scale is None:
         scale = K**-0.5
-    BT, BK, BV = chunk_size, _block(K), _block(V)
+    BT, BK, BV = chunk_size, _block(K), _block(V, DQKWG_MAX_BV)
     n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
 
     dq_hv = torch.empty(B, T, HV, K, dtype=q.dtype, device=q.device)
