@@ -205,7 +205,7 @@ def transposed_offset(
 
     Returns None when the expression is not a plain sum of that shape.
     """
-    terms = _signed_terms(expr, "+")
+    terms = signed_terms(expr, "+")
     heads = [
         i
         for i, (_, t) in enumerate(terms)
@@ -218,7 +218,7 @@ def transposed_offset(
         return None
     out = []
     for i, (sign, term) in enumerate(terms):
-        parts = _factors(term)
+        parts = product_factors(term)
         names = [p.id for p in parts if isinstance(p, ast.Name)]
         if isinstance(term, ast.Name) and term.id == pointer:
             text = term.id
@@ -226,7 +226,7 @@ def transposed_offset(
             text = f"{term.id} * {length}"
         elif any(is_heads(n) for n in names) and not any(is_length(n) for n in names):
             kept = [p for p in parts if not (isinstance(p, ast.Name) and is_heads(p.id))]
-            text = " * ".join(_text(p) for p in kept) if kept else "1"
+            text = " * ".join(factor_text(p) for p in kept) if kept else "1"
         else:
             text = ast.unparse(term)
         out.append((sign, text))
@@ -237,20 +237,23 @@ def transposed_offset(
     return result
 
 
-def _signed_terms(node: ast.AST, sign: str) -> list[tuple[str, ast.AST]]:
+def signed_terms(node: ast.AST, sign: str = "+") -> list[tuple[str, ast.AST]]:
+    """The summands of a sum with their signs: `a - (b - c)` -> +a, -b, +c."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         right_sign = sign if isinstance(node.op, ast.Add) else ("-" if sign == "+" else "+")
-        return _signed_terms(node.left, sign) + _signed_terms(node.right, right_sign)
+        return signed_terms(node.left, sign) + signed_terms(node.right, right_sign)
     return [(sign, node)]
 
 
-def _factors(node: ast.AST) -> list[ast.AST]:
+def product_factors(node: ast.AST) -> list[ast.AST]:
+    """Factors of a product; casts are not looked through (a rewrite must keep them)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors(node.left) + _factors(node.right)
+        return product_factors(node.left) + product_factors(node.right)
     return [node]
 
 
-def _text(node: ast.AST) -> str:
+def factor_text(node: ast.AST) -> str:
+    """A factor as source, parenthesised when it is a sum."""
     text = ast.unparse(node)
     return (
         f"({text})" if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Mult) else text

@@ -24,6 +24,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
+from ascend_lint.codemods import factor_text, product_factors, signed_terms
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import (
     LANGUAGE,
@@ -85,27 +86,6 @@ class _Member:
     length: str | None = None  # the stored time length parameter (kernels)
     t_seq: str | None = None  # how the stored length is spelled in rewritten code
     save_length: bool = False  # insert `T_seq = T` on entry
-
-
-def _signed_terms(node: ast.AST, sign: str = "+") -> list[tuple[str, ast.AST]]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        right = sign if isinstance(node.op, ast.Add) else ("-" if sign == "+" else "+")
-        return _signed_terms(node.left, sign) + _signed_terms(node.right, right)
-    return [(sign, node)]
-
-
-def _factors(node: ast.AST) -> list[ast.AST]:
-    """Factors of a product; casts are not looked through (a rewrite must keep them)."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors(node.left) + _factors(node.right)
-    return [node]
-
-
-def _text(node: ast.AST) -> str:
-    text = ast.unparse(node)
-    if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Mult):
-        return f"({text})"
-    return text
 
 
 def _join(terms: list[tuple[str, str]]) -> str:
@@ -229,10 +209,10 @@ class _GateRewrite:
                     raise _NoFix
                 heads.add(site.stride.id)
             if site.address is not None:
-                for _sign, term in _signed_terms(site.address):
+                for _sign, term in signed_terms(site.address):
                     heads |= {
                         f.id
-                        for f in _factors(term)
+                        for f in product_factors(term)
                         if isinstance(f, ast.Name) and f.id in fn.params and is_head_count(f.id)
                     }
         if len(heads) != 1 or next(iter(heads)) not in fn.params:
@@ -272,7 +252,7 @@ class _GateRewrite:
     ) -> str:
         """`expr` re-addressed for [B, HV, T] storage. `variant` picks a side of the
         varlen branch for a start defined on both sides; the branches met go to `splits`."""
-        terms = _signed_terms(expr)
+        terms = signed_terms(expr)
         out: list[tuple[str, str]] = []
         if pointer_first:
             sign, first = terms[0]
@@ -298,7 +278,7 @@ class _GateRewrite:
         """(text, kind) for one summand of a [B, T, HV] address; kind is "head" (the
         head index), "start" (a sequence or batch start) or "time" (along the sequence)."""
         fn = member.fn
-        parts = _factors(term)
+        parts = product_factors(term)
         scaled = [
             i for i, f in enumerate(parts) if isinstance(f, ast.Name) and f.id == member.heads
         ]
@@ -332,7 +312,7 @@ class _GateRewrite:
         ):
             # `(bos + o_t) * HV`: the start and the offset inside the sequence apart
             out, kinds = [], set()
-            for inner_sign, summand in _signed_terms(inner):
+            for inner_sign, summand in signed_terms(inner):
                 heads = ast.Name(member.heads, ast.Load())
                 text, kind = self._term(
                     member, ast.BinOp(summand, ast.Mult(), heads), variant, splits
@@ -354,7 +334,7 @@ class _GateRewrite:
             rest = [f for f in others if not (isinstance(f, ast.Name) and f.id == member.length)]
             if not rest or _names_of(rest) & self.index.start_derived(fn):
                 raise _NoFix
-            head = " * ".join(_text(f) for f in rest)
+            head = " * ".join(factor_text(f) for f in rest)
             return f"{head} * {member.heads} * {member.t_seq}", "start"
         if len(others) == 1 and isinstance(inner, ast.Name):
             start = self.index.sequence_start(fn, inner.id)
@@ -365,7 +345,7 @@ class _GateRewrite:
         # A time index (`last_idx * HV`, `o_t * HV`): time is the unit-stride axis now;
         # a packed global token index (`bos + o_t` from cu_seqlens) is one too.
         kind = "start" if names & self.index.start_derived(fn) else "time"
-        return " * ".join(_text(f) for f in others), kind
+        return " * ".join(factor_text(f) for f in others), kind
 
     def _start(self, member: _Member, start: SequenceStart, variant: str | None, splits) -> str:
         if member.helper or member.t_seq is None:

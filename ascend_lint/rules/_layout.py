@@ -8,18 +8,10 @@ import ast
 from ascend_lint.codemods import node_span, transposed_offset
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, JitFunction, is_head_count, is_length, is_literal, names_in
+from ascend_lint.index.gates import block_ptr_arg
 from ascend_lint.rules._base import RuleContext
 
 MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
-_BLOCK_PTR_PARAMS = ("base", "shape", "strides", "offsets", "block_shape", "order")
-
-
-def block_ptr_arg(call: ast.Call, name: str) -> ast.AST | None:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    i = _BLOCK_PTR_PARAMS.index(name)
-    return call.args[i] if i < len(call.args) else None
 
 
 def one_d_stride(call: ast.Call) -> ast.AST | None:
