@@ -109,13 +109,16 @@ class GateQueries:
     """The queries of `KernelIndex` about gate reads (mixed into it)."""
 
     def parents(self: KernelIndex, fn: JitFunction) -> dict[int, ast.AST]:
-        """id(node) -> its parent, for every node of `fn`."""
+        """id(statement) -> the statement (or the kernel's def) whose block holds it."""
         cached = self._parents_cache.get(id(fn))
         if cached is None:
             cached = {}
-            for node in ast.walk(fn.node):
-                for child in ast.iter_child_nodes(node):
-                    cached[id(child)] = node
+            for node in (fn.node, *fn.statements):
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    block = getattr(node, field, None)
+                    if isinstance(block, list):
+                        for child in block:
+                            cached[id(child)] = node
             self._parents_cache[id(fn)] = cached
         return cached
 
@@ -182,18 +185,30 @@ class GateQueries:
         return cached
 
     def _gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> set[str]:
+        # To the end (an alias it missed would keep its legacy addressing), visiting only
+        # the locals whose values read a name just found to be an address.
+        readers = self._readers(fn)
         pointers = {param}
-        while True:  # to the end: an alias it missed would keep its legacy addressing
-            grown = False
-            for name, defs in fn.definitions.items():
+        frontier = [param]
+        while frontier:
+            for name in readers.get(frontier.pop(), ()):
                 if name in pointers:
                     continue
-                if any(self._is_address(fn, v, pointers, depth) for _, v in defs):
+                if any(self._is_address(fn, v, pointers, depth) for _, v in fn.definitions[name]):
                     pointers.add(name)
-                    grown = True
-            if not grown:
-                break
+                    frontier.append(name)
         return pointers
+
+    def _readers(self: KernelIndex, fn: JitFunction) -> dict[str, list[str]]:
+        """name -> the locals one of whose assignments reads it."""
+        cached = self._readers_cache.get(id(fn))
+        if cached is None:
+            cached = {}
+            for name, defs in fn.definitions.items():
+                for read in {n for _, v in defs for n in names_in(v)}:
+                    cached.setdefault(read, []).append(name)
+            self._readers_cache[id(fn)] = cached
+        return cached
 
     def _is_address(
         self: KernelIndex, fn: JitFunction, value: ast.AST, pointers: set[str], depth: int

@@ -68,6 +68,7 @@ class KernelIndex(
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _call_maps_cache: object | None = None  # gates._CallMaps
     _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    _readers_cache: dict[int, dict[str, list[str]]] = field(default_factory=dict)
     _platform_spans_cache: list | None = None
     _torch_names_cache: frozenset[str] | None = None
     _device_lookups_cache: list | None = None
