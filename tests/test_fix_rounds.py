@@ -1,0 +1,125 @@
+"""A big file fixes in a bounded number of parses: each round applies every fix that
+does not overlap another, findings on one call share one edit, and the first round
+starts from the lint's own findings."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+import ascend_lint.source
+from ascend_lint.cli import main
+from ascend_lint.source import parse_python
+
+HEADER = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, T, BT: tl.constexpr):
+    i_t = tl.program_id(0).to(tl.int64)
+    tl.store(x + i_t, 0)
+"""
+
+LAUNCH = """
+
+def launch_{i}(x):
+    k[(1,)](x, 8, BT=64, num_warps=4, num_stages=2)
+    k[(2,)](
+        x, 8, BT=64,
+        num_warps=4, num_stages=2,
+    )
+"""
+
+
+@pytest.fixture
+def whole_file_parses(monkeypatch):
+    """How often a text as large as the fixed file is parsed."""
+    seen: list[int] = []
+    real = ascend_lint.source.ast.parse
+
+    def counting(source, *args, **kwargs):
+        seen.append(len(source))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(ascend_lint.source.ast, "parse", counting)
+    return seen
+
+
+def test_fix_parses_a_file_with_hundreds_of_fixes_three_times(tmp_path, whole_file_parses):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    path = tmp_path / "many.py"
+    path.write_text(HEADER + "".join(LAUNCH.format(i=i) for i in range(150)))
+    size = path.stat().st_size
+    assert main(["--no-cache", "--fix", "-q", str(path)]) == 0
+    # The lint, the fixed text's syntax check, the lint of the fixed text: no round
+    # per pair of neighbouring knobs, no re-lint of what the lint already found.
+    big = [n for n in whole_file_parses if n > size // 2]
+    assert len(big) == 3, big
+    fixed = path.read_text()
+    assert "num_warps" not in fixed and "num_stages" not in fixed and ".to(tl.int64)" not in fixed
+    ast.parse(fixed)
+
+
+def test_findings_on_one_call_share_one_fix(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    path = tmp_path / "k.py"
+    path.write_text(HEADER + LAUNCH.format(i=0))
+    assert main(["--no-cache", "--fix", "--show-fixes", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "4 x ASC004" in out and "1 x ASC007" in out
+    assert "k[(1,)](x, 8, BT=64)\n" in path.read_text()
+    assert "        x, 8, BT=64,\n    )\n" in path.read_text()
+
+
+MODULE = '''\
+"""Docstring.
+
+def not_a_cut(): a cut here leaves a piece that does not parse
+"""
+import triton
+
+
+@triton.jit
+def a(x):
+    pass
+
+
+TEXT = """
+
+
+def inside_a_string():
+    pass
+"""
+
+
+@triton.autotune(configs=[], key=[])
+
+@triton.jit
+def b(x):
+    return (x
+@ x)
+
+
+class C:
+    y: int = 1
+'''
+
+
+@pytest.mark.parametrize("piece", [1, 20, 80, 10_000])
+def test_pieces_parse_to_the_tree_of_the_whole(monkeypatch, piece):
+    monkeypatch.setattr(ascend_lint.source, "PIECE_CHARS", piece)
+    dump = ast.dump(ast.parse(MODULE), include_attributes=True)
+    assert ast.dump(parse_python(MODULE), include_attributes=True) == dump
+
+
+def test_pieces_report_the_syntax_error_of_the_whole(monkeypatch):
+    monkeypatch.setattr(ascend_lint.source, "PIECE_CHARS", 1)
+    broken = MODULE + "\n\ndef d(:\n    pass\n"
+    with pytest.raises(SyntaxError) as whole:
+        ast.parse(broken)
+    with pytest.raises(SyntaxError) as pieces:
+        parse_python(broken)
+    assert (pieces.value.lineno, pieces.value.msg) == (whole.value.lineno, whole.value.msg)
