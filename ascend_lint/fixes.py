@@ -12,6 +12,7 @@ import gc
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst
@@ -20,6 +21,7 @@ from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 
+_COLLECT_ABOVE_BYTES = 1 << 20
 MAX_ROUNDS = 10  # fixes converge in one or two rounds; this bounds a pathological case
 
 
@@ -152,12 +154,18 @@ def _child_blocks(node: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def _enclosing_lines(
-    body: list[ast.stmt], first: int, last: int, first_lines: dict[int, list[int]]
-) -> tuple[int, int] | None:
-    """The whole lines of the innermost statement(s) holding rows `first`..`last`:
-    statements sharing a line (`a = 1; b = 2`) are taken together; None when the rows
-    lie between the statements of `body` (comments, blank lines). `first_lines` keeps
-    each block's statement start rows, computed once per block."""
+    body: list[ast.stmt],
+    first: int,
+    last: int,
+    first_lines: dict[int, list[int]],
+    indent_of: Callable[[int], str],
+) -> tuple[int, int, str] | None:
+    """The whole lines of the innermost statement(s) holding rows `first`..`last`, and
+    what completes them: statements sharing a line (`a = 1; b = 2`) are taken together;
+    rows in the header of a compound statement (decorators, a signature, a `for` line)
+    are its header lines with `pass` for a body. None when the rows lie between the
+    statements of `body` (comments, blank lines). `first_lines` keeps each block's
+    statement start rows, computed once per block."""
 
     def starts_of(block: list[ast.stmt]) -> list[int]:
         found = first_lines.get(id(block))
@@ -177,8 +185,14 @@ def _enclosing_lines(
             hi += 1
         top, bottom = starts[lo], max(n.end_lineno for n in body[lo : hi + 1])
         if lo != hi:
-            return top, bottom
+            return top, bottom, ""
         node = body[i]
+        inside = getattr(node, "body", None)
+        if isinstance(inside, list) and inside and isinstance(inside[0], ast.stmt):
+            body_row = _first_line(inside[0])
+            if top < body_row and last < body_row:
+                # A kernel's decorators or a loop's header: not the whole kernel or loop.
+                return top, body_row - 1, indent_of(body_row) + "pass\n"
         for block in _child_blocks(node):
             if _first_line(block[0]) > top and _first_line(block[0]) <= first:
                 if block[-1].end_lineno >= last:
@@ -188,7 +202,11 @@ def _enclosing_lines(
                         body, starts = block, inner
                         break
         else:
-            return top, bottom
+            return top, bottom, ""
+
+
+def _ended(lines: str) -> str:
+    return lines if lines.endswith(("\n", "\r")) or not lines else lines + "\n"
 
 
 def _as_module(snippet: str) -> str:
@@ -214,6 +232,10 @@ def touched_statements_objection(
     def row_of(starts: list[int], offset: int) -> int:
         return bisect.bisect_right(starts, offset)
 
+    def indent_of(row: int) -> str:
+        line = after[new_starts[row - 1] : new_starts[min(row, len(new_starts) - 1)]]
+        return line[: len(line) - len(line.lstrip(" \t\f"))]
+
     def to_old(offset: int) -> int:
         # `offset` never falls inside an edit: statements are whole lines around them.
         return offset - deltas[bisect.bisect_right(new_ends, offset)]
@@ -223,17 +245,21 @@ def touched_statements_objection(
     for e in edits:
         first = row_of(new_starts, e.new_start)
         last = row_of(new_starts, max(e.new_end - 1, e.new_start))
-        ranges.append(_enclosing_lines(tree.body, first, last, first_lines) or (first, last))
+        found = _enclosing_lines(tree.body, first, last, first_lines, indent_of)
+        ranges.append(found or (first, last, ""))
     ranges.sort()
-    merged: list[list[int]] = []
-    for top, bottom in ranges:
+    merged: list[list] = []
+    for top, bottom, stub in ranges:
         if merged and top <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], bottom)
+            if bottom > merged[-1][1]:  # a longer range: its own completion, if any
+                merged[-1][1:] = [bottom, stub]
+            elif bottom == merged[-1][1] and not stub:
+                merged[-1][2] = ""  # the whole statement covers its header
         else:
-            merged.append([top, bottom])
-    for top, bottom in merged:
+            merged.append([top, bottom, stub])
+    for top, bottom, stub in merged:
         a, b = new_starts[top - 1], new_starts[min(bottom, len(new_starts) - 1)]
-        fixed = _as_module(after[a:b])
+        fixed = _as_module(_ended(after[a:b]) + stub)
         if not _shallow_enough(fixed):
             continue
         problem = _libcst_error(fixed)
@@ -242,7 +268,7 @@ def touched_statements_objection(
         old_a, old_b = to_old(a), to_old(b)
         # Whole lines of the text before the round, so a statement reads the same way.
         old_a = old_starts[row_of(old_starts, old_a) - 1]
-        if _libcst_error(_as_module(before[old_a:old_b])) is None:
+        if _libcst_error(_as_module(_ended(before[old_a:old_b]) + stub)) is None:
             return problem
     return None
 
@@ -284,8 +310,9 @@ def fix_source(
     for _ in range(MAX_ROUNDS):
         # The last lint's index leaves reference cycles (the lint pauses the cycle
         # collector); freeing them before the next parse keeps a big file's peak at
-        # one lint's.
-        gc.collect()
+        # one lint's. A collection costs ~20 ms, so only where the memory matters.
+        if len(data) > _COLLECT_ABOVE_BYTES:
+            gc.collect()
         if diagnostics is None:
             result = lint_source(path, data, codes)
             if result.error:

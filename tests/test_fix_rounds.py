@@ -123,3 +123,72 @@ def test_pieces_report_the_syntax_error_of_the_whole(monkeypatch):
     with pytest.raises(SyntaxError) as pieces:
         parse_python(broken)
     assert (pieces.value.lineno, pieces.value.msg) == (whole.value.lineno, whole.value.msg)
+
+
+TUNED = """\
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[triton.Config({"BT": 64}, num_warps=4)],
+    key=["T"],
+)
+@triton.jit
+def tuned(x, T, BT: tl.constexpr):
+    for i in range(0, T, BT):
+        tl.store(x + i, 0)
+
+
+def launch(x):
+    if x is not None:
+        tuned[(1,)](x, 8, num_warps=4)
+"""
+
+
+def test_libcst_reads_only_the_statements_a_fix_touched(monkeypatch):
+    """A decorator's fix is checked as the decorators over `pass`, a launch's as its own
+    statement: never the whole file (libcst's tree of a 5 MB file is about 1 GB)."""
+    import libcst
+
+    import ascend_lint.fixes
+    from ascend_lint.diagnostics import Applicability
+    from ascend_lint.fixes import fix_source
+    from ascend_lint.settings import ALL_CODES
+
+    read: list[str] = []
+    real = ascend_lint.fixes._libcst_error
+
+    def recording(text):
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(ascend_lint.fixes, "_libcst_error", recording)
+    outcome = fix_source("t.py", TUNED.encode(), ALL_CODES, frozenset({Applicability.SAFE}))
+    assert outcome.error is None and len(outcome.applied) == 2
+    assert len(read) == 2, read
+    decorators, launch = sorted(read)
+    assert decorators.startswith("@triton.autotune(") and "tl.store" not in decorators
+    assert decorators.rstrip().endswith("pass")
+    assert "tuned[(1,)](x, 8)" in launch and "def launch" not in launch
+    for snippet in read:
+        libcst.parse_module(snippet)  # each reads as a module on its own
+
+
+def test_a_fix_libcst_rejects_leaves_the_file_unchanged(monkeypatch):
+    import ascend_lint.fixes
+    from ascend_lint.diagnostics import Applicability
+    from ascend_lint.fixes import fix_source
+    from ascend_lint.settings import ALL_CODES
+
+    real = ascend_lint.fixes._libcst_error
+    # Stand-in for a layout libcst refuses: the fixed launch, and only it.
+    monkeypatch.setattr(
+        ascend_lint.fixes,
+        "_libcst_error",
+        lambda text: "rejected" if "tuned[(1,)](x, 8)" in text else real(text),
+    )
+    raw = TUNED.encode()
+    outcome = fix_source("t.py", raw, ALL_CODES, frozenset({Applicability.SAFE}))
+    assert outcome.fixed == raw
+    assert outcome.error is not None and "libcst rejects" in outcome.error
