@@ -73,7 +73,8 @@ def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
     """Content hash and mode of every file under `folder` (the cache folder left out)."""
     found = {}
     for path in sorted(folder.rglob("*")):
-        if ".ascend_lint_cache" in path.parts or path.is_symlink() or not path.is_file():
+        skip = ".ascend_lint_cache" in path.parts or ".git" in path.parts
+        if skip or path.is_symlink() or not path.is_file():
             continue
         found[str(path.relative_to(folder))] = (
             hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -175,6 +176,36 @@ def write(files: dict[str, str], modes: dict[str, int] | None = None):
     return setup
 
 
+def git_tree(files: dict[str, str]):
+    """Files in a git work tree: .gitignore files count inside one, as for Ruff."""
+
+    def setup(d: Path) -> None:
+        subprocess.run(["git", "init", "-q", str(d)], check=True)
+        write(files)(d)
+
+    return setup
+
+
+VARLEN = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(g, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_bh // HV, i_bh % HV
+    bos = tl.load(cu_seqlens + i_n).to(tl.int64)
+    g += bos * HV + i_h
+    p_g = tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    tl.store(p_g, tl.load(p_g, boundary_check=(0,)), boundary_check=(0,))
+
+
+def launch(g, cu_seqlens, T, HV):
+    k[(1, HV)](g.transpose(1, 2).contiguous(), cu_seqlens, T, HV=HV, BT=64)
+"""
+
+
 def cases(examples: Path) -> list[Case]:
     stale = (examples / "stale_pointer_math.py").read_text()
     base = {"pyproject.toml": PYPROJECT}
@@ -257,15 +288,30 @@ def cases(examples: Path) -> list[Case]:
             write({**base, "stale.py": stale}),
         ),
         Case(
-            "ASC002 fix removes the stale offset",
+            "ASC002 fix does what rules/ASC002.md says",
             "ascend-lint --fix --unsafe-fixes --select ASC002 stale.py",
+            1,
+            # The stride is fixed; a batch offset (`bos = i_b * T`) is left for a human,
+            # and its finding stays (the doc's "Fix safety").
+            lambda d, o: (
+                None
+                if "(T,), (1,)" in (d / "stale.py").read_text()
+                and "g += bos * HV + i_h" in (d / "stale.py").read_text()
+                and "1 fixed, 1 remaining" in o.out
+                else "not as documented"
+            ),
+            write({**base, "stale.py": stale}),
+        ),
+        Case(
+            "ASC002 fix rewrites a varlen offset",
+            "ascend-lint --fix --unsafe-fixes --select ASC002 varlen.py",
             0,
             lambda d, o: (
                 None
-                if "g += bos * HV + i_h" not in (d / "stale.py").read_text()
-                else "stale offset still there"
+                if "g += bos + i_h * T" in (d / "varlen.py").read_text()
+                else "offset not rewritten"
             ),
-            write({**base, "stale.py": stale}),
+            write({**base, "varlen.py": VARLEN}),
         ),
         Case(
             "--fix leaves a read-only file untouched",
@@ -288,20 +334,21 @@ def cases(examples: Path) -> list[Case]:
             "ascend-lint --show-files .",
             0,
             all_of(says("k.py", stream="out"), never_says("ignored.py")),
-            write({**base, "k.py": KERNEL, "ignored.py": KERNEL, ".gitignore": "ignored.py\n"}),
+            git_tree({**base, "k.py": KERNEL, "ignored.py": KERNEL, ".gitignore": "ignored.py\n"}),
         ),
         Case(
             "--no-respect-gitignore",
             "ascend-lint --show-files --no-respect-gitignore .",
             0,
             says("ignored.py", stream="out"),
-            write({**base, "k.py": KERNEL, "ignored.py": KERNEL, ".gitignore": "ignored.py\n"}),
+            git_tree({**base, "k.py": KERNEL, "ignored.py": KERNEL, ".gitignore": "ignored.py\n"}),
         ),
         Case(
             "--show-settings",
             "ascend-lint --show-settings --select ASC004 k.py",
             0,
-            json_out(lambda s: s["enabled-codes"] == ["ASC004"], "enabled-codes not ASC004"),
+            # ASC000 (a file no rule could read) is reported whatever is selected.
+            json_out(lambda s: s["enabled-codes"] == ["ASC000", "ASC004"], "not ASC000, ASC004"),
             write({**base, "k.py": KERNEL}),
         ),
         Case(
@@ -498,6 +545,7 @@ def run_case(runner: Runner, case: Case, folder: Path) -> tuple[Outcome, list[st
         problems.append(problem)
     # Nothing but the files a fix or --add-noqa may write changes; nothing disappears.
     may_change = "--fix" in case.command or "--add-noqa" in case.command
+    before.pop(".git", None)
     after = snapshot(folder)
     lost = sorted(set(before) - set(after))
     if lost and "clean" not in case.command:
