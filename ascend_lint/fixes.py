@@ -108,6 +108,8 @@ _LIBCST_MAX_DEPTH = 200
 
 
 def _shallow_enough(text: str) -> bool:
+    if len(text) < _LIBCST_MAX_DEPTH // 2:
+        return True  # each level of nesting takes at least one character
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -240,7 +242,7 @@ def touched_statements_objection(
         # `offset` never falls inside an edit: statements are whole lines around them.
         return offset - deltas[bisect.bisect_right(new_ends, offset)]
 
-    ranges: list[tuple[int, int]] = []
+    ranges: list[tuple[int, int, str]] = []
     first_lines: dict[int, list[int]] = {}
     for e in edits:
         first = row_of(new_starts, e.new_start)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import gc
 import io
 import re
 import tokenize
@@ -97,6 +98,18 @@ _TOP_LEVEL_START = re.compile(r"\n\n(?=(?:@|def |class |async def ))")
 def parse_python(text: str, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse` of `text` as the interpreter reads it, with a peak memory about the
     size of the tree it returns. Raises what `ast.parse` raises."""
+    # A syntax tree has no reference cycles: the cycle collector would only re-scan
+    # it, again and again as it grows (a 5 MB module parses 3x slower with it on).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_python(text, filename)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _parse_python(text: str, filename: str) -> ast.Module:
     text = as_python_reads_it(text)
     if len(text) <= PIECE_CHARS:
         return ast.parse(text, filename=filename)
