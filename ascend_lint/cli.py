@@ -471,12 +471,49 @@ def _watch(argv: list[str], paths: list[str]) -> int:
         sys.stderr.flush()
         print(f"[{time.strftime('%H:%M:%S')}] Watching for file changes.", flush=True)
 
+    import queue
+    import threading
+
+    # The watcher runs from before the first lint, so an edit made while a run is in
+    # progress (or right after it) is never missed; edits during a run coalesce into one.
+    changes: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    started = threading.Event()
+
+    def watch() -> None:
+        # yield_on_timeout: the first (empty) batch says the watcher is in place.
+        for batch in watchfiles.watch(
+            *roots,
+            watch_filter=Relevant(),
+            stop_event=stop,
+            rust_timeout=100,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+        ):
+            started.set()
+            if batch:
+                changes.put(batch)
+
+    thread = threading.Thread(target=watch, name="ascend-lint-watch", daemon=True)
+    thread.start()
     try:
+        started.wait(timeout=5)
         run("Starting linter in watch mode...")
-        for _changes in watchfiles.watch(*roots, watch_filter=Relevant(), raise_interrupt=True):
+        while True:
+            try:
+                changes.get(timeout=0.5)
+            except queue.Empty:
+                if not thread.is_alive():
+                    sys.stderr.write("error: the file watcher stopped\n")
+                    return EXIT_ERROR
+                continue
+            while not changes.empty():
+                changes.get_nowait()
             run("File change detected...")
     except KeyboardInterrupt:
         pass
+    finally:
+        stop.set()
     return EXIT_CLEAN
 
 
