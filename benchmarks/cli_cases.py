@@ -569,6 +569,7 @@ def watch_case(runner: Runner, folder: Path) -> tuple[str, int, list[str]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # even under nohup
     )
     problems = []
     try:

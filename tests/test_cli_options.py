@@ -256,6 +256,7 @@ class _Lines:
 
 def _start_watch(project: Path, *args: str):
     import os
+    import signal
     import subprocess
     import sys
 
@@ -267,6 +268,9 @@ def _start_watch(project: Path, *args: str):
         stderr=subprocess.STDOUT,
         text=True,
         env=env,
+        # Ctrl-C reaches it even when this run was started with SIGINT ignored (`nohup`,
+        # `cmd &`), which a child would inherit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
