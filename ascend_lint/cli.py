@@ -225,7 +225,8 @@ def _print_help() -> None:
     _check_parser().print_help()
 
 
-def _check_command(argv: list[str]) -> int:
+def _check_command(argv: list[str], watching: bool = False) -> int:
+    """`ascend-lint check`; `watching`: one run of `--watch` (which calls this again)."""
     parser = _check_parser()
     args = parser.parse_args(argv)
     from ascend_lint.discovery import discover
@@ -247,12 +248,12 @@ def _check_command(argv: list[str]) -> int:
             parser.error("`-` (standard input) cannot be combined with other paths")
         stdin_name = "-"
     args.paths = args.paths or ["."]
-    if args.watch:
+    if args.watch and not watching:
         if stdin_name is not None:
             parser.error("--watch reads files, it cannot take standard input")
         if args.add_noqa:
             parser.error("--watch cannot be combined with --add-noqa")
-        return _watch([a for a in argv if a not in ("-w", "--watch")], args.paths)
+        return _watch(argv, args.paths)
 
     try:
         if stdin_name is not None:
@@ -467,7 +468,7 @@ def _watch(argv: list[str], paths: list[str]) -> int:
         if sys.stdout.isatty():
             sys.stdout.write("\x1b[2J\x1b[H")  # clear the screen, as Ruff does
         print(f"[{time.strftime('%H:%M:%S')}] {header}", flush=True)
-        _check_command(argv)  # reads the configuration again: it may be what changed
+        _check_command(argv, watching=True)  # reads the configuration again: it may be what changed
         sys.stderr.flush()
         print(f"[{time.strftime('%H:%M:%S')}] Watching for file changes.", flush=True)
 

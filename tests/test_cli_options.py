@@ -332,6 +332,20 @@ def test_watch_with_fix_fixes_each_change(project):
     assert "num_warps" not in (project / "k.py").read_text()
 
 
+def test_watch_in_combined_short_flags_starts_one_watcher(project):
+    import pytest
+
+    pytest.importorskip("watchfiles")
+    (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
+    proc = _start_watch(project, "-ew")
+    try:
+        lines = _Lines(proc)
+        first = lines.until("Watching for file changes.")
+    finally:
+        assert _stop(proc) == 0
+    assert first.count("Starting linter in watch mode...") == 1 and "ASC004" in first
+
+
 def test_watch_refuses_standard_input(project, capsys):
     code, _, err = run(capsys, "--watch", "-")
     assert code == 2 and "--watch" in err and "standard input" in err
