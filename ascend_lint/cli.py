@@ -171,6 +171,12 @@ def _check_parser() -> argparse.ArgumentParser:
         help="apply fixes and report only what was fixed, not what remains",
     )
     p.add_argument(
+        "-w",
+        "--watch",
+        action="store_true",
+        help="run again whenever a Python file or the configuration changes (Ctrl-C stops)",
+    )
+    p.add_argument(
         "-v", "--verbose", action="store_true", help="say what is read and how long it takes"
     )
     p.add_argument(
@@ -222,7 +228,8 @@ def _print_help() -> None:
     _check_parser().print_help()
 
 
-def _check_command(argv: list[str]) -> int:
+def _check_command(argv: list[str], watching: bool = False) -> int:
+    """`ascend-lint check`; `watching`: one run of `--watch` (which calls this again)."""
     parser = _check_parser()
     args = parser.parse_args(argv)
     from ascend_lint.discovery import discover
@@ -244,6 +251,12 @@ def _check_command(argv: list[str]) -> int:
             parser.error("`-` (standard input) cannot be combined with other paths")
         stdin_name = "-"
     args.paths = args.paths or ["."]
+    if args.watch and not watching:
+        if stdin_name is not None:
+            parser.error("--watch reads files, it cannot take standard input")
+        if args.add_noqa:
+            parser.error("--watch cannot be combined with --add-noqa")
+        return _watch(argv, args.paths)
 
     try:
         if stdin_name is not None:
@@ -425,6 +438,88 @@ def _check_command(argv: list[str]) -> int:
         return EXIT_CLEAN
     if diagnostics or (args.exit_non_zero_on_fix and fixing is not None and fixing.applied):
         return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+# What a change must touch to be worth a new run: sources, and the files that decide
+# which sources and which settings (Ruff watches its sources and configuration alike).
+_WATCHED_SUFFIXES = (".py", ".pyi")
+_WATCHED_NAMES = ("pyproject.toml", ".gitignore")
+
+
+def _watch(argv: list[str], paths: list[str]) -> int:
+    """`--watch`: lint, then lint again on every relevant change until Ctrl-C (exit 0)."""
+    try:
+        import watchfiles
+    except ImportError:
+        sys.stderr.write(
+            "error: --watch needs the `watchfiles` package, which is not installed: "
+            "pip install watchfiles\n"
+        )
+        return EXIT_ERROR
+    roots = [p for p in dict.fromkeys(paths) if Path(p).exists()]
+    if not roots:
+        sys.stderr.write(f"error: nothing to watch: {', '.join(paths)} does not exist\n")
+        return EXIT_ERROR
+
+    class Relevant(watchfiles.DefaultFilter):  # skips .git, __pycache__, editors' swap files
+        def __call__(self, change, path: str) -> bool:
+            name = os.path.basename(path)
+            return super().__call__(change, path) and (
+                name.endswith(_WATCHED_SUFFIXES) or name in _WATCHED_NAMES
+            )
+
+    def run(header: str) -> None:
+        if sys.stdout.isatty():
+            sys.stdout.write("\x1b[2J\x1b[H")  # clear the screen, as Ruff does
+        print(f"[{time.strftime('%H:%M:%S')}] {header}", flush=True)
+        _check_command(argv, watching=True)  # reads the configuration again: it may be what changed
+        sys.stderr.flush()
+        print(f"[{time.strftime('%H:%M:%S')}] Watching for file changes.", flush=True)
+
+    import queue
+    import threading
+
+    # The watcher runs from before the first lint, so an edit made while a run is in
+    # progress (or right after it) is never missed; edits during a run coalesce into one.
+    changes: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    started = threading.Event()
+
+    def watch() -> None:
+        # yield_on_timeout: the first (empty) batch says the watcher is in place.
+        for batch in watchfiles.watch(
+            *roots,
+            watch_filter=Relevant(),
+            stop_event=stop,
+            rust_timeout=100,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+        ):
+            started.set()
+            if batch:
+                changes.put(batch)
+
+    thread = threading.Thread(target=watch, name="ascend-lint-watch", daemon=True)
+    thread.start()
+    try:
+        started.wait(timeout=5)
+        run("Starting linter in watch mode...")
+        while True:
+            try:
+                changes.get(timeout=0.5)
+            except queue.Empty:
+                if not thread.is_alive():
+                    sys.stderr.write("error: the file watcher stopped\n")
+                    return EXIT_ERROR
+                continue
+            while not changes.empty():
+                changes.get_nowait()
+            run("File change detected...")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
     return EXIT_CLEAN
 
 

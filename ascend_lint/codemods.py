@@ -85,15 +85,10 @@ def _element_spans(source: SourceFile, container: ast.AST) -> list[tuple[int, in
     return sorted(out)
 
 
-def remove_argument(source: SourceFile, container: ast.AST, key: str) -> Edit | None:
-    """Delete keyword `key=` from a call, or the `'key': ...` entry from a dict display,
-    with the comma that separated it. An element alone on its line goes with the whole
-    line, so the remaining layout is untouched."""
-    elements = _element_spans(source, container)
-    idx = next((i for i, (_, _, k) in enumerate(elements) if k == key), None)
-    if idx is None:
-        return None
-    text = source.text
+def _removal_span(
+    text: str, elements: list[tuple[int, int, str | None]], idx: int
+) -> tuple[int, int]:
+    """The text to delete to remove element `idx` of a comma list, with its comma."""
     start, end, _ = elements[idx]
     comma = _skip_blanks(text, end)
     has_comma = comma < len(text) and text[comma] == ","
@@ -105,14 +100,60 @@ def remove_argument(source: SourceFile, container: ast.AST, key: str) -> Edit | 
     alone_on_line = text[line_start:start].strip() == "" and (rest == "" or rest.startswith("#"))
     is_last = idx == len(elements) - 1
     if alone_on_line and (has_comma or not is_last or idx == 0):
-        return _edit(source, line_start, min(line_end + 1, len(text)), "")
+        return line_start, min(line_end + 1, len(text))
     if not is_last:
-        return _edit(source, start, elements[idx + 1][0], "")
+        return start, elements[idx + 1][0]
     if idx > 0:
         # Last element: remove the comma before it; a trailing comma after it stays as
         # the previous element's trailing comma.
-        return _edit(source, elements[idx - 1][1], end if has_comma else after, "")
-    return _edit(source, start, after, "")
+        return elements[idx - 1][1], end if has_comma else after
+    return start, after
+
+
+def remove_argument(source: SourceFile, container: ast.AST, key: str) -> Edit | None:
+    """Delete keyword `key=` from a call, or the `'key': ...` entry from a dict display,
+    with the comma that separated it. An element alone on its line goes with the whole
+    line, so the remaining layout is untouched."""
+    return remove_arguments(source, container, (key,))
+
+
+def remove_arguments(source: SourceFile, container: ast.AST, keys) -> Edit | None:
+    """Delete every keyword of `keys` from a call (or entry from a dict display) as
+    `remove_argument` would one after the other, as one edit. Findings on the same call
+    share it, so fixing them all takes one round (the one-by-one edits of two neighbours
+    overlap at the comma between them)."""
+    text = source.text
+    elements = _element_spans(source, container)
+    wanted = [i for i, (_, _, k) in enumerate(elements) if k in keys]
+    if not wanted:
+        return None
+    # Work on the whole lines around the container: removals look at line boundaries.
+    lo = text.rfind("\n", 0, elements[0][0]) + 1
+    hi = text.find("\n", elements[-1][1])
+    hi = len(text) if hi < 0 else hi + 1
+    window = text[lo:hi]
+    spans = [(s - lo, e - lo, k) for s, e, k in elements]
+    for key in [elements[i][2] for i in wanted]:
+        idx = next(i for i, (_, _, k) in enumerate(spans) if k == key)
+        s, e = _removal_span(window, spans, idx)
+        window = window[:s] + window[e:]
+        cut = e - s
+        spans = [
+            (a - cut if a >= e else a, b - cut if b >= e else b, k)
+            for j, (a, b, k) in enumerate(spans)
+            if j != idx
+        ]
+    old = text[lo:hi]
+    prefix = 0
+    while prefix < min(len(old), len(window)) and old[prefix] == window[prefix]:
+        prefix += 1
+    suffix = 0
+    while (
+        suffix < min(len(old), len(window)) - prefix
+        and old[len(old) - 1 - suffix] == window[len(window) - 1 - suffix]
+    ):
+        suffix += 1
+    return _edit(source, lo + prefix, hi - suffix, window[prefix : len(window) - suffix])
 
 
 def replace_node(source: SourceFile, node: ast.AST, content: str) -> Edit:

@@ -55,11 +55,27 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
         if path.is_file():
             add(path)  # a file named explicitly is linted whatever its name or excludes
             continue
+        if not path.is_dir():
+            # A FIFO, socket or device: reading it could block or never end.
+            found.errors.append(
+                f"{raw}: not a regular file or folder ({_kind(path)}); name a file or a folder"
+            )
+            continue
         before = len(found.files)
         _walk(path, settings, found, add)
         if len(found.files) == before:
             found.warnings.append(f"No Python files found under {raw}")
     return found
+
+
+def _kind(path: Path) -> str:
+    if path.is_fifo():
+        return "a named pipe"
+    if path.is_socket():
+        return "a socket"
+    if path.is_block_device() or path.is_char_device():
+        return "a device"
+    return "not a file"
 
 
 class GitIgnore:

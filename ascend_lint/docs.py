@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 from pathlib import Path
 
 DOCS_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/rules/{code}.md"
@@ -31,13 +30,12 @@ def rule_doc(code: str) -> str | None:
 
 
 def reference_root() -> Path | None:
-    """The folder that holds `reference_kernels/`."""
-    local = _PACKAGE.parent / "reference_kernels"
-    if local.is_dir():
-        return _PACKAGE.parent
-    spec = importlib.util.find_spec("reference_kernels")
-    if spec and spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations))).parent
+    """The folder that holds `reference_kernels/`: the package itself in a wheel
+    (`ascend_lint/reference_kernels/`), the repository root in a checkout. Found by
+    path, never imported: showing a kernel must not need torch or triton."""
+    for root in (_PACKAGE, _PACKAGE.parent):
+        if (root / "reference_kernels" / "__init__.py").is_file():
+            return root
     return None
 
 

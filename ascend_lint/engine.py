@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import ast
+import bisect
 import gc
 import sys
 import threading
@@ -22,7 +22,7 @@ from ascend_lint.rules import (
     UNUSED_NOQA_CODE,
     RuleContext,
 )
-from ascend_lint.source import SourceDecodeError, SourceFile, as_python_reads_it
+from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.suppression import apply_noqa, unused_noqa
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     error: str | None = None  # an internal error: exit 2, named with file and rule
     skipped: bool = False  # prefilter: nothing kernel-related in the file
+    # `cache.content_key` of the bytes these diagnostics describe, when the runner read
+    # them: `--fix` starts from these findings instead of linting the same bytes again.
+    content_key: str | None = None
 
 
 def may_contain_kernels(raw: bytes) -> bool:
@@ -138,7 +141,7 @@ def _lint_source(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to report
-            tree = ast.parse(as_python_reads_it(source.text), filename=path)
+            tree = parse_python(source.text, filename=path)
     except SyntaxError as exc:
         col = max((exc.offset or 1) - 1, 0)  # 1-based, in characters for str input
         return unparsable(result, codes, f"SyntaxError: {exc.msg}", exc.lineno or 1, col)
@@ -200,18 +203,32 @@ def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """One finding per defect: a broader rule's finding is dropped where a rule that
     supersedes it reports an overlapping span (ASC002 over ASC001).
     Runs before noqa, so suppressing the specific finding does not revive the broad one."""
-    specific = [
-        (RULES_BY_CODE[d.code].supersedes, d)
-        for d in diagnostics
-        if d.code in RULES_BY_CODE and RULES_BY_CODE[d.code].supersedes
-    ]
-    if not specific:
+    # Per superseded code: the specific spans sorted by start, with the running maximum
+    # of their ends, so each finding is tested in O(log n) (a big file has thousands).
+    spans: dict[str, list[tuple[Position, Position]]] = {}
+    for d in diagnostics:
+        rule = RULES_BY_CODE.get(d.code)
+        for broad in (rule.supersedes if rule else ()) or ():
+            spans.setdefault(broad, []).append((d.start, d.end))
+    if not spans:
         return diagnostics
-    return [
-        d
-        for d in diagnostics
-        if not any(d.code in codes and d.start < s.end and s.start < d.end for codes, s in specific)
-    ]
+    tables: dict[str, tuple[list[Position], list[Position]]] = {}
+    for broad, pairs in spans.items():
+        pairs.sort()
+        ends: list[Position] = []
+        for _start, end in pairs:
+            ends.append(max(end, ends[-1]) if ends else end)
+        tables[broad] = ([start for start, _ in pairs], ends)
+
+    def superseded(d: Diagnostic) -> bool:
+        table = tables.get(d.code)
+        if table is None:
+            return False
+        starts, max_ends = table
+        n = bisect.bisect_left(starts, d.end)  # spans that start before `d` ends
+        return n > 0 and max_ends[n - 1] > d.start
+
+    return [d for d in diagnostics if not superseded(d)]
 
 
 def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

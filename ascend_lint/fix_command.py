@@ -9,6 +9,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ascend_lint.cache import content_key
 from ascend_lint.diagnostics import Applicability, Diagnostic
 from ascend_lint.engine import FileResult
 from ascend_lint.fixes import ChangedOnDisk, FixOutcome, fix_source, write_atomic
@@ -38,7 +39,7 @@ def run_fixes(
     fixable = settings.fixable_codes()
     enabled = settings.enabled_codes()
     run = FixRun(output=stdin)
-    jobs: list[tuple[FileResult, bytes, frozenset[str]]] = []
+    jobs: list[tuple[FileResult, bytes, frozenset[str], list[Diagnostic] | None]] = []
     for result in results:
         if not any(
             d.fix and d.fix.applicability in allowed and d.code in fixable
@@ -48,10 +49,13 @@ def run_fixes(
         raw = stdin if stdin is not None else _read(result.path, run)
         if raw is None:
             continue
-        jobs.append((result, raw, settings.codes_for(result.path, enabled)))
-    outcomes = _fix_all([(r.path, raw, codes, allowed, fixable) for r, raw, codes in jobs])
+        codes = settings.codes_for(result.path, enabled)
+        jobs.append((result, raw, codes, _findings_of(result, raw, codes)))
+    outcomes = _fix_all(
+        [(r.path, raw, codes, allowed, fixable, first) for r, raw, codes, first in jobs]
+    )
     written: set[str] = set()
-    for (result, raw, codes), outcome in zip(jobs, outcomes):
+    for (result, raw, codes, _first), outcome in zip(jobs, outcomes):
         real = os.path.realpath(result.path)
         if real in written:
             # The same file under another name (a symlink) was fixed a moment ago.
@@ -89,6 +93,14 @@ def run_fixes(
         run.applied += outcome.applied
         result.diagnostics = outcome.remaining
     return run
+
+
+def _findings_of(result: FileResult, raw: bytes, codes: frozenset[str]) -> list[Diagnostic] | None:
+    """The lint's findings, when they are of exactly these bytes and codes (the file did
+    not change since it was read, nor did the tool): the first fix round starts from them."""
+    if result.content_key is not None and result.content_key == content_key(raw, codes):
+        return result.diagnostics
+    return None
 
 
 def _read(path: str, run: FixRun) -> bytes | None:

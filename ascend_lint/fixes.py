@@ -4,19 +4,24 @@ and atomic writes that keep the file's encoding, BOM, line endings and mode."""
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import contextlib
 import errno
+import gc
 import os
+import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst
 
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
-from ascend_lint.source import SourceDecodeError, SourceFile, as_python_reads_it
+from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 
+_COLLECT_ABOVE_BYTES = 1 << 20
 MAX_ROUNDS = 10  # fixes converge in one or two rounds; this bounds a pathological case
 
 
@@ -34,9 +39,21 @@ class FixOutcome:
         return self.fixed != self.original
 
 
-def apply_edits(source: SourceFile, fixes: list[Fix]) -> tuple[str, list[int]]:
+@dataclass(frozen=True)
+class AppliedEdit:
+    """Where one edit sat before (`old_*`) and sits after (`new_*`) a round, as
+    code-point offsets, so the statements a round touched can be found and compared."""
+
+    old_start: int
+    old_end: int
+    new_start: int
+    new_end: int
+
+
+def apply_edits(source: SourceFile, fixes: list[Fix]) -> tuple[str, list[int], list[AppliedEdit]]:
     """Apply non-overlapping fixes, leftmost first; a fix that overlaps one already
-    taken waits for the next round (after re-linting, its edits may be different)."""
+    taken waits for the next round (after re-linting, its edits may be different).
+    All chosen edits are applied in one pass over the text (a big file has thousands)."""
     spans = []
     for i, fix in enumerate(fixes):
         edits = sorted(
@@ -50,17 +67,34 @@ def apply_edits(source: SourceFile, fixes: list[Fix]) -> tuple[str, list[int]]:
         spans.append((edits[0][0], edits[-1][1], i, edits))
     spans.sort()
     chosen = []
+    shared = []  # fixes identical to one chosen: applied with it (Ruff counts them fixed)
+    taken: set[tuple] = set()
     last_end = -1
     for start, end, i, edits in spans:
+        key = tuple(edits)
+        if key in taken:
+            shared.append(i)
+            continue
         if start < last_end:
             continue
         chosen.append((i, edits))
+        taken.add(key)
         last_end = end
     text = source.text
-    for _i, edits in reversed(chosen):
-        for s, e, content in reversed(edits):
-            text = text[:s] + content + text[e:]
-    return text, [i for i, _ in chosen]
+    pieces: list[str] = []
+    placed: list[AppliedEdit] = []
+    cursor = 0
+    length = 0  # of the new text so far
+    for _i, edits in chosen:
+        for s, e, content in edits:
+            pieces.append(text[cursor:s])
+            length += s - cursor
+            pieces.append(content)
+            placed.append(AppliedEdit(s, e, length, length + len(content)))
+            length += len(content)
+            cursor = e
+    pieces.append(text[cursor:])
+    return "".join(pieces), sorted([i for i, _ in chosen] + shared), placed
 
 
 def encode_like(source: SourceFile, text: str) -> bytes:
@@ -74,6 +108,8 @@ _LIBCST_MAX_DEPTH = 200
 
 
 def _shallow_enough(text: str) -> bool:
+    if len(text) < _LIBCST_MAX_DEPTH // 2:
+        return True  # each level of nesting takes at least one character
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -97,27 +133,156 @@ def _libcst_error(text: str) -> str | None:
     return None
 
 
-def libcst_objection(original: str, fixed: str) -> str | None:
-    """The second opinion on a fixed file: libcst's parser, stricter about layout than
-    `ast`. Its objection counts only if it accepted the original (a file it cannot
-    read at all is not the fix's fault) and the file is shallow enough for it."""
-    if not _shallow_enough(fixed):
-        return None
-    problem = _libcst_error(fixed)
-    if problem is None or _libcst_error(original) is not None:
-        return None
-    return problem
+_LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 
-def parses(text: str) -> str | None:
-    """None if Python's own parser accepts `text`, else the error."""
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for m in _LINE_WITH_END.finditer(text):
+        starts.append(m.end())
+    return starts  # starts[-1] == len(text)
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", None) or ()
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _child_blocks(node: ast.stmt) -> list[list[ast.stmt]]:
+    blocks = [getattr(node, name, None) for name in ("body", "orelse", "finalbody")]
+    blocks += [h.body for h in getattr(node, "handlers", ())]
+    blocks += [c.body for c in getattr(node, "cases", ())]
+    return [b for b in blocks if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
+
+
+def _enclosing_lines(
+    body: list[ast.stmt],
+    first: int,
+    last: int,
+    first_lines: dict[int, list[int]],
+    indent_of: Callable[[int], str],
+) -> tuple[int, int, str] | None:
+    """The whole lines of the innermost statement(s) holding rows `first`..`last`, and
+    what completes them: statements sharing a line (`a = 1; b = 2`) are taken together;
+    rows in the header of a compound statement (decorators, a signature, a `for` line)
+    are its header lines with `pass` for a body. None when the rows lie between the
+    statements of `body` (comments, blank lines). `first_lines` keeps each block's
+    statement start rows, computed once per block."""
+
+    def starts_of(block: list[ast.stmt]) -> list[int]:
+        found = first_lines.get(id(block))
+        if found is None:
+            found = first_lines[id(block)] = [_first_line(n) for n in block]
+        return found
+
+    starts = starts_of(body)
+    while True:
+        i = bisect.bisect_right(starts, first) - 1
+        if i < 0 or body[i].end_lineno < last:
+            return None
+        lo, hi = i, i
+        while lo > 0 and body[lo - 1].end_lineno >= starts[lo]:
+            lo -= 1
+        while hi + 1 < len(body) and starts[hi + 1] <= body[hi].end_lineno:
+            hi += 1
+        top, bottom = starts[lo], max(n.end_lineno for n in body[lo : hi + 1])
+        if lo != hi:
+            return top, bottom, ""
+        node = body[i]
+        inside = getattr(node, "body", None)
+        if isinstance(inside, list) and inside and isinstance(inside[0], ast.stmt):
+            body_row = _first_line(inside[0])
+            if top < body_row and last < body_row:
+                # A kernel's decorators or a loop's header: not the whole kernel or loop.
+                return top, body_row - 1, indent_of(body_row) + "pass\n"
+        for block in _child_blocks(node):
+            if _first_line(block[0]) > top and _first_line(block[0]) <= first:
+                if block[-1].end_lineno >= last:
+                    inner = starts_of(block)
+                    j = bisect.bisect_right(inner, first) - 1
+                    if j >= 0 and block[j].end_lineno >= last:
+                        body, starts = block, inner
+                        break
+        else:
+            return top, bottom, ""
+
+
+def _ended(lines: str) -> str:
+    return lines if lines.endswith(("\n", "\r")) or not lines else lines + "\n"
+
+
+def _as_module(snippet: str) -> str:
+    """An indented statement, read as the body of `if 1:` (libcst reads modules)."""
+    return "if 1:\n" + snippet if snippet[:1] in (" ", "\t", "\f") else snippet
+
+
+def touched_statements_objection(
+    before: str, after: str, tree: ast.Module, edits: list[AppliedEdit]
+) -> str | None:
+    """libcst's objection to the statements a round of edits touched, each read alone:
+    a big file is never handed to libcst whole (its tree costs about 1 GB per 5 MB of
+    source). `tree` is `ast`'s tree of `after`."""
+    if not edits:
+        return None
+    new_starts = _line_starts(after)
+    old_starts = _line_starts(before)
+    new_ends = [e.new_end for e in edits]
+    deltas = [0]
+    for e in edits:
+        deltas.append(deltas[-1] + (e.new_end - e.new_start) - (e.old_end - e.old_start))
+
+    def row_of(starts: list[int], offset: int) -> int:
+        return bisect.bisect_right(starts, offset)
+
+    def indent_of(row: int) -> str:
+        line = after[new_starts[row - 1] : new_starts[min(row, len(new_starts) - 1)]]
+        return line[: len(line) - len(line.lstrip(" \t\f"))]
+
+    def to_old(offset: int) -> int:
+        # `offset` never falls inside an edit: statements are whole lines around them.
+        return offset - deltas[bisect.bisect_right(new_ends, offset)]
+
+    ranges: list[tuple[int, int, str]] = []
+    first_lines: dict[int, list[int]] = {}
+    for e in edits:
+        first = row_of(new_starts, e.new_start)
+        last = row_of(new_starts, max(e.new_end - 1, e.new_start))
+        found = _enclosing_lines(tree.body, first, last, first_lines, indent_of)
+        ranges.append(found or (first, last, ""))
+    ranges.sort()
+    merged: list[list] = []
+    for top, bottom, stub in ranges:
+        if merged and top <= merged[-1][1]:
+            if bottom > merged[-1][1]:  # a longer range: its own completion, if any
+                merged[-1][1:] = [bottom, stub]
+            elif bottom == merged[-1][1] and not stub:
+                merged[-1][2] = ""  # the whole statement covers its header
+        else:
+            merged.append([top, bottom, stub])
+    for top, bottom, stub in merged:
+        a, b = new_starts[top - 1], new_starts[min(bottom, len(new_starts) - 1)]
+        fixed = _as_module(_ended(after[a:b]) + stub)
+        if not _shallow_enough(fixed):
+            continue
+        problem = _libcst_error(fixed)
+        if problem is None:
+            continue
+        old_a, old_b = to_old(a), to_old(b)
+        # Whole lines of the text before the round, so a statement reads the same way.
+        old_a = old_starts[row_of(old_starts, old_a) - 1]
+        if _libcst_error(_as_module(_ended(before[old_a:old_b]) + stub)) is None:
+            return problem
+    return None
+
+
+def parsed(text: str) -> ast.Module | str:
+    """Python's own parser's tree of `text`, or its error."""
     try:
-        ast.parse(as_python_reads_it(text))
+        return parse_python(text)
     except SyntaxError as exc:
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
     except (ValueError, RecursionError, MemoryError) as exc:
         return str(exc)
-    return None
 
 
 def fix_source(
@@ -126,9 +291,15 @@ def fix_source(
     codes: frozenset[str],
     allowed: frozenset[Applicability],
     fixable: frozenset[str] | None = None,
+    first: list[Diagnostic] | None = None,
 ) -> FixOutcome:
     """Fix, re-lint and repeat until nothing changes. On any failure the original bytes
-    are returned untouched with an error naming the rules whose fixes were involved."""
+    are returned untouched with an error naming the rules whose fixes were involved.
+
+    `first` are the findings of `raw` when the caller has linted it already. Each round
+    applies every non-overlapping fix at once, parses the result once with `ast` (and
+    the touched statements with libcst), then lints it once: a file is parsed at most
+    `2 * MAX_ROUNDS + 1` times, and twice when its fixes do not overlap."""
     outcome = FixOutcome(path, raw, raw)
     try:
         source = SourceFile.from_bytes(path, raw)
@@ -137,32 +308,51 @@ def fix_source(
         return outcome
     applied: list[Diagnostic] = []
     data = raw
+    diagnostics = first
     for _ in range(MAX_ROUNDS):
-        result = lint_source(path, data, codes)
-        outcome.remaining = result.diagnostics
+        # The last lint's index leaves reference cycles (the lint pauses the cycle
+        # collector); freeing them before the next parse keeps a big file's peak at
+        # one lint's. A collection costs ~20 ms, so only where the memory matters.
+        if len(data) > _COLLECT_ABOVE_BYTES:
+            gc.collect()
+        if diagnostics is None:
+            result = lint_source(path, data, codes)
+            if result.error:
+                outcome.remaining = result.diagnostics
+                break
+            diagnostics = result.diagnostics
+        outcome.remaining = diagnostics
         candidates = [
             d
-            for d in result.diagnostics
+            for d in diagnostics
             if d.fix is not None
             and d.fix.applicability in allowed
             and (fixable is None or d.code in fixable)
         ]
-        if not candidates or result.error:
+        diagnostics = None
+        if not candidates:
             break
-        text, used = apply_edits(source, [d.fix for d in candidates])
+        text, used, edits = apply_edits(source, [d.fix for d in candidates])
         if text == source.text:
             break
-        problem = parses(text)
-        if problem is not None and len(used) > 1:
+        tree = parsed(text)
+        if isinstance(tree, str) and len(used) > 1:
             # Fixes that are fine one by one can clash together (two removals that
             # empty one block): take the first alone; re-linting finds the rest anew.
-            first = used[0]
-            text, _ = apply_edits(source, [candidates[first].fix])
-            used = [first]
-            problem = parses(text)
+            first_used = used[0]
+            text, _, edits = apply_edits(source, [candidates[first_used].fix])
+            used = [first_used]
+            tree = parsed(text)
+        if isinstance(tree, str):
+            rules = ", ".join(sorted({candidates[i].code for i in used}))
+            outcome.error = f"internal error: a fix by {rules} produced invalid code ({tree}); file left unchanged"
+            outcome.remaining = lint_source(path, raw, codes).diagnostics
+            return outcome
+        problem = touched_statements_objection(source.text, text, tree, edits)
+        del tree  # the next lint builds its own; never hold two trees of a big file
         if problem is not None:
             rules = ", ".join(sorted({candidates[i].code for i in used}))
-            outcome.error = f"internal error: a fix by {rules} produced invalid code ({problem}); file left unchanged"
+            outcome.error = f"internal error: fixes by {rules} produced code libcst rejects ({problem}); file left unchanged"
             outcome.remaining = lint_source(path, raw, codes).diagnostics
             return outcome
         applied += [candidates[i] for i in used]
@@ -170,14 +360,6 @@ def fix_source(
         source = SourceFile.from_bytes(path, data)
     else:  # out of rounds: what remains is what the last fixed text has
         outcome.remaining = lint_source(path, data, codes).diagnostics
-    if applied:
-        # Rounds are checked with `ast`; libcst reads the end result once.
-        problem = libcst_objection(SourceFile.from_bytes(path, raw).text, source.text)
-        if problem is not None:
-            rules = ", ".join(sorted({d.code for d in applied}))
-            outcome.error = f"internal error: fixes by {rules} produced code libcst rejects ({problem}); file left unchanged"
-            outcome.remaining = lint_source(path, raw, codes).diagnostics
-            return outcome
     outcome.fixed = data
     outcome.applied = applied
     return outcome

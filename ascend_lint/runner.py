@@ -60,7 +60,7 @@ def lint_files(
         key = content_key(raw, codes)
         cached = cache.get(path, key) if cache is not None else None
         if cached is not None:
-            results.append(FileResult(path, cached))
+            results.append(FileResult(path, cached, content_key=key))
             continue
         results.append(FileResult(path))  # placeholder, filled below
         pending.append((len(results) - 1, path, raw, codes, key))
@@ -81,6 +81,8 @@ def lint_files(
                 linted[i] = result
     for (slot, path, _raw, _codes, key), result in zip(pending, linted):
         results[slot] = result
+        if not ignore_noqa:  # with --ignore-noqa the findings are not what --fix starts from
+            result.content_key = key
         if cache is not None and result.error is None:
             cache.put(path, key, result.diagnostics)
     if cache is not None:

@@ -301,6 +301,13 @@ def reproduce_section(corpus_repos: list[str], tree_repos: list[str], eval_dir: 
         "sets the timed runs per tree (the best is kept), `--rules ASC001,...` restricts "
         "the scoring.",
         "",
+        "In one command, for the corpus tables alone: `benchmarks/reproduce_eval.sh ROOT` "
+        "clones (bare) every repository the manifests pin into ROOT (reusing a clone "
+        "already there), writes out the labelled files with `materialize.sh`, lints them "
+        "and prints `score.py`'s table for each manifest, with every miss and false "
+        "positive. It exits 1 when a manifest falls short of the gate, 2 when something "
+        "could not run, and rewrites nothing.",
+        "",
         "The corpus scores depend only on the pinned commits, so they reproduce exactly. The "
         "whole-tree table lints the HEAD of each clone, so a fresh clone measures newer "
         "code; to measure the commits listed under the table, point each clone's HEAD at "

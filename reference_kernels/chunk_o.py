@@ -52,7 +52,7 @@ import torch
 import triton
 import triton.language as tl
 
-from reference_kernels.core_grid import num_ai_cores
+from .core_grid import num_ai_cores
 
 __all__ = [
     "chunk_bwd_dqkwg",

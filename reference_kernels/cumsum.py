@@ -22,7 +22,7 @@ import torch
 import triton
 import triton.language as tl
 
-from reference_kernels.core_grid import num_vector_cores
+from .core_grid import num_vector_cores
 
 __all__ = ["chunk_local_cumsum", "chunk_local_cumsum_kernel"]
 

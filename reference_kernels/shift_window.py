@@ -37,7 +37,7 @@ import torch
 import triton
 import triton.language as tl
 
-from reference_kernels.core_grid import num_vector_cores
+from .core_grid import num_vector_cores
 
 __all__ = ["MAX_WIDTH", "causal_conv1d_fwd", "causal_conv1d_fwd_kernel"]
 

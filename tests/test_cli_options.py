@@ -215,3 +215,137 @@ def test_ignore_noqa_reports_what_the_comments_silence(project, capsys):
     code, out, _ = run(capsys, "--ignore-noqa", "--output-format", "json", "k.py")
     assert code == 1 and codes(out) == ["ASC004"]
     assert run(capsys, "k.py")[0] == 0  # the cache did not keep the unsuppressed result
+
+
+# --- --watch ---------------------------------------------------------------------------
+
+
+class _Lines:
+    """stdout of a process, read on a thread, waited on with a deadline (never hangs)."""
+
+    def __init__(self, proc):
+        import queue
+        import threading
+
+        self.seen: list[str] = []
+        self._queue: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, args=(proc.stdout,), daemon=True).start()
+
+    def _pump(self, stream) -> None:
+        for line in stream:
+            self._queue.put(line)
+        self._queue.put(None)
+
+    def until(self, needle: str, seconds: float = 60) -> str:
+        import queue
+        import time
+
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                line = self._queue.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.seen.append(line)
+            if needle in line:
+                return "".join(self.seen)
+        raise AssertionError(f"no {needle!r} within {seconds} s; output:\n{''.join(self.seen)}")
+
+
+def _start_watch(project: Path, *args: str):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "ascend_lint", "check", "--no-cache", "--watch", *args, "."],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        # Ctrl-C reaches it even when this run was started with SIGINT ignored (`nohup`,
+        # `cmd &`), which a child would inherit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _stop(proc) -> int:
+    import signal
+    import subprocess
+
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+
+
+def test_watch_lints_again_after_a_change_and_ctrl_c_exits_zero(project):
+    import time
+
+    import pytest
+
+    pytest.importorskip("watchfiles")
+    (project / "k.py").write_text(CLEAN_KERNEL)
+    proc = _start_watch(project)
+    try:
+        lines = _Lines(proc)
+        first = lines.until("Watching for file changes.")
+        assert "Starting linter in watch mode..." in first and "All checks passed!" in first
+        # A polling watcher (where there is no inotify) sees mtimes in whole seconds.
+        time.sleep(1.1)
+        # A change to a file that is not Python is not worth a run.
+        (project / "notes.txt").write_text("not python\n")
+        (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
+        second = lines.until("Found 1 error", seconds=60)
+        assert "File change detected..." in second and "ASC004" in second
+        assert second.count("File change detected...") == 1
+        lines.until("Watching for file changes.")
+    finally:
+        code = _stop(proc)
+    assert code == 0
+    assert "Traceback" not in "".join(lines.seen)
+
+
+def test_watch_with_fix_fixes_each_change(project):
+    import time
+
+    import pytest
+
+    pytest.importorskip("watchfiles")
+    (project / "k.py").write_text(CLEAN_KERNEL)
+    proc = _start_watch(project, "--fix")
+    try:
+        lines = _Lines(proc)
+        lines.until("Watching for file changes.")
+        time.sleep(1.1)
+        (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
+        lines.until("1 fixed", seconds=60)
+    finally:
+        assert _stop(proc) == 0
+    assert "num_warps" not in (project / "k.py").read_text()
+
+
+def test_watch_in_combined_short_flags_starts_one_watcher(project):
+    import pytest
+
+    pytest.importorskip("watchfiles")
+    (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
+    proc = _start_watch(project, "-ew")
+    try:
+        lines = _Lines(proc)
+        first = lines.until("Watching for file changes.")
+    finally:
+        assert _stop(proc) == 0
+    assert first.count("Starting linter in watch mode...") == 1 and "ASC004" in first
+
+
+def test_watch_refuses_standard_input(project, capsys):
+    code, _, err = run(capsys, "--watch", "-")
+    assert code == 2 and "--watch" in err and "standard input" in err

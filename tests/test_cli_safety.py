@@ -113,3 +113,18 @@ def test_fix_keeps_the_file_mode(project, capsys):
     assert run(capsys, "--fix", "k.py")[0] == 0
     assert "num_warps" not in target.read_text()
     assert stat.S_IMODE(target.stat().st_mode) == 0o750
+
+
+def test_an_explicit_fifo_is_an_error_that_says_what_it_is(project, capsys):
+    import pytest
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes on this platform")
+    os.mkfifo(project / "pipe.py")
+    code, out, err = run(capsys, "pipe.py")
+    assert code == 2
+    assert (
+        err
+        == "error: pipe.py: not a regular file or folder (a named pipe); name a file or a folder\n"
+    )
+    assert "All checks passed" not in out

@@ -95,5 +95,54 @@ def test_wheel_ships_docs_and_reference_kernels(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for rule in ALL_RULES:
         assert f"ascend_lint/docs/{rule.code}.md" in names
-    assert "reference_kernels/chunk_o.py" in names
-    assert "reference_kernels/cumsum.py" in names
+    # The kernels ship inside the package namespace, every module of the folder.
+    for module in sorted((source / "reference_kernels").glob("*.py")):
+        assert f"ascend_lint/reference_kernels/{module.name}" in names
+    assert not [n for n in names if n.startswith("reference_kernels/")]
+
+    # Installed without torch and triton: the rule shows its kernel, and importing a
+    # kernel module says which extra to install.
+    target = tmp_path / "site"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (target / "reference_kernels").exists()
+    blocked = (
+        "import sys\n"
+        "for name in ('torch', 'triton'): sys.modules[name] = None\n"
+        "sys.argv = ['ascend-lint', 'rule', 'ASC001']\n"
+        "from ascend_lint.cli import main\n"
+        "assert main() == 0\n"
+        "try:\n"
+        "    import ascend_lint.reference_kernels.chunk_o\n"
+        "except ImportError as exc:\n"
+        "    print('IMPORT:', exc)\n"
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(target)!r})\n" + blocked,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert f"# {target / 'ascend_lint' / 'reference_kernels'}" in run.stdout  # the kernel's path
+    assert "```python" in run.stdout
+    assert 'pip install "ascend-lint[kernels]"' in run.stdout.split("IMPORT:")[1]

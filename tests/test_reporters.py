@@ -131,6 +131,24 @@ def test_sarif_describes_every_rule_and_points_results_at_them(diagnostics):
     assert len(fixed) == sum(1 for d in diagnostics if d.fix)
 
 
+def test_sarif_carries_each_rule_doc_once(diagnostics):
+    """The doc is the rule's `help` (text and markdown); `fullDescription` is a short
+    plain-text paragraph, not a second copy of it."""
+    from ascend_lint.docs import rule_doc
+
+    text = render("sarif", diagnostics)
+    for rule in json.loads(text)["runs"][0]["tool"]["driver"]["rules"]:
+        doc = rule_doc(rule["id"])
+        if doc is None:
+            continue
+        assert rule["help"] == {"text": doc, "markdown": doc}
+        full = rule["fullDescription"]["text"]
+        assert full and "\n" not in full and "`" not in full and len(full) < len(doc) / 2
+        assert full != rule["shortDescription"]["text"] or "## What it does" not in doc
+        # json.dumps of the doc appears twice (help text and markdown), never a third time.
+        assert text.count(json.dumps(doc, ensure_ascii=False)) == 2
+
+
 def test_sarif_columns_are_one_based_code_points(diagnostics):
     run = json.loads(render("sarif", diagnostics))["runs"][0]
     assert run["columnKind"] == "unicodeCodePoints"

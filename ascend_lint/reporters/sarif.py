@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import PurePath
 from typing import TextIO
 from urllib.parse import quote
@@ -32,13 +33,14 @@ def _rules() -> list[dict]:
     out = []
     for code, name, summary, reference in described:
         doc = rule_doc(code)
-        text = {"text": doc, "markdown": doc} if doc else {"text": summary}
+        # The doc once, as the rule's help (SARIF 2.1.0 3.49.12: text and markdown);
+        # the full description is its plain-text "What it does" paragraph (3.49.10).
         rule = {
             "id": code,
             "name": name,
             "shortDescription": {"text": summary},
-            "fullDescription": text,
-            "help": text,
+            "fullDescription": {"text": _what_it_does(doc) or summary},
+            "help": {"text": doc, "markdown": doc} if doc else {"text": summary},
             "helpUri": rule_url(code),
             "defaultConfiguration": {"level": "error"},
         }
@@ -46,6 +48,19 @@ def _rules() -> list[dict]:
             rule["properties"] = {"reference_kernel": reference}
         out.append(rule)
     return out
+
+
+def _what_it_does(doc: str | None) -> str | None:
+    """The first paragraph of a rule doc's "## What it does" as one line of plain text."""
+    if not doc:
+        return None
+    match = re.search(r"^## What it does\s*\n(.*?)(?=^## |\Z)", doc, flags=re.M | re.S)
+    if not match:
+        return None
+    paragraph = match.group(1).strip().split("\n\n")[0]
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", paragraph)  # [label](url) -> label
+    text = text.replace("`", "").replace("**", "")
+    return " ".join(text.split()) or None
 
 
 def _artifact(path: str) -> dict:

@@ -5,12 +5,20 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.codemods import remove_argument, remove_statement
+from ascend_lint.codemods import remove_arguments, remove_statement
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _knobs_in(container: ast.AST) -> set[str]:
+    if isinstance(container, ast.Call):
+        return {k.arg for k in container.keywords if k.arg in KNOBS}
+    if isinstance(container, ast.Dict):
+        return {k.value for k in container.keys if isinstance(k, ast.Constant) and k.value in KNOBS}
+    return set()
 
 
 class LaunchNumWarpsStages(Rule):
@@ -47,7 +55,9 @@ class LaunchNumWarpsStages(Rule):
             )
             edit = remove_statement(ctx.source, container) if alone else None
         else:
-            edit = remove_argument(ctx.source, container, key)
+            # Every knob of the container in one edit that each finding shares: the
+            # one-by-one removals of neighbours overlap and would take a round each.
+            edit = remove_arguments(ctx.source, container, _knobs_in(container))
         fix = Fix(Applicability.SAFE, f"Remove `{key}`", (edit,)) if edit else None
         return Finding(
             node,

@@ -1,0 +1,194 @@
+"""A big file fixes in a bounded number of parses: each round applies every fix that
+does not overlap another, findings on one call share one edit, and the first round
+starts from the lint's own findings."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+import ascend_lint.source
+from ascend_lint.cli import main
+from ascend_lint.source import parse_python
+
+HEADER = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, T, BT: tl.constexpr):
+    i_t = tl.program_id(0).to(tl.int64)
+    tl.store(x + i_t, 0)
+"""
+
+LAUNCH = """
+
+def launch_{i}(x):
+    k[(1,)](x, 8, BT=64, num_warps=4, num_stages=2)
+    k[(2,)](
+        x, 8, BT=64,
+        num_warps=4, num_stages=2,
+    )
+"""
+
+
+@pytest.fixture
+def whole_file_parses(monkeypatch):
+    """How often a text as large as the fixed file is parsed."""
+    seen: list[int] = []
+    real = ascend_lint.source.ast.parse
+
+    def counting(source, *args, **kwargs):
+        seen.append(len(source))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(ascend_lint.source.ast, "parse", counting)
+    return seen
+
+
+def test_fix_parses_a_file_with_hundreds_of_fixes_three_times(tmp_path, whole_file_parses):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    path = tmp_path / "many.py"
+    path.write_text(HEADER + "".join(LAUNCH.format(i=i) for i in range(150)))
+    size = path.stat().st_size
+    assert main(["--no-cache", "--fix", "-q", str(path)]) == 0
+    # The lint, the fixed text's syntax check, the lint of the fixed text: no round
+    # per pair of neighbouring knobs, no re-lint of what the lint already found.
+    big = [n for n in whole_file_parses if n > size // 2]
+    assert len(big) == 3, big
+    fixed = path.read_text()
+    assert "num_warps" not in fixed and "num_stages" not in fixed and ".to(tl.int64)" not in fixed
+    ast.parse(fixed)
+
+
+def test_findings_on_one_call_share_one_fix(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    path = tmp_path / "k.py"
+    path.write_text(HEADER + LAUNCH.format(i=0))
+    assert main(["--no-cache", "--fix", "--show-fixes", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "4 x ASC004" in out and "1 x ASC007" in out
+    assert "k[(1,)](x, 8, BT=64)\n" in path.read_text()
+    assert "        x, 8, BT=64,\n    )\n" in path.read_text()
+
+
+MODULE = '''\
+"""Docstring.
+
+def not_a_cut(): a cut here leaves a piece that does not parse
+"""
+import triton
+
+
+@triton.jit
+def a(x):
+    pass
+
+
+TEXT = """
+
+
+def inside_a_string():
+    pass
+"""
+
+
+@triton.autotune(configs=[], key=[])
+
+@triton.jit
+def b(x):
+    return (x
+@ x)
+
+
+class C:
+    y: int = 1
+'''
+
+
+@pytest.mark.parametrize("piece", [1, 20, 80, 10_000])
+def test_pieces_parse_to_the_tree_of_the_whole(monkeypatch, piece):
+    monkeypatch.setattr(ascend_lint.source, "PIECE_CHARS", piece)
+    dump = ast.dump(ast.parse(MODULE), include_attributes=True)
+    assert ast.dump(parse_python(MODULE), include_attributes=True) == dump
+
+
+def test_pieces_report_the_syntax_error_of_the_whole(monkeypatch):
+    monkeypatch.setattr(ascend_lint.source, "PIECE_CHARS", 1)
+    broken = MODULE + "\n\ndef d(:\n    pass\n"
+    with pytest.raises(SyntaxError) as whole:
+        ast.parse(broken)
+    with pytest.raises(SyntaxError) as pieces:
+        parse_python(broken)
+    assert (pieces.value.lineno, pieces.value.msg) == (whole.value.lineno, whole.value.msg)
+
+
+TUNED = """\
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[triton.Config({"BT": 64}, num_warps=4)],
+    key=["T"],
+)
+@triton.jit
+def tuned(x, T, BT: tl.constexpr):
+    for i in range(0, T, BT):
+        tl.store(x + i, 0)
+
+
+def launch(x):
+    if x is not None:
+        tuned[(1,)](x, 8, num_warps=4)
+"""
+
+
+def test_libcst_reads_only_the_statements_a_fix_touched(monkeypatch):
+    """A decorator's fix is checked as the decorators over `pass`, a launch's as its own
+    statement: never the whole file (libcst's tree of a 5 MB file is about 1 GB)."""
+    import libcst
+
+    import ascend_lint.fixes
+    from ascend_lint.diagnostics import Applicability
+    from ascend_lint.fixes import fix_source
+    from ascend_lint.settings import ALL_CODES
+
+    read: list[str] = []
+    real = ascend_lint.fixes._libcst_error
+
+    def recording(text):
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(ascend_lint.fixes, "_libcst_error", recording)
+    outcome = fix_source("t.py", TUNED.encode(), ALL_CODES, frozenset({Applicability.SAFE}))
+    assert outcome.error is None and len(outcome.applied) == 2
+    assert len(read) == 2, read
+    decorators, launch = sorted(read)
+    assert decorators.startswith("@triton.autotune(") and "tl.store" not in decorators
+    assert decorators.rstrip().endswith("pass")
+    assert "tuned[(1,)](x, 8)" in launch and "def launch" not in launch
+    for snippet in read:
+        libcst.parse_module(snippet)  # each reads as a module on its own
+
+
+def test_a_fix_libcst_rejects_leaves_the_file_unchanged(monkeypatch):
+    import ascend_lint.fixes
+    from ascend_lint.diagnostics import Applicability
+    from ascend_lint.fixes import fix_source
+    from ascend_lint.settings import ALL_CODES
+
+    real = ascend_lint.fixes._libcst_error
+    # Stand-in for a layout libcst refuses: the fixed launch, and only it.
+    monkeypatch.setattr(
+        ascend_lint.fixes,
+        "_libcst_error",
+        lambda text: "rejected" if "tuned[(1,)](x, 8)" in text else real(text),
+    )
+    raw = TUNED.encode()
+    outcome = fix_source("t.py", raw, ALL_CODES, frozenset({Applicability.SAFE}))
+    assert outcome.fixed == raw
+    assert outcome.error is not None and "libcst rejects" in outcome.error
