@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_buffer
-from ascend_lint.fixes import apply_edits, fix_source, parses
+from ascend_lint.fixes import apply_edits, fix_source, parsed
 from ascend_lint.server.config import Resolved
 from ascend_lint.source import SourceDecodeError, SourceFile
 
@@ -68,8 +68,8 @@ def lint_text(path: str, text: str, version: int | None, resolved: Resolved) -> 
 
 def single_fix_text(buffer: LintedBuffer, fix: Fix) -> str | None:
     """The buffer with one fix applied, or None if that would not parse."""
-    text, used = apply_edits(buffer.source, [fix])
-    if not used or text == buffer.text or parses(text) is not None:
+    text, used, _edits = apply_edits(buffer.source, [fix])
+    if not used or text == buffer.text or isinstance(parsed(text), str):
         return None
     return text
 
