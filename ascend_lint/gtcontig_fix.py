@@ -39,6 +39,7 @@ from ascend_lint.index import (
 )
 from ascend_lint.index.kernels import Branch
 from ascend_lint.index.naming import is_sequence_length
+from ascend_lint.index.syntax import walk
 from ascend_lint.source import SourceFile
 
 _SAFE_ARGUMENT = (ast.Name, ast.Attribute)
@@ -438,7 +439,7 @@ class _GateRewrite:
         if rest and not rest.startswith("#"):
             raise _NoFix  # `stmt; other` on one line
         for stmt in group:
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str):
                     if node.lineno != node.end_lineno:
                         raise _NoFix  # re-indenting would change a multi-line string
@@ -649,7 +650,7 @@ class _GateRewrite:
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _names_of(nodes: list[ast.AST]) -> set[str]:

@@ -152,7 +152,7 @@ def gate_fix_counts(corpus: Path) -> dict[str, int]:
     nothing. In-process, with the same engine the CLI uses."""
     from ascend_lint.diagnostics import Applicability
     from ascend_lint.engine import lint_source
-    from ascend_lint.fixes import fix_source, parses
+    from ascend_lint.fixes import fix_source, parsed
 
     asc001, layout = frozenset({"ASC001"}), frozenset({"ASC001", "ASC002"})
     unsafe = frozenset({Applicability.SAFE, Applicability.UNSAFE})
@@ -169,7 +169,9 @@ def gate_fix_counts(corpus: Path) -> dict[str, int]:
             continue
         counts["files"] += 1
         outcome = fix_source(str(path), raw, asc001, unsafe)
-        if outcome.error is not None or parses(outcome.fixed.decode("utf-8", "replace")):
+        if outcome.error is not None or isinstance(
+            parsed(outcome.fixed.decode("utf-8", "replace")), str
+        ):
             continue
         counts["parse"] += 1
         left = lint_source(str(path), outcome.fixed, layout).diagnostics

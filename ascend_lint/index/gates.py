@@ -28,7 +28,7 @@ from ascend_lint.index.kernels import Branch, JitFunction
 from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.naming import is_sequence_length
 from ascend_lint.index.sequences import broadcasts, strip_casts, table_read
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, names_in, own_nodes
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, names_in, own_nodes, walk
 from ascend_lint.index.values import pointer_root
 
 if TYPE_CHECKING:
@@ -270,7 +270,7 @@ class GateQueries:
                 if self._is_address(fn, stmt.value, pointers, depth):
                     returns_pointer = True
             parents = {
-                id(child): node for node in ast.walk(stmt) for child in ast.iter_child_nodes(node)
+                id(child): node for node in walk(stmt) for child in ast.iter_child_nodes(node)
             }  # a simple statement: no nested bodies
             for node in own_nodes(stmt):
                 if not (
@@ -485,7 +485,7 @@ class GateQueries:
             for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
                 annotations[a.arg] = ast.unparse(a.annotation) if a.annotation else None
         for value, _guards in self.host_values(expr, host):
-            if any(isinstance(n, ast.Constant) and n.value is None for n in ast.walk(value)):
+            if any(isinstance(n, ast.Constant) and n.value is None for n in walk(value)):
                 return True
             if isinstance(value, ast.Name) and _used_unconditionally(node, value.id):
                 continue  # `B, T, HV = g.shape` already fails for None
@@ -494,7 +494,7 @@ class GateQueries:
                 if annotation is None or "None" in annotation or "Optional" in annotation:
                     return True
         text = ast.unparse(expr)
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Compare) and ast.unparse(n.left) == text:
                 if any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators):
                     return True
@@ -505,7 +505,7 @@ class GateQueries:
         """Does a decorator compare the argument with None
         (`@triton.heuristics({'USE_G': lambda args: args['g'] is not None})`)?"""
         for decorator in fn.node.decorator_list:
-            for n in ast.walk(decorator):
+            for n in walk(decorator):
                 if (
                     isinstance(n, ast.Compare)
                     and isinstance(n.left, ast.Subscript)
@@ -522,11 +522,11 @@ class GateQueries:
         for decorator in fn.node.decorator_list:
             compared = {
                 id(node.left)
-                for node in ast.walk(decorator)
+                for node in walk(decorator)
                 if isinstance(node, ast.Compare)
                 and all(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
             }
-            for node in ast.walk(decorator):
+            for node in walk(decorator):
                 if (
                     isinstance(node, ast.Subscript)
                     and isinstance(node.slice, ast.Constant)

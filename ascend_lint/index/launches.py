@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, walk
 
 if TYPE_CHECKING:
     from ascend_lint.index.model import KernelIndex
@@ -262,7 +262,7 @@ class LaunchQueries:
                     yield key, stmt, stmt
         seen: set[int] = set()
         for container, _host in containers:
-            for inner in ast.walk(container):
+            for inner in walk(container):
                 if id(inner) in seen or not _is_dict_builder(inner):
                     continue
                 seen.add(id(inner))
@@ -291,8 +291,7 @@ class LaunchQueries:
             for k in self.kernels:
                 for dec in k.node.decorator_list:
                     if any(
-                        isinstance(n, (ast.Call, ast.Dict)) and is_simt_only(n)
-                        for n in ast.walk(dec)
+                        isinstance(n, (ast.Call, ast.Dict)) and is_simt_only(n) for n in walk(dec)
                     ):
                         found.add(id(k.node))
             self._simt_only_cache = found

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.syntax import LEAVES, all_statements, children, dotted, frozen_names
+from ascend_lint.index.syntax import LEAVES, all_statements, children, dotted, frozen_names, walk
 
 if TYPE_CHECKING:
     from ascend_lint.index.launches import HostFunction
@@ -48,7 +48,7 @@ def is_platform_test(expr: ast.AST) -> bool:
     """Whether a condition looks at the device platform: it mentions a platform word in
     a name, an attribute or a string (`is_npu()`, `device == "npu"`,
     `torch.cuda.is_available()`, `hasattr(torch, "npu")`, `x.is_cuda`)."""
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Name):
             text = node.id
         elif isinstance(node, ast.Attribute):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from ascend_lint.index.aliases import LANGUAGE, Aliases
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.naming import is_sequence_length
-from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, additive_terms, names_in
+from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, additive_terms, names_in, walk
 from ascend_lint.index.values import pointer_names
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def strip_casts(expr: ast.AST, aliases: Aliases) -> ast.AST:
 
 def broadcasts(expr: ast.AST) -> bool:
     """`x[:, None]`, `x[None, :]`: a 2-D tile, which has a unit-stride dimension."""
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
             if any(isinstance(e, ast.Constant) and e.value is None for e in node.slice.elts):
                 return True
@@ -219,9 +219,7 @@ class Sequences:
 
 
 def _has_arange(expr: ast.AST, aliases: Aliases) -> bool:
-    return any(
-        isinstance(n, ast.Call) and aliases.resolve(n.func) == _ARANGE for n in ast.walk(expr)
-    )
+    return any(isinstance(n, ast.Call) and aliases.resolve(n.func) == _ARANGE for n in walk(expr))
 
 
 def address_terms(

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import TupleElement
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, factors
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, factors, walk
 
 if TYPE_CHECKING:
     from ascend_lint.index.launches import HostFunction
@@ -126,7 +126,7 @@ class StrideQueries:
         out: set[str] = set()
         self._divisor_cache[id(fn)] = out
         for stmt in fn.statements:
-            for node in ast.walk(stmt) if isinstance(stmt, (ast.Assign, ast.AugAssign)) else ():
+            for node in walk(stmt) if isinstance(stmt, (ast.Assign, ast.AugAssign)) else ():
                 if (
                     isinstance(node, ast.BinOp)
                     and isinstance(node.op, (ast.FloorDiv, ast.Mod))
@@ -208,9 +208,7 @@ def _is_dimension(value: ast.AST) -> bool:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         return value.func.attr == "size" and len(value.args) == 1
     if isinstance(value, TupleElement):
-        return any(
-            isinstance(n, ast.Attribute) and n.attr == "shape" for n in ast.walk(value.value)
-        )
+        return any(isinstance(n, ast.Attribute) and n.attr == "shape" for n in walk(value.value))
     return False
 
 

@@ -7,6 +7,7 @@ Pure functions of the `ast` nodes; no fact about kernels is computed here.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator
 
 MAX_FIXPOINT_ROUNDS = 50
@@ -145,8 +146,29 @@ def statement_targets(stmt: ast.stmt) -> list[ast.AST]:
     return []
 
 
-def own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
-    """Nodes of a statement, not descending into nested statements."""
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk` (same breadth-first order) without the context and operator marker
+    nodes (`Load`, `Add`) and without looking inside names and constants."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        if type(node) not in LEAVES:
+            todo.extend(children(node))
+        yield node
+
+
+def own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
+    """Nodes of a statement, not descending into nested statements. The kernel scan and
+    several rules each visit every statement: the nodes are gathered once and kept on
+    the statement (each node is on exactly one statement's list)."""
+    cached = getattr(stmt, "_own_nodes", None)
+    if cached is None:
+        cached = tuple(_own_nodes(stmt))
+        stmt._own_nodes = cached
+    return cached
+
+
+def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
     stack: list[ast.AST] = []
     for name in stmt._fields:
         if name in _BLOCK_FIELDS:

@@ -9,6 +9,7 @@ from ascend_lint.codemods import node_span, transposed_offset
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, JitFunction, is_head_count, is_length, is_literal, names_in
 from ascend_lint.index.gates import block_ptr_arg
+from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import RuleContext
 
 MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
@@ -41,7 +42,7 @@ def _batch_offsets(fn: JitFunction, offset: ast.AST) -> bool:
     read the same, so no mechanical rewrite is offered when a name may be either."""
     for name in names_in(offset):
         for value in fn.assignments.get(name, []):
-            for node in ast.walk(value):
+            for node in walk(value):
                 if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
                     if any(
                         isinstance(f, ast.Name) and is_length(f.id) for f in (node.left, node.right)

@@ -7,6 +7,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.index import LANGUAGE, Aliases, JitFunction
+from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _ACCESS = {f"{LANGUAGE}.load", f"{LANGUAGE}.store"}
@@ -17,7 +18,7 @@ def dma_kinds(body: list[ast.stmt], fn: JitFunction, aliases: Aliases) -> set[st
     block_pointers = fn.facts(aliases).block_pointers
     kinds: set[str] = set()
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if not isinstance(node, ast.Call):
                 continue
             qual = aliases.resolve(node.func)

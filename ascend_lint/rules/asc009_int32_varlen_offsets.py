@@ -14,6 +14,7 @@ from ascend_lint.index import (
     pointer_names,
     pointer_root,
 )
+from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # Where a kernel reads its offsets table only once (no start/end pair to find it by),
@@ -93,7 +94,7 @@ class Int32VarlenOffsets(Rule):
                 if names_in(stmt.value) & derived:
                     return True
             for node in (
-                ast.walk(stmt) if not isinstance(stmt, (ast.For, ast.While, ast.If)) else [stmt]
+                walk(stmt) if not isinstance(stmt, (ast.For, ast.While, ast.If)) else [stmt]
             ):
                 if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
                     terms = additive_terms(node)

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.index import LANGUAGE, Aliases, JitFunction, own_nodes
+from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 DOT = f"{LANGUAGE}.dot"
@@ -43,7 +44,7 @@ def _exclusive(a, b) -> bool:
 
 def _outside(stmt: ast.stmt, call: ast.Call) -> list[ast.AST]:
     """Nodes of the statement outside `call` (the dot itself)."""
-    skipped = {id(n) for n in ast.walk(call)}
+    skipped = {id(n) for n in walk(call)}
     return [n for n in own_nodes(stmt) if id(n) not in skipped]
 
 

@@ -10,6 +10,7 @@ from ascend_lint.codemods import node_text, replace_node
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import call_name, dotted
 from ascend_lint.index.platform import CUDA_LANGUAGE, NVIDIA_DEVICE_PROPERTIES
+from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 CANN_LANGUAGE = "triton.language.extra.cann"
@@ -47,7 +48,7 @@ class CudaOnlyApi(Rule):
         for node, key in index.device_property_lookups() if has_keys else ():
             if index.platform_guarded(node) or index.platform_only_host(index.host_at(node)):
                 continue
-            reported.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Call))
+            reported.update(id(n) for n in walk(node) if isinstance(n, ast.Call))
             findings.append(self._property(ctx, node, key))
         torch = index.torch_names()
         for call, host in index.host_calls:

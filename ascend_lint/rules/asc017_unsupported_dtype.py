@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.index import LANGUAGE, is_literal
-from ascend_lint.index.syntax import all_params
+from ascend_lint.index.syntax import all_params, walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # triton.language's float64 and fp8 dtypes (and their short aliases).
@@ -38,7 +38,7 @@ class UnsupportedDtype(Rule):
             found = [n for n in fn.dtype_mentions if resolve(n) in UNSUPPORTED]
             for arg in all_params(fn.node.args):
                 if arg.annotation is not None:
-                    found += [n for n in ast.walk(arg.annotation) if resolve(n) in UNSUPPORTED]
+                    found += [n for n in walk(arg.annotation) if resolve(n) in UNSUPPORTED]
             if not found:
                 continue
             # A comparison with a dtype (`x.dtype == tl.float64`, `== tl.constexpr(...)`)

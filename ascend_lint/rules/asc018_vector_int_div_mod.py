@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.index import LANGUAGE, names_in, pointer_names
+from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _ARANGE = f"{LANGUAGE}.arange"
@@ -44,7 +45,7 @@ class VectorIntDivMod(Rule):
         if names_in(expr) & blocks:
             return True
         return any(
-            isinstance(n, ast.Call) and aliases.resolve(n.func) == _ARANGE for n in ast.walk(expr)
+            isinstance(n, ast.Call) and aliases.resolve(n.func) == _ARANGE for n in walk(expr)
         )
 
     VALID = [

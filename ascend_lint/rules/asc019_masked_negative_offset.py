@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, JitFunction, names_in, pointer_names
+from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _ACCESSES = {f"{LANGUAGE}.load": 1, f"{LANGUAGE}.store": 2}  # -> position of `mask`
@@ -18,7 +19,7 @@ def _lower_bound_tests(mask: ast.AST) -> list[tuple[ast.Name, ast.Compare]]:
     """`o >= 0`, `o > -1`, `idx != -1`, `0 <= o` in a mask: the lanes it keeps out are the
     ones whose offset is negative."""
     found = []
-    for node in ast.walk(mask):
+    for node in walk(mask):
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
             continue
         left, op, right = node.left, node.ops[0], node.comparators[0]
@@ -111,11 +112,11 @@ class MaskedNegativeOffset(Rule):
             expr = pending.pop()
             clamped = {
                 id(n)
-                for call in ast.walk(expr)
+                for call in walk(expr)
                 if isinstance(call, ast.Call) and ctx.index.aliases.resolve(call.func) in _CLAMPS
-                for n in ast.walk(call)
+                for n in walk(call)
             }
-            for node in ast.walk(expr):
+            for node in walk(expr):
                 if not isinstance(node, ast.Name) or id(node) in clamped:
                     continue
                 if node.id == name:
