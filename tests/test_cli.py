@@ -279,6 +279,11 @@ def test_reference_kernels_lint_clean_and_examples_are_flagged(capsys):
     root = Path(__file__).resolve().parents[1]
     code, out, err = run(capsys, "--no-cache", str(root / "reference_kernels"))
     assert code == 0, out + err
+    # every rule, and no noqa comment doing the work
+    code, out, err = run(
+        capsys, "--no-cache", "--select", "ALL", "--ignore-noqa", str(root / "reference_kernels")
+    )
+    assert code == 0, out + err
     code, out, _ = run(capsys, "--output-format", "json", str(root / "examples" / "gpu_habits"))
     assert code == 1
     assert {d["code"] for d in json.loads(out)} >= {"ASC001", "ASC002", "ASC003", "ASC004"}
