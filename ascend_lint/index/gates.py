@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.kernels import Branch, JitFunction
 from ascend_lint.index.launches import CallBinding, HostFunction
-from ascend_lint.index.naming import is_sequence_length
+from ascend_lint.index.naming import is_head_count, is_sequence_length
 from ascend_lint.index.sequences import broadcasts, strip_casts, table_read
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, names_in, own_nodes, walk
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, factors, names_in, own_nodes, walk
 from ascend_lint.index.values import pointer_root
 
 if TYPE_CHECKING:
@@ -382,20 +382,18 @@ class GateQueries:
     def sequence_start(self: KernelIndex, fn: JitFunction, name: str) -> SequenceStart | None:
         """How `name` is defined when it is a sequence start; None when it is not one,
         or when its definitions are not exactly the two documented ones."""
-        seq = self.sequences(fn)
-        defs = fn.definitions.get(name, [])
+        defs = self._start_definitions(fn, name)
         if not defs or name in fn.params:
             return None
+        seq = self.sequences(fn)
         packed_at: Branch | None = None
         packed = False
         batch: tuple[str, str] | None = None
         batch_at: Branch | None = None
-        for order, raw in defs:
+        for raw, branches, from_table in defs:
             value = strip_casts(raw, self.aliases)
-            branches = fn.context(fn.statements[order]).branches
             innermost = branches[-1] if branches else None
-            read = table_read(value, self.aliases, set(fn.params))
-            if read is not None and read[0] in seq.offsets_tables:
+            if from_table:
                 if packed:
                     return None
                 packed, packed_at = True, innermost
@@ -425,6 +423,41 @@ class GateQueries:
         if batch is not None:
             return SequenceStart(name, False, batch[0], batch[1], None)
         return None
+
+    def start_split(
+        self: KernelIndex, fn: JitFunction, name: str
+    ) -> tuple[list[ast.AST], list[Branch]] | None:
+        """A token offset read from the offsets table under a branch and given another
+        value elsewhere: (the other values, the branches around each table read). None
+        when there is no such pair, or when another value's batch term carries the head
+        count (`bos_bh = i_b * HV * T`, right in [B, HV, T] storage). Looser than
+        `sequence_start`: any number of table reads, any fixed-length form."""
+        fixed: list[ast.AST] = []
+        varlen: list[Branch] = []
+        for raw, branches, from_table in self._start_definitions(fn, name):
+            if from_table:
+                if branches:
+                    varlen.append(branches[-1])
+                continue
+            value = strip_casts(raw, self.aliases)
+            if any(is_head_count(f.id) for f in factors(value) if isinstance(f, ast.Name)):
+                return None
+            fixed.append(raw)
+        return (fixed, varlen) if fixed and varlen else None
+
+    def _start_definitions(
+        self: KernelIndex, fn: JitFunction, name: str
+    ) -> list[tuple[ast.AST, tuple[Branch, ...], bool]]:
+        """Each definition of `name`: (its value, the compile-time branches around it,
+        whether it reads the kernel's offsets table)."""
+        tables = self.sequences(fn).offsets_tables
+        params = set(fn.params)
+        out = []
+        for order, raw in fn.definitions.get(name, ()):
+            read = table_read(raw, self.aliases, params)
+            branches = fn.context(fn.statements[order]).branches
+            out.append((raw, branches, read is not None and read[0] in tables))
+        return out
 
     # -- sequence starts and what is computed from them -------------------------------
     def sequence_starts(self: KernelIndex, fn: JitFunction) -> set[str]:

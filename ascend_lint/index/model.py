@@ -63,6 +63,7 @@ class KernelIndex(
     _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
     _quantity_cache: dict[tuple[int, int, str], object] = field(default_factory=dict)
     _task_loop_cache: dict[int, bool] = field(default_factory=dict)
+    _min_rank_cache: dict[int, dict[str, int]] = field(default_factory=dict)
     _parents_cache: dict[int, dict[int, ast.AST]] = field(default_factory=dict)
     _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
@@ -227,11 +228,16 @@ class KernelIndex(
             self._calls_by_qual[id(fn)] = by_qual
         return by_qual.get(qual, [])
 
-    def arange_names(self, fn: JitFunction) -> set[str]:
-        """Locals assigned an expression with a `tl.arange` in it."""
-        stmts = {id(stmt) for _, stmt in self.calls_in(fn, f"{LANGUAGE}.arange")}
+    def assigned_from(self, fn: JitFunction, qual: str) -> set[str]:
+        """Locals assigned by a statement that calls the triton function `qual`
+        (`o = tl.arange(0, B) + s`, `b = tl.load(p)`, `n = tl.num_programs(0)`)."""
+        stmts = {id(stmt) for _, stmt in self.calls_in(fn, qual)}
         return {
             name
             for name, defs in fn.definitions.items()
             if any(id(fn.statements[order]) in stmts for order, _ in defs)
         }
+
+    def arange_names(self, fn: JitFunction) -> set[str]:
+        """Locals assigned an expression with a `tl.arange` in it."""
+        return self.assigned_from(fn, f"{LANGUAGE}.arange")

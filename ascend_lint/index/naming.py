@@ -74,3 +74,24 @@ _PARAMETER_TENSOR = re.compile(
 
 def is_parameter_tensor(name: str) -> bool:
     return bool(_PARAMETER_TENSOR.match(name))
+
+
+def is_head_name(name: str) -> bool:
+    """`H`, `HV`, `num_heads`, and the lower-case and suffixed spellings (`h`, `Hq`, `Hg`)."""
+    return is_head_count(name) or is_head_count(name.upper()) or bool(_SHORT_HEADS.match(name))
+
+
+_SHORT_HEADS = re.compile(r"^[Hh][a-z]?$")
+
+
+def is_batch_name(name: str) -> bool:
+    return name in ("B", "b", "bs", "BS") or "batch" in name.lower()
+
+
+def is_token_count(name: str) -> bool:
+    """`token_num`, `n_rows`, `n_elements`: a count of tokens, rows or elements."""
+    lowered = name.lower()
+    return any(
+        word in lowered
+        for word in ("token", "n_rows", "num_rows", "n_elements", "numel", "total_len")
+    )

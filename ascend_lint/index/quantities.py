@@ -24,21 +24,22 @@ from __future__ import annotations
 
 import ast
 import enum
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ascend_lint.index.aliases import LANGUAGE, TRITON
+from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction, TupleElement
 from ascend_lint.index.naming import (
-    is_head_count,
+    is_batch_name,
+    is_head_name,
     is_model_dimension,
     is_parameter_tensor,
     is_sequence_length,
+    is_token_count,
 )
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, names_in
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, names_in, show
 
 if TYPE_CHECKING:
     from ascend_lint.index.model import KernelIndex
@@ -75,13 +76,6 @@ _CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up", "round_up"})
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
 
 
-def _show(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # an index marker node
-        return "..."
-
-
 class _Source:
     """An expression's source text, unparsed only if a message shows it."""
 
@@ -91,7 +85,7 @@ class _Source:
         self.node = node
 
     def __str__(self) -> str:
-        return _show(self.node)
+        return show(self.node)
 
     __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
 
@@ -210,10 +204,10 @@ class QuantityQueries:
             else [self._sub(divisor, host, depth)]
         )
         if any(q.role == Role.CORES for q in divisors):
-            return Quantity(Role.UNKNOWN, f"`{_show(count)}` shared over the cores")
+            return Quantity(Role.UNKNOWN, f"`{show(count)}` shared over the cores")
         if any(q.role == Role.LENGTH for q in divisors):
             # n / f(n): blocks sized from the count itself stay about as many as chosen.
-            return Quantity(Role.UNKNOWN, f"`{_show(count)}` in blocks sized from it")
+            return Quantity(Role.UNKNOWN, f"`{show(count)}` in blocks sized from it")
         return self._sub(count, host, depth, hint)
 
     def _name_quantity(
@@ -229,9 +223,9 @@ class QuantityQueries:
         # A parameter nobody in this module passes: its name is the only evidence left.
         if "core" in name.id.lower() or name.id.lower() in _CORE_KEYS:
             return Quantity(Role.CORES, f"`{name.id}`, the core count")
-        if _is_heads(name.id) or is_model_dimension(name.id):
+        if is_head_name(name.id) or is_model_dimension(name.id):
             return Quantity(Role.MODEL, f"`{name.id}`, a model dimension")
-        if is_sequence_length(name.id) or _is_token_count(name.id):
+        if is_sequence_length(name.id) or is_token_count(name.id):
             return Quantity(Role.LENGTH, f"`{name.id}`, a token or sequence count")
         return Quantity(Role.UNKNOWN, name.id)
 
@@ -305,7 +299,7 @@ class QuantityQueries:
         shape = element.value
         if not (isinstance(shape, ast.Attribute) and shape.attr == "shape"):
             return Quantity(Role.UNKNOWN, hint)
-        shown = f"`{hint}` (dimension {element.index} of `{_show(shape)}`)"
+        shown = f"`{hint}` (dimension {element.index} of `{show(shape)}`)"
         return self._dimension_role(shape.value, element.index, element.width, host, hint, shown)
 
     def _dimension_role(
@@ -324,42 +318,22 @@ class QuantityQueries:
         if index == 0:
             if self._flattened(tensor, host):
                 return Quantity(Role.LENGTH, f"{shown}, the rows of a flattened view")
-            if hint and (is_sequence_length(hint) or _is_token_count(hint)):
+            if hint and (is_sequence_length(hint) or is_token_count(hint)):
                 return Quantity(Role.LENGTH, f"{shown}, a token or sequence count")
             if hint and is_model_dimension(hint):
                 return Quantity(Role.MODEL, f"{shown}, a model dimension")
             return Quantity(Role.BATCH, f"{shown}, the leading dimension")
-        if hint and (_is_heads(hint) or is_model_dimension(hint)):
+        if hint and (is_head_name(hint) or is_model_dimension(hint)):
             return Quantity(Role.MODEL, f"{shown}, a model dimension")
-        if hint and _is_batch(hint):
+        if hint and is_batch_name(hint):
             return Quantity(Role.BATCH, f"{shown}, a batch size")
         if rank is None:
-            rank = self._rank_at_least(tensor, host)
+            rank = self.min_rank(tensor, host)
         if rank is not None and index < rank - 1:
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")
         if hint and is_sequence_length(hint):
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")
         return Quantity(Role.UNKNOWN, shown)
-
-    def _rank_at_least(self: KernelIndex, tensor: ast.AST, host: HostFunction | None) -> int | None:
-        """`x.stride(2)` or `x.shape[2]` anywhere in the host shows `x` has 3+ dimensions."""
-        if not isinstance(tensor, ast.Name) or host is None:
-            return None
-        highest = -1
-        for call, owner in self.host_calls:
-            func = call.func
-            if (
-                owner is host
-                and isinstance(func, ast.Attribute)
-                and func.attr in ("stride", "size")
-                and isinstance(func.value, ast.Name)
-                and func.value.id == tensor.id
-                and len(call.args) == 1
-                and isinstance(call.args[0], ast.Constant)
-                and isinstance(call.args[0].value, int)
-            ):
-                highest = max(highest, call.args[0].value)
-        return highest + 1 if highest >= 0 else None
 
     def _flattened(self: KernelIndex, tensor: ast.AST, host: HostFunction | None) -> bool:
         """`x.view(-1, D)`, `x.reshape(-1, x.shape[-1])`, `x.flatten(0, -2)`."""
@@ -417,16 +391,9 @@ class QuantityQueries:
         cached = self._task_loop_cache.get(id(fn))
         if cached is not None:
             return cached
-        program_counts = {
-            id(stmt)
-            for qual in (f"{LANGUAGE}.num_programs", f"{TRITON}.language.num_programs")
-            for _call, stmt in self.calls_in(fn, qual)
-        }
-        counts = {
-            name
-            for name, defs in fn.definitions.items()
-            if any(id(fn.statements[order]) in program_counts for order, _ in defs)
-        }
+        programs = f"{LANGUAGE}.num_programs"
+        program_counts = {id(stmt) for _call, stmt in self.calls_in(fn, programs)}
+        counts = self.assigned_from(fn, programs)
         found = False
         for stmt in fn.statements:
             if isinstance(stmt, ast.For):
@@ -441,23 +408,3 @@ class QuantityQueries:
                 break
         self._task_loop_cache[id(fn)] = found
         return found
-
-
-def _is_token_count(name: str) -> bool:
-    lowered = name.lower()
-    return any(
-        word in lowered
-        for word in ("token", "n_rows", "num_rows", "n_elements", "numel", "total_len")
-    )
-
-
-def _is_heads(name: str) -> bool:
-    """`H`, `HV`, `num_heads`, and the lower-case and suffixed spellings (`h`, `Hq`, `Hg`)."""
-    return is_head_count(name) or is_head_count(name.upper()) or bool(_SHORT_HEADS.match(name))
-
-
-_SHORT_HEADS = re.compile(r"^[Hh][a-z]?$")
-
-
-def _is_batch(name: str) -> bool:
-    return name in ("B", "b", "bs", "BS") or "batch" in name.lower()

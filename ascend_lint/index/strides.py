@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import TupleElement
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, factors, walk
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, factors, int_literal, show, walk
 
 if TYPE_CHECKING:
     from ascend_lint.index.launches import HostFunction
@@ -141,11 +141,11 @@ class StrideQueries:
         if isinstance(value, ast.Constant) and isinstance(value.value, int):
             return Stride(UNIT if value.value == 1 else NON_UNIT, f"the literal {value.value}")
         if _is_dimension(value):
-            return Stride(NON_UNIT, f"a dimension of a tensor (`{_show(value)}`)")
+            return Stride(NON_UNIT, f"a dimension of a tensor (`{show(value)}`)")
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
             kinds = [self._host_stride(v, host) for v in (value.left, value.right)]
             if any(k.kind == NON_UNIT for k in kinds):
-                return Stride(NON_UNIT, f"a product of dimensions (`{_show(value)}`)")
+                return Stride(NON_UNIT, f"a product of dimensions (`{show(value)}`)")
             return _UNKNOWN
         call = value
         if (
@@ -155,10 +155,10 @@ class StrideQueries:
             and len(call.args) == 1
             and isinstance(call.args[0], (ast.Constant, ast.UnaryOp))
         ):
-            dim = _int_literal(call.args[0])
+            dim = int_literal(call.args[0])
             if dim is None:
                 return _UNKNOWN
-            shown = f"`{_show(call)}`"
+            shown = f"`{show(call)}`"
             if dim == -1:
                 return Stride(UNIT, f"{shown}, the innermost dimension")
             rank = self._rank(call.func.value, host)
@@ -179,6 +179,30 @@ class StrideQueries:
             ranks.add(rank)
         return ranks.pop() if len(ranks) == 1 else None
 
+    def min_rank(self: KernelIndex, tensor: ast.AST, host: HostFunction | None) -> int | None:
+        """At least how many dimensions a host tensor has: `x.stride(2)` or `x.size(2)`
+        anywhere in the host shows three. One pass over the host's calls, kept."""
+        if not isinstance(tensor, ast.Name) or host is None:
+            return None
+        highest = self._min_rank_cache.get(id(host))
+        if highest is None:
+            highest = self._min_rank_cache[id(host)] = {}
+            for call, owner in self.host_calls:
+                func = call.func
+                if (
+                    owner is host
+                    and isinstance(func, ast.Attribute)
+                    and func.attr in ("stride", "size")
+                    and isinstance(func.value, ast.Name)
+                    and len(call.args) == 1
+                    and isinstance(call.args[0], ast.Constant)
+                    and isinstance(call.args[0].value, int)
+                ):
+                    name, dim = func.value.id, call.args[0].value
+                    highest[name] = max(highest.get(name, -1), dim)
+        dim = highest.get(tensor.id, -1)
+        return dim + 1 if dim >= 0 else None
+
 
 def _grid_extents(launch: ast.Call) -> set[str]:
     """`kernel[(NT, B * H)](...)` -> {'NT', 'B * H'}: the sizes of the launch grid."""
@@ -186,19 +210,6 @@ def _grid_extents(launch: ast.Call) -> set[str]:
     if isinstance(grid, (ast.Tuple, ast.List)):
         return {ast.unparse(e) for e in grid.elts if not isinstance(e, ast.Constant)}
     return set()
-
-
-def _int_literal(node: ast.AST) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and isinstance(node.operand.value, int)
-    ):
-        return -node.operand.value
-    return None
 
 
 def _is_dimension(value: ast.AST) -> bool:
@@ -248,10 +259,3 @@ def _unpacked_rank(name: str, host: HostFunction) -> int | None:
             ):
                 return value.width
     return None
-
-
-def _show(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # a marker node of the index
-        return "..."

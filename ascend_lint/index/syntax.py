@@ -146,6 +146,24 @@ def statement_targets(stmt: ast.stmt) -> list[ast.AST]:
     return []
 
 
+def show(node: ast.AST) -> str:
+    """Source text of an expression for a message (`...` for the index's marker nodes)."""
+    try:
+        return ast.unparse(node)
+    except Exception:
+        return "..."
+
+
+def int_literal(node: ast.AST) -> int | None:
+    """`3`, `-1`: the value of an integer literal, negated as often as written."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = int_literal(node.operand)
+        return -inner if inner is not None else None
+    return None
+
+
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """`ast.walk` (same breadth-first order) without the context and operator marker
     nodes (`Load`, `Add`) and without looking inside names and constants."""

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Applicability, Edit, Fix
-from ascend_lint.index import LANGUAGE, JitFunction, names_in, pointer_names
-from ascend_lint.index.syntax import walk
+from ascend_lint.index import LANGUAGE, JitFunction, pointer_names
+from ascend_lint.index.syntax import int_literal, walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _ACCESSES = {f"{LANGUAGE}.load": 1, f"{LANGUAGE}.store": 2}  # -> position of `mask`
@@ -23,27 +23,18 @@ def _lower_bound_tests(mask: ast.AST) -> list[tuple[ast.Name, ast.Compare]]:
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
             continue
         left, op, right = node.left, node.ops[0], node.comparators[0]
-        value = _literal(right)
+        value = int_literal(right)
         if isinstance(left, ast.Name) and (
             (isinstance(op, ast.GtE) and value == 0)
             or (isinstance(op, (ast.Gt, ast.NotEq)) and value == -1)
         ):
             found.append((left, node))
-        value = _literal(left)
+        value = int_literal(left)
         if isinstance(right, ast.Name) and (
             (isinstance(op, ast.LtE) and value == 0) or (isinstance(op, ast.Lt) and value == -1)
         ):
             found.append((right, node))
     return found
-
-
-def _literal(node: ast.AST) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _literal(node.operand)
-        return -inner if inner is not None else None
-    return None
 
 
 def _mask_of(call: ast.Call, position: int) -> ast.AST | None:
@@ -93,12 +84,7 @@ class MaskedNegativeOffset(Rule):
     @staticmethod
     def _vectors(ctx: RuleContext, fn: JitFunction) -> set[str]:
         """Block values: derived from `tl.arange` or loaded from memory."""
-        loads = {id(stmt) for _call, stmt in ctx.index.calls_in(fn, f"{LANGUAGE}.load")}
-        loaded = {
-            name
-            for name, defs in fn.definitions.items()
-            if any(id(fn.statements[order]) in loads for order, _ in defs)
-        }
+        loaded = ctx.index.assigned_from(fn, f"{LANGUAGE}.load")
         return pointer_names(fn, ctx.index.arange_names(fn) | loaded)
 
     @staticmethod
@@ -122,11 +108,7 @@ class MaskedNegativeOffset(Rule):
                 if node.id == name:
                     return node
                 values = fn.assignments.get(node.id, ())
-                if (
-                    node.id not in seen
-                    and len(values) == 1
-                    and name in names_in(values[0]) | {n for n in pointer_names(fn, {name})}
-                ):
+                if node.id not in seen and len(values) == 1:  # a local the address is built in
                     seen.add(node.id)
                     pending.append(values[0])
         return None

@@ -15,7 +15,7 @@ from ascend_lint.index import (
     is_length,
     own_nodes,
 )
-from ascend_lint.index.sequences import Sequences, strip_casts, table_read
+from ascend_lint.index.sequences import Sequences, strip_casts
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
@@ -43,7 +43,7 @@ class TransposedBatchBase(Rule):
                 if found is None:
                     continue
                 node, pointer, bos, row_length = found
-                split = self._fixed_length_definition(ctx, fn, stmt, bos, seq)
+                split = self._fixed_length_definition(ctx, fn, stmt, bos)
                 if split is None:
                     continue
                 fixed_value, varlen_test = split
@@ -78,28 +78,15 @@ class TransposedBatchBase(Rule):
 
     @staticmethod
     def _fixed_length_definition(
-        ctx: RuleContext, fn: JitFunction, stmt: ast.stmt, bos: str, seq: Sequences
+        ctx: RuleContext, fn: JitFunction, stmt: ast.stmt, bos: str
     ) -> tuple[ast.AST, str] | None:
         """(the fixed-length value of `bos`, the varlen test) when `stmt` can run with
         `bos` set to a batch offset that does not step over the heads."""
-        aliases = ctx.index.aliases
-        params = set(fn.params)
-        varlen_tests: list[tuple[str, bool]] = []
-        fixed: list[ast.AST] = []
-        for order, value in fn.definitions.get(bos, ()):
-            read = table_read(value, aliases, params)
-            where = fn.context(fn.statements[order]).branches
-            if read is not None and read[0] in seq.offsets_tables:
-                if where:
-                    varlen_tests.append((ast.unparse(where[-1].test), where[-1].taken))
-                continue
-            names = {f.id for f in factors(strip_casts(value, aliases)) if isinstance(f, ast.Name)}
-            if any(is_head_count(n) for n in names):
-                return None  # `bos_bh = i_b * HV * T`: the batch term steps over the heads
-            fixed.append(value)
-        if not fixed or not varlen_tests:
+        split = ctx.index.start_split(fn, bos)
+        if split is None:
             return None
-        test, taken = varlen_tests[0]
+        fixed, varlen = split
+        test, taken = ast.unparse(varlen[0].test), varlen[0].taken
         for branch in fn.context(stmt).branches:
             if ast.unparse(branch.test) == test and branch.taken == taken:
                 return None  # on the varlen side only
