@@ -1,21 +1,25 @@
-"""The stride-1 gate rewrite ASC001 offers as an unsafe fix (the G_T_CONTIG pattern of
-`reference_kernels/chunk_o.py`), for a kernel that reads a read-only `[B, T, HV]` gate
+"""The stride-1 layout rewrite ASC001 offers as an unsafe fix (the G_T_CONTIG pattern of
+`reference_kernels/chunk_o.py`), for a kernel that reads or writes a `[B, T, HV]` tensor
 along time with stride `HV` and is launched in the same file.
 
-* Kernels and the helpers that receive the gate get a `<NAME>_T_CONTIG: tl.constexpr`
-  parameter. Every statement that addresses the gate becomes `if <FLAG>:` with the
+* Kernels and the helpers that receive the tensor get a `<NAME>_T_CONTIG: tl.constexpr`
+  parameter. Every statement that addresses it becomes `if <FLAG>:` with the
   `[B, HV, T]` addressing (`i_h * T_seq` for the head, stride 1 along time, `bos` for a
-  packed varlen start, `i_b * HV * T_seq` for a batch start) and `else:` with the
-  statement as it was, which launchers select only for `HV == 1`. `T_seq = T` is saved
-  on entry when the kernel rebinds `T` (varlen).
-* Every launch passes `g.transpose(1, 2).contiguous() if HV != 1 else g` (the copy is
-  skipped for one head, where the stride is 1 already) and `<FLAG>=HV != 1`.
+  packed varlen start, `i_b * HV * T_seq` for a batch start, whole `[T, HV]` planes of
+  a leading axis kept) and `else:` with the statement as it was, which launchers select
+  only for `HV == 1`. `T_seq = T` is saved on entry when the kernel rebinds `T` (varlen).
+* A tensor the kernel only reads: every launch passes `g.transpose(1, 2).contiguous()
+  if HV != 1 else g` (the copy is skipped for one head, where the stride is 1 already)
+  and `<FLAG>=HV != 1`.
+* A tensor it writes keeps its layout for the caller: the launching statement gets a
+  `[.., HV, T]` buffer (fresh, or a transposed copy when its values may matter) and is
+  followed by the copy back.
 
-The facts (which parameter is the gate, how each use addresses it, where sequence
-starts come from, launch bindings) come from the index; this module only writes text.
-It offers nothing when one of them is not the documented shape: a use it does not
-understand, a store through the gate, a launch in another file or through a launch
-helper, a helper shared with another tensor, a length it cannot name.
+The facts (which parameter is the tensor, how each use addresses it, where sequence
+starts come from, launch bindings, whether a host buffer holds anything yet) come from
+the index; this module only writes text. It offers nothing when one of them is not the
+documented shape: a use it does not understand, a launch in another file or through a
+launch helper's own call, a helper shared with another tensor, a length it cannot name.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from ascend_lint.index import (
     pointer_root,
 )
 from ascend_lint.index.kernels import Branch
+from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.naming import is_sequence_length
 from ascend_lint.index.syntax import walk
 from ascend_lint.source import SourceFile
@@ -102,6 +107,9 @@ class _GateRewrite:
         self.index = index
         self.source = source
         self.text = source.text
+        # An address over an axis before the batch (`i_k * all * HV`): the tensor may have
+        # more than 3 dimensions, so the host swaps the last two, not dimensions 1 and 2.
+        self.leading_axis = False
 
     @functools.cached_property
     def newline(self) -> str:
@@ -112,19 +120,30 @@ class _GateRewrite:
     def fix(self, fn: JitFunction, param: str) -> Fix:
         members = self._family(fn, param)
         edits: list[tuple[int, int, str]] = []
+        written = self._written(members)
         for member in members.values():
             edits += self._function_edits(member, members)
+        # After every function: whether an address has a leading axis decides the host's
+        # transpose.
+        for member in members.values():
             if not member.helper:
-                edits += self._launch_edits(member)
+                edits += self._launch_edits(member, written)
         edits = sorted(set(edits))  # kernels that share a launch dict share its edits
         for (_s1, e1, _), (s2, _e2, _) in zip(edits, edits[1:]):
             if s2 < e1:
                 raise _NoFix  # two rewrites of one span: the shape is not the documented one
         kernel = members[id(fn)]
-        message = (
-            f"Read `{kernel.param}` stride-1 from a [B, HV, T] copy: `{kernel.flag}` "
-            f"branches in the kernel, the host transposes it once when `{kernel.heads}` != 1"
-        )
+        if written:
+            message = (
+                f"Write `{kernel.param}` stride-1 into a [.., HV, T] buffer: `{kernel.flag}` "
+                f"branches in the kernel, the host copies it back when `{kernel.heads}` != 1"
+            )
+        else:
+            message = (
+                f"Read `{kernel.param}` stride-1 from a [B, HV, T] copy: `{kernel.flag}` "
+                f"branches in the kernel, the host transposes it once when "
+                f"`{kernel.heads}` != 1"
+            )
         return Fix(
             Applicability.UNSAFE,
             message,
@@ -133,6 +152,11 @@ class _GateRewrite:
                 for s, e, content in edits
             ),
         )
+
+    @staticmethod
+    def _written(members: dict[int, _Member]) -> bool:
+        """Does a kernel or helper of the rewrite store through the tensor (an output)?"""
+        return any(m.uses.writes for m in members.values())
 
     def _family(self, fn: JitFunction, param: str) -> dict[int, _Member]:
         """The kernel, the helpers its gate reaches and every other kernel that hands
@@ -277,7 +301,8 @@ class _GateRewrite:
 
     def _term(self, member: _Member, term: ast.AST, variant: str | None, splits):
         """(text, kind) for one summand of a [B, T, HV] address; kind is "head" (the
-        head index), "start" (a sequence or batch start) or "time" (along the sequence)."""
+        head index), "start" (a sequence or batch start), "time" (along the sequence) or
+        "leading" (whole [T, HV] planes of an axis before the batch)."""
         fn = member.fn
         parts = product_factors(term)
         scaled = [
@@ -341,6 +366,23 @@ class _GateRewrite:
             start = self.index.sequence_start(fn, inner.id)
             if start is not None:
                 return self._start(member, start, variant, splits), "start"
+        row_counts = self.index.whole_row_counts(fn)
+        rows = [f for f in others if isinstance(f, ast.Name) and f.id in row_counts]
+        if rows and not member.helper:
+            # `i_k * all * HV` with `all = B * T`: a leading axis (per-K-block partials),
+            # whole [T, HV] planes, as many elements in [HV, T] storage: kept as it is.
+            rest = [f for f in others if f is not rows[0]]
+            rest_names = _names_of(rest)
+            if (
+                len(rows) != 1
+                or row_counts[rows[0].id] != member.length
+                or not rest
+                or rest_names & self.index.start_derived(fn)
+                or rest_names & seq.time_vectors
+            ):
+                raise _NoFix
+            self.leading_axis = True
+            return " * ".join(factor_text(f) for f in parts), "leading"
         if names & self.index.batch_derived(fn):
             raise _NoFix  # built from a sequence start the index cannot split
         # A time index (`last_idx * HV`, `o_t * HV`): time is the unit-stride axis now;
@@ -557,10 +599,10 @@ class _GateRewrite:
         return line, line, text
 
     # -- launches -----------------------------------------------------------------------
-    def _launch_edits(self, member: _Member) -> list[tuple[int, int, str]]:
+    def _launch_edits(self, member: _Member, written: bool) -> list[tuple[int, int, str]]:
         edits = []
         for binding in self.index.launches_of(member.fn):
-            edits += self._launch(member, binding)
+            edits += self._launch(member, binding, written)
         if not edits:
             raise _NoFix
         return edits
@@ -569,7 +611,9 @@ class _GateRewrite:
     def _direct(call: ast.Call, expr: ast.AST) -> bool:
         return any(a is expr for a in call.args) or any(k.value is expr for k in call.keywords)
 
-    def _launch(self, member: _Member, binding: CallBinding) -> list[tuple[int, int, str]]:
+    def _launch(
+        self, member: _Member, binding: CallBinding, written: bool
+    ) -> list[tuple[int, int, str]]:
         call = binding.call
         if member.flag in binding.args:
             raise _NoFix
@@ -592,15 +636,32 @@ class _GateRewrite:
                 raise _NoFix
             host = binding.host
             edits = [self._add_argument(call, f"{member.flag}={flag_value}")]
+            if written:
+                launching = self._statement_around(host, call) if host is not None else None
+                if not (isinstance(launching, ast.Expr) and launching.value is call):
+                    raise _NoFix  # the launch's value is used (`x = kernel[grid](...)`)
+                return edits + self._output_buffer(
+                    member, binding, host, launching, gate, flag_value
+                )
         else:
             place = self.index.argument_place(gate)
             counted = self.index.argument_place(count)
             if place is None or counted is None or counted[2] is not place[2]:
                 raise _NoFix  # the head count is not in scope where the gate is set
             kind, node, host = place
+            edits = [self._flag_entry(kind, node, member.flag, flag_value)]
+            if written:
+                # The buffer is made right before, and copied back right after, the
+                # statement that builds the dict and launches with it (`run(kernel,
+                # kernel_kwargs={...})`); a dict kept for a later launch is not followed.
+                launching = self._statement_around(host, node[0] if kind == "dict" else node)
+                if kind == "item" or launching is None or not isinstance(launching, ast.Expr):
+                    raise _NoFix
+                return edits + self._output_buffer(
+                    member, binding, host, launching, gate, flag_value
+                )
             if self._written_elsewhere(gate):
                 raise _NoFix  # the dict may be built before another kernel writes it
-            edits = [self._flag_entry(kind, node, member.flag, flag_value)]
         if isinstance(gate, ast.Constant) and gate.value is None:
             return edits
         if not isinstance(gate, _SAFE_ARGUMENT):
@@ -612,10 +673,76 @@ class _GateRewrite:
             member.fn, member.param
         ):
             condition = f"{gate_text} is not None and {condition}"
+        dims = "-1, -2" if self.leading_axis else "1, 2"
         edits.append(
-            (s, e, f"{gate_text}.transpose(1, 2).contiguous() if {condition} else {gate_text}")
+            (s, e, f"{gate_text}.transpose({dims}).contiguous() if {condition} else {gate_text}")
         )
         return edits
+
+    @staticmethod
+    def _statement_around(host: HostFunction, node: ast.AST) -> ast.stmt | None:
+        """The simple statement of the host that holds `node`."""
+        for stmt in walk(host.node):
+            if isinstance(stmt, ast.stmt) and not hasattr(stmt, "body"):
+                if any(n is node for n in walk(stmt)):
+                    return stmt
+        return None
+
+    def _output_buffer(
+        self,
+        member: _Member,
+        binding: CallBinding,
+        host: HostFunction,
+        stmt: ast.stmt,
+        out: ast.AST,
+        flag_value: str,
+    ) -> list[tuple[int, int, str]]:
+        """A tensor the kernel writes keeps its [.., T, HV] layout for the caller: the
+        launch gets a [.., HV, T] buffer in its place (a fresh one when the tensor holds
+        nothing yet, else a transposed copy), copied back right after `stmt`, the
+        statement that launches."""
+        if not isinstance(out, ast.Name):
+            raise _NoFix
+        if any(
+            isinstance(e, ast.Name) and e.id == out.id and e is not out
+            for exprs in binding.args.values()
+            for e in exprs
+        ):
+            raise _NoFix  # the same tensor bound to two parameters
+        start, end = self._span(stmt)
+        indent = self._indent_of(start)
+        line_end = self.text.find(self.newline, end)
+        line_end = len(self.text) if line_end < 0 else line_end
+        if self.text[end:line_end].strip() and not self.text[end:line_end].strip().startswith("#"):
+            raise _NoFix  # `launch; other` on one line
+        name = out.id
+        taken = {n.id for n in walk(host.node) if isinstance(n, ast.Name)} | set(host.params)
+        buffer, suffix = f"{name}_t", 1
+        while buffer in taken:
+            suffix += 1
+            buffer = f"{name}_t{suffix}"
+        transposed = f"{name}.transpose(-1, -2)"
+        if self.index.holds_nothing_yet(host, out):
+            value = f"{name}.new_empty({transposed}.shape)"
+        else:
+            value = f"{transposed}.contiguous()"
+        condition = flag_value
+        if self.index.may_be_none(host, out):
+            condition = f"{name} is not None and {condition}"
+        nl = self.newline
+        unit = "\t" if indent.startswith("\t") else "    "
+        before = (
+            f"{indent}# `{name}` is written [.., {member.heads}, T] (stride 1 along time), "
+            f"copied back below.{nl}"
+            f"{indent}{buffer} = {value} if {condition} else {name}{nl}"
+        )
+        after = (
+            f"{nl}{indent}if {buffer} is not {name}:{nl}"
+            f"{indent}{unit}{name}.copy_({buffer}.transpose(-1, -2))"
+        )
+        s, e = self._span(out)
+        line = self._line_start(start)
+        return [(line, line, before), (s, e, buffer), (line_end, line_end, after)]
 
     def _written_elsewhere(self, gate: ast.AST) -> bool:
         """A launch argument set in a dict is evaluated where the dict is built, not at

@@ -133,17 +133,88 @@ def test_optional_gate_is_not_transposed_when_missing():
     assert "g.transpose(1, 2).contiguous() if g is not None and HV != 1 else g" in fixed
 
 
+IN_PLACE_KERNEL = VARLEN_KERNEL.replace(
+    "tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))",
+    "tl.store(p_g, tl.load(p_g, boundary_check=(0,)) * 2, boundary_check=(0,))",
+)
+
+
+def test_tensor_updated_in_place_is_copied_in_and_back():
+    """The kernel reads and writes `g`: the launch gets a [.., HV, T] copy of it, and
+    its values go back into the caller's `g` right after, in the caller's layout."""
+    text = _source(
+        IN_PLACE_KERNEL,
+        """
+        def launch(g, o, cu_seqlens):
+            B, T, HV = g.shape
+            k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)  # doubles g
+        """,
+    )
+    outcome = fix_source("x.py", text.encode(), ASC001, UNSAFE)
+    fixed = outcome.fixed.decode()
+    assert (
+        "    g_t = g.transpose(-1, -2).contiguous() if HV != 1 else g\n"
+        "    k[(4, HV)](g_t, o, cu_seqlens, T, HV=HV, BT=64, G_T_CONTIG=HV != 1)  # doubles g\n"
+        "    if g_t is not g:\n"
+        "        g.copy_(g_t.transpose(-1, -2))\n"
+    ) in fixed
+    assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []
+
+
+def test_fresh_output_is_not_copied_in():
+    """`torch.empty` holds nothing yet: the [.., HV, T] buffer is allocated, not copied;
+    a name already taken in the launcher is not reused for it."""
+    text = _source(
+        IN_PLACE_KERNEL,
+        """
+        def launch(x, o, cu_seqlens):
+            B, T, HV = x.shape
+            g = torch.empty(B, T, HV)
+            g_t = x.shape
+            k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)
+            return g
+        """,
+    )
+    fixed = fix_source("x.py", text.encode(), ASC001, UNSAFE).fixed.decode()
+    assert "g_t2 = g.new_empty(g.transpose(-1, -2).shape) if HV != 1 else g\n" in fixed
+    assert "g.copy_(g_t2.transpose(-1, -2))" in fixed
+
+
+def test_output_used_before_the_launch_is_copied_in():
+    text = _source(
+        IN_PLACE_KERNEL,
+        """
+        def launch(o, cu_seqlens, T, HV):
+            g = torch.empty(1, T, HV)
+            g.fill_(1.0)
+            k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)
+            return g
+        """,
+    )
+    fixed = fix_source("x.py", text.encode(), ASC001, UNSAFE).fixed.decode()
+    assert "g_t = g.transpose(-1, -2).contiguous() if HV != 1 else g\n" in fixed
+
+
 @pytest.mark.parametrize(
     "kernel,host",
     [
         pytest.param(
-            VARLEN_KERNEL.replace(
-                "tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))",
-                "tl.store(p_g, tl.load(p_g, boundary_check=(0,)) * 2, boundary_check=(0,))",
-            ),
+            IN_PLACE_KERNEL,
             "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
-            "    k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)",
-            id="the-kernel-writes-the-gate",
+            "    kw = dict(g=g, o=o)\n    k[(4, HV)](cu_seqlens=cu_seqlens, T=T, HV=HV, BT=64, **kw)",
+            id="written-tensor-set-in-a-dict",
+        ),
+        pytest.param(
+            IN_PLACE_KERNEL,
+            "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+            "    handle = k[(4, HV)](g, o, cu_seqlens, T, HV=HV, BT=64)\n    return handle",
+            id="written-tensor-launch-value-used",
+        ),
+        pytest.param(
+            IN_PLACE_KERNEL,
+            "def launch(g, o, cu_seqlens):\n    B, T, HV = g.shape\n"
+            "    k[(4, HV)](g, g, cu_seqlens, T, HV=HV, BT=64)",
+            id="written-tensor-bound-twice",
         ),
         pytest.param(
             VARLEN_KERNEL,
@@ -290,3 +361,32 @@ def test_a_pointer_in_a_container_is_not_followed():
     )
     (finding,) = _asc001(HEADER + kernel + "\n\n" + host + "\n")
     assert finding.fix is None or finding.fix.applicability is Applicability.DISPLAY_ONLY
+
+
+def test_leading_axis_is_kept_and_the_last_two_dimensions_swapped():
+    """`g` is [NK, B, T, HV] (per-K-block partials): `i_k * all * HV` with `all = B * T`
+    is whole [T, HV] planes, the same offset in [NK, B, HV, T], so it is kept, and the
+    host swaps the last two dimensions (dimensions 1 and 2 would be B and T)."""
+    text = _source(
+        """
+@triton.jit
+def k(g, o, T, B: tl.constexpr, HV: tl.constexpr, BT: tl.constexpr):
+    i_k, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    all = B * T
+    bos = i_b * T
+    g += i_k * all * HV + bos * HV + i_h
+    p_g = tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    tl.store(o + i_bh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))
+""",
+        """
+        def launch(g, o):
+            NK, B, T, HV = g.shape
+            k[(NK, 4, B * HV)](g, o, T, B=B, HV=HV, BT=64)
+        """,
+    )
+    outcome = fix_source("x.py", text.encode(), ASC001, UNSAFE)
+    fixed = outcome.fixed.decode()
+    assert "g += i_k * all * HV + i_b * HV * T + i_h * T\n" in fixed
+    assert "k[(NK, 4, B * HV)](g.transpose(-1, -2).contiguous() if HV != 1 else g," in fixed
+    assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []

@@ -1,5 +1,6 @@
-"""Gate reads: how a kernel or helper addresses one read-only pointer parameter (a gate
-`g` stored `[B, T, HV]`), use by use, and where its sequence starts come from.
+"""Gate accesses: how a kernel or helper addresses one pointer parameter stored
+`[B, T, HV]` (a gate `g` it reads, or an output `dg` it writes along time), use by use,
+and where its sequence starts come from.
 
 For one pointer parameter, the names that hold addresses into it (the parameter after
 `g += ...`, `p = g + ...`, block pointers over it, `tl.advance` of them, pointers a
@@ -8,12 +9,14 @@ helper returns), and every statement that touches one, as a `GateSite`:
 * `offset`: `g += OFF`, `p = g + OFF`, `return g + OFF`;
 * `block`:  a 1-D `tl.make_block_ptr` over it (its base terms and its stride);
 * `load`:   `tl.load(g + ...)` with address arithmetic (scalar or 1-D vector);
+* `store`:  `tl.store(dg + ..., x)` or `tl.atomic_*(dg + ..., x)`, the same;
 * `helper`: the pointer handed to a `@triton.jit` helper.
 
-Reads that need nothing (`tl.load(p_g)`, `tl.advance(p_g, ...)`, `g.dtype`) are not
-sites. Any other use (a store, an atomic, a 2-D tile, a pointer on the right of `+`,
-a call the index cannot resolve) makes the answer None: the tensor is not read in a
-shape whose re-addressing is mechanical. Cost: one walk over the function's
+Accesses that need nothing (`tl.load(p_g)`, `tl.store(p_dg, x)`, `tl.advance(p_g, ...)`,
+`g.dtype`) are not sites; `GateUses.writes` says whether any access writes. Any other
+use (a 2-D tile, the pointer as a stored value or on the right of `+`, a call the index
+cannot resolve) makes the answer None: the tensor is not accessed in a shape whose
+re-addressing is mechanical. Cost: one walk over the function's
 statements per (function, parameter), cached.
 """
 
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
     from ascend_lint.index.model import KernelIndex
 
 _LOAD = f"{LANGUAGE}.load"
+_STORE = f"{LANGUAGE}.store"
+_ATOMIC = f"{LANGUAGE}.atomic_"
 _MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
 _ADVANCE = f"{LANGUAGE}.advance"
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -47,7 +52,7 @@ class GateSite:
     """One address computation over the gate that a layout change has to rewrite."""
 
     stmt: ast.stmt
-    kind: str  # "offset" | "block" | "load" | "helper"
+    kind: str  # "offset" | "block" | "load" | "store" | "helper"
     # The address: a sum whose first term is the pointer (`g + bos * HV + i_h`), or for
     # `g += OFF` the offset alone; None when the pointer is used bare (`make_block_ptr(g, ...)`).
     address: ast.AST | None
@@ -63,6 +68,7 @@ class GateUses:
     pointers: frozenset[str]
     sites: tuple[GateSite, ...]
     returns_pointer: bool  # a helper that hands back an address into the gate
+    writes: bool = False  # a store or an atomic through one of the pointers (here only)
 
 
 @dataclass
@@ -246,7 +252,7 @@ class GateQueries:
     def _gate_uses(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> GateUses | None:
         pointers = self.gate_pointers(fn, param, depth)
         sites: dict[int, GateSite] = {}
-        returns_pointer = False
+        returns_pointer = writes = False
         for stmt, (reads, _writes) in zip(fn.statements, fn.statement_names()):
             if not reads & pointers and not (
                 isinstance(stmt, ast.AugAssign)
@@ -282,10 +288,12 @@ class GateQueries:
                 site = self._classify(fn, stmt, node, parents, depth)
                 if site is None:
                     return None
+                if site is _STORED or (isinstance(site, GateSite) and site.kind == "store"):
+                    writes = True
                 if isinstance(site, GateSite):
                     sites.setdefault(id(site.call or site.address), site)
         ordered = sorted(sites.values(), key=lambda s: fn.order_of(s.stmt))
-        return GateUses(frozenset(pointers), tuple(ordered), returns_pointer)
+        return GateUses(frozenset(pointers), tuple(ordered), returns_pointer, writes)
 
     def _classify(
         self: KernelIndex,
@@ -294,9 +302,9 @@ class GateQueries:
         name: ast.Name,
         parents: dict[int, ast.AST],
         depth: int,
-    ) -> GateSite | bool | None:
-        """The site a pointer name takes part in; True for a read that needs no change,
-        None for a use that is not understood."""
+    ) -> GateSite | bool | object | None:
+        """The site a pointer name takes part in; True for a read and `_STORED` for a
+        write that need no change, None for a use that is not understood."""
         expr: ast.AST = name
         parent = parents.get(id(expr))
         while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)):
@@ -334,10 +342,18 @@ class GateQueries:
             if broadcasts(expr):
                 return None
             return GateSite(stmt, "load", expr, True, call=call)
+        if qual == _STORE or (qual or "").startswith(_ATOMIC):
+            if _written_pointer(call) is not expr:
+                return None  # the address itself stored as a value
+            if bare:
+                return _STORED
+            if broadcasts(expr):
+                return None
+            return GateSite(stmt, "store", expr, True, call=call)
         if qual == _ADVANCE:
             return True if bare and call.args and call.args[0] is expr else None
         if qual is not None:
-            return None  # a store, an atomic, anything else of triton's
+            return None  # anything else of triton's
         binding = self.helper_binding(call)
         if binding is not None:
             bound = [p for p, exprs in binding.args.items() if any(e is expr for e in exprs)]
@@ -355,17 +371,13 @@ class GateQueries:
         return None
 
     def stores_through(self: KernelIndex, fn: JitFunction, param: str) -> bool:
-        """Does `fn` write memory through an address into `param` (a store, an atomic)?"""
+        """Does `fn` write memory through an address into `param` (a store, an atomic)?
+        Looser than `GateUses.writes`: any address expression that mentions a pointer."""
         pointers = self.gate_pointers(fn, param)
         for call, _stmt in fn.calls:
             qual = self.aliases.resolve(call.func) or ""
-            if qual.startswith(f"{LANGUAGE}.") and qual.rsplit(".", 1)[1].startswith(
-                ("store", "atomic")
-            ):
-                target = call.args[0] if call.args else None
-                for kw in call.keywords:
-                    if kw.arg == "pointer":
-                        target = kw.value
+            if qual == _STORE or qual.startswith(_ATOMIC):
+                target = _written_pointer(call)
                 if target is not None and names_in(target) & pointers:
                     return True
         return False
@@ -502,6 +514,30 @@ class GateQueries:
         self._derived_cache[key] = derived
         return derived
 
+    def whole_row_counts(self: KernelIndex, fn: JitFunction) -> dict[str, str]:
+        """Locals that count whole sequences of a stored length, with that length
+        (`all = B * T` -> {"all": "T"}, computed before a varlen branch rebinds `T`, in
+        no loop). `all * HV` elements are whole `[T, HV]` planes, as many as in `[HV, T]`
+        storage: an offset over a leading axis (`dg += i_k * all * HV`) is the same in
+        both layouts, not [B, T, HV] math."""
+        key = (id(fn), "rows")
+        cached = self._derived_cache.get(key)
+        if cached is not None:
+            return cached
+        counts: dict[str, str] = {}
+        for name in self.sequences(fn).token_offsets:
+            start = self.sequence_start(fn, name)
+            if start is None or start.packed or start.length is None or name in fn.params:
+                continue
+            rebinds = [order for order, _ in fn.definitions.get(start.length, ())]
+            if all(
+                not fn.context(fn.statements[order]).loops and all(order < r for r in rebinds)
+                for order, _ in fn.definitions.get(name, ())
+            ):
+                counts[name] = start.length
+        self._derived_cache[key] = counts
+        return counts
+
     # -- what the host does with a launch argument ------------------------------------
     def may_be_none(self: KernelIndex, host: HostFunction | None, expr: ast.AST) -> bool:
         """Can a host argument be None where it is passed? Yes unless every value the host
@@ -532,6 +568,34 @@ class GateQueries:
                 if any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators):
                     return True
         return False
+
+    def holds_nothing_yet(self: KernelIndex, host: HostFunction | None, expr: ast.AST) -> bool:
+        """Is the launch argument `expr` a host local allocated uninitialised
+        (`torch.empty(...)`, `x.new_empty(...)`, `torch.empty_like(x)`, or None) that
+        nothing reads or writes before the launch (metadata such as `.shape` aside)? Its
+        content is undefined there, so a copy of it in another layout need not carry it."""
+        if host is None or not isinstance(expr, ast.Name) or expr.id in host.params:
+            return False
+        values = host.assignments.get(expr.id, [])
+        if len(values) != 1 or not _uninitialised(values[0]):
+            return False
+        allocated = (values[0].end_lineno, values[0].end_col_offset)
+        launched = (expr.lineno, expr.col_offset)
+        parents = {id(c): n for n in walk(host.node) for c in ast.iter_child_nodes(n)}
+        for node in walk(host.node):
+            if not (isinstance(node, ast.Name) and node.id == expr.id and node is not expr):
+                continue
+            if not allocated < (node.lineno, node.col_offset) < launched:
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.attr in _HOST_METADATA:
+                continue
+            if isinstance(parent, ast.Compare) and all(
+                isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops
+            ):
+                continue
+            return False
+        return True
 
     @staticmethod
     def hooks_test_none(fn: JitFunction, param: str) -> bool:
@@ -568,6 +632,39 @@ class GateQueries:
                 ):
                     return True
         return False
+
+
+_HOST_METADATA = frozenset({"shape", "dtype", "device", "stride", "size", "numel", "dim", "ndim"})
+_EMPTY_ALLOCATORS = frozenset({"empty", "empty_like", "empty_strided"})
+
+
+def _uninitialised(value: ast.AST) -> bool:
+    """`torch.empty(...)` and friends, `x.new_empty(...)`, None, or a choice of those."""
+    if isinstance(value, ast.IfExp):
+        return _uninitialised(value.body) and _uninitialised(value.orelse)
+    if isinstance(value, ast.Constant):
+        return value.value is None
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    func = value.func
+    if func.attr == "new_empty":
+        return True
+    return (
+        func.attr in _EMPTY_ALLOCATORS
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "torch"
+    )
+
+
+_STORED = object()  # `_classify`: a write through the bare pointer (`tl.store(p_dg, x)`)
+
+
+def _written_pointer(call: ast.Call) -> ast.AST | None:
+    """The address a `tl.store` / `tl.atomic_*` call writes."""
+    for kw in call.keywords:
+        if kw.arg == "pointer":
+            return kw.value
+    return call.args[0] if call.args else None
 
 
 def _used_unconditionally(host: ast.AST, name: str) -> bool:

@@ -108,7 +108,8 @@ class StrideQueries:
             if binding.callee is fn and binding.caller is not None:
                 for expr in binding.args.get(name, []):
                     passed = self.stride_of(binding.caller, expr, depth + 1)
-                    found.append(Stride(passed.kind, f"a caller passes {passed.why}"))
+                    shown = ast.unparse(expr)
+                    found.append(Stride(passed.kind, f"a caller passes `{shown}`: {passed.why}"))
         if any(s.kind == NON_UNIT for s in found):
             return next(s for s in found if s.kind == NON_UNIT)
         if found and all(s.kind == UNIT for s in found):

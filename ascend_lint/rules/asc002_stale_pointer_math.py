@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.index import (
@@ -28,13 +28,14 @@ from ascend_lint.rules._layout import (
 )
 
 
-def legacy_term(expr: ast.AST) -> ast.AST | None:
-    """A summand scaled by a head count but by no sequence length: `bos * HV`, `idx * HV`."""
+def legacy_term(expr: ast.AST, whole_rows: Collection[str] = ()) -> ast.AST | None:
+    """A summand scaled by a head count but by no sequence length: `bos * HV`, `idx * HV`.
+    A factor in `whole_rows` (`all = B * T`) counts whole planes like a length does."""
     for term in additive_terms(expr):
         names = {f.id for f in factors(term) if isinstance(f, ast.Name)}
         if (
             any(is_head_count(n) for n in names)
-            and not any(is_length(n) for n in names)
+            and not any(is_length(n) or n in whole_rows for n in names)
             and len(factors(term)) > 1
         ):
             return term
@@ -74,7 +75,7 @@ class StalePointerMath(Rule):
             and isinstance(stmt.target, ast.Name)
             and stmt.target.id in pointers
         ):
-            term = legacy_term(stmt.value)
+            term = legacy_term(stmt.value, ctx.index.whole_row_counts(fn))
             if term is not None:
                 fix = transposed_fix(ctx, fn, stmt.value, None, None, length_name(fn))
                 yield Finding(stmt, self._message(stmt.target.id, term), fix=fix)
@@ -86,7 +87,7 @@ class StalePointerMath(Rule):
             if base is None or not (names_in(base) & pointers):
                 continue
             stride = one_d_stride(call)
-            term = legacy_term(base)
+            term = legacy_term(base, ctx.index.whole_row_counts(fn))
             if term is not None or (stride is not None and not is_literal(stride, 1)):
                 shown = term if term is not None else stride
                 root = pointer_root(base)
@@ -104,7 +105,7 @@ class StalePointerMath(Rule):
                 heads = [
                     t for t in additive_terms(node) if isinstance(t, ast.Name) and t.id in pointers
                 ]
-                term = legacy_term(node)
+                term = legacy_term(node, ctx.index.whole_row_counts(fn))
                 if heads and term is not None:
                     fix = transposed_fix(ctx, fn, node, heads[0].id, None, length_name(fn))
                     yield Finding(node, self._message(heads[0].id, term), fix=fix)

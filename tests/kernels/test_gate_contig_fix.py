@@ -1,6 +1,7 @@
 """The ASC001 gate fix judged by numbers: each legacy module (examples/gpu_habits/chunk_o.py
-and the three in legacy_gates/: varlen vector loads, a scalar tail in a helper, a dict
-launch through a launch helper that picks one of two kernels) is fixed with
+and the four in legacy_gates/: varlen vector loads, a scalar tail in a helper, a dict
+launch through a launch helper that picks one of two kernels, outputs written along time)
+is fixed with
 `--fix --unsafe-fixes` (ASC001 only), both versions are run under the interpreter on the
 same random inputs, and their outputs must agree; the fixed file must lint clean."""
 
@@ -58,6 +59,7 @@ def pairs(tmp_path_factory):
         "varlen_gate": HERE / "legacy_gates" / "varlen_gate.py",
         "tail_helper_gate": HERE / "legacy_gates" / "tail_helper_gate.py",
         "dict_launch_gate": HERE / "legacy_gates" / "dict_launch_gate.py",
+        "output_gate": HERE / "legacy_gates" / "output_gate.py",
     }
     for name, path in sources.items():
         fixed = _fixed(path)
@@ -73,23 +75,33 @@ def pairs(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("name", ["varlen_gate", "tail_helper_gate", "dict_launch_gate"])
+ALL = ["chunk_o", "varlen_gate", "tail_helper_gate", "dict_launch_gate", "output_gate"]
+
+
+@pytest.mark.parametrize("name", ALL)
 def test_fixed_file_lints_clean(pairs, name):
     _, _, fixed, remaining = pairs[name]
     assert remaining == [], [f"{d.start.row}: {d.code} {d.message}" for d in remaining]
     assert b"G_T_CONTIG" in fixed
 
 
-def test_chunk_o_keeps_only_its_output_gather(pairs):
-    """The gate reads are fixed; `dg`, which the kernel writes, keeps its layout (the
-    fix transposes read-only gates only), so its strided store is still reported."""
-    _, _, fixed, remaining = pairs["chunk_o"]
-    lines = fixed.decode().splitlines()
-    left = [(d.code, lines[d.start.row - 1].strip()) for d in remaining]
-    assert left == [("ASC001", "tl.store(dg + o_t * HV, b_dg, mask=m_t)")]
+def test_chunk_o_output_is_written_stride_1_and_copied_back(pairs):
+    """`dg`, which the dqkwg kernel writes with `dg + o_t * HV`, is stored stride-1 into a
+    [NK, B, HV, T] buffer (a fresh one: the host allocates `dg` with `torch.empty`) and
+    copied back, so the caller still gets [NK, B, T, HV]; the per-K-block axis
+    (`i_k * all * HV`) is kept as it is."""
+    _, _, fixed, _ = pairs["chunk_o"]
+    text = fixed.decode()
+    assert (
+        "dg_t = dg.new_empty(dg.transpose(-1, -2).shape) if dg is not None and HV != 1 else dg"
+        in text
+    )
+    assert "dg.copy_(dg_t.transpose(-1, -2))" in text
+    assert "tl.store(dg + o_t, b_dg, mask=m_t)" in text
+    assert "dg += i_k * all * HV + bos + i_h * T_seq" in text
 
 
-@pytest.mark.parametrize("name", ["chunk_o", "varlen_gate", "tail_helper_gate", "dict_launch_gate"])
+@pytest.mark.parametrize("name", ALL)
 def test_fix_converges(pairs, name, tmp_path):
     _, _, fixed, _ = pairs[name]
     target = tmp_path / f"{name}.py"
@@ -176,3 +188,26 @@ def test_dict_launch_gate_same_numbers(pairs, case):
     got = fixed.decay(x["v"], x["g"], x["cu_seqlens"], chunk_size=case.BT)
     want = original.decay(x["v"], x["g"], x["cu_seqlens"], chunk_size=case.BT)
     _close(got, want)
+
+
+@pytest.mark.parametrize("launcher", ["gate_outputs", "gate_outputs_through_helper"])
+@pytest.mark.parametrize("case", CASE_PARAMS)
+def test_output_gate_same_numbers(pairs, case, launcher):
+    """A fresh output (`dg`, block-pointer store) and one the caller owns and the kernel
+    accumulates into through a helper (`acc`, load then store), launched directly and
+    through a dict: the caller gets both in [B, T, HV], with `acc`'s old values kept."""
+    original, fixed, source, _ = pairs["output_gate"]
+    assert source.count(b"acc_t = acc.transpose(-1, -2).contiguous()") == 2
+    assert source.count(b"dg_t = dg.new_empty(dg.transpose(-1, -2).shape)") == 2
+    x = _x(case)
+    gen = torch.Generator().manual_seed(1)
+    values = torch.randn(x["g"].shape, generator=gen)
+    start = torch.randn(x["g"].shape, generator=gen)
+    acc_fixed, acc_original = start.clone(), start.clone()
+    args = (values, x["g"])
+    kw = dict(cu_seqlens=x["cu_seqlens"], chunk_size=case.BT)
+    got = getattr(fixed, launcher)(*args, acc_fixed, **kw)
+    want = getattr(original, launcher)(*args, acc_original, **kw)
+    _close(got, want)
+    _close(acc_fixed, acc_original)
+    assert got.stride() == want.stride() and acc_fixed.stride() == acc_original.stride()
