@@ -26,7 +26,8 @@ from ascend_lint.index.platform import PlatformQueries
 from ascend_lint.index.quantities import QuantityQueries
 from ascend_lint.index.sequences import SequenceQueries
 from ascend_lint.index.strides import Stride, StrideQueries
-from ascend_lint.index.syntax import LEAVES, all_params, call_name, child_bodies, children
+from ascend_lint.index.syntax import LEAVES, all_params, call_name, child_bodies, children, names_in
+from ascend_lint.index.values import pointer_names
 
 
 @dataclass
@@ -69,6 +70,7 @@ class KernelIndex(
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _call_maps_cache: object | None = None  # gates._CallMaps
     _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    _vector_cache: dict[int, set[str]] = field(default_factory=dict)
     _readers_cache: dict[int, dict[str, list[str]]] = field(default_factory=dict)
     _platform_spans_cache: list | None = None
     _torch_names_cache: frozenset[str] | None = None
@@ -238,6 +240,20 @@ class KernelIndex(
             if any(id(fn.statements[order]) in stmts for order, _ in defs)
         }
 
-    def arange_names(self, fn: JitFunction) -> set[str]:
-        """Locals assigned an expression with a `tl.arange` in it."""
-        return self.assigned_from(fn, f"{LANGUAGE}.arange")
+    def vector_names(self, fn: JitFunction) -> set[str]:
+        """Locals assigned an expression with a `tl.arange` in it, and the parameters a
+        caller binds to an expression computed from one (`_gather(p, o_t)` makes `o_t`
+        of `_gather` a vector): where 1-D index vectors enter a function."""
+        cached = self._vector_cache.get(id(fn))
+        if cached is not None:
+            return cached
+        self._vector_cache[id(fn)] = names = self.assigned_from(fn, f"{LANGUAGE}.arange")
+        for binding in self.helper_calls_to(fn):
+            caller = binding.caller
+            if caller is None:
+                continue
+            vectors = pointer_names(caller, self.vector_names(caller))
+            for param, exprs in binding.args.items():
+                if any(names_in(e) & vectors for e in exprs):
+                    names.add(param)
+        return names

@@ -123,7 +123,7 @@ class StridedTimeGather(Rule):
 
     def _vector_gathers(self, fn: JitFunction, ctx: RuleContext, fixes: dict) -> Iterator[Finding]:
         index = ctx.index
-        vectors = pointer_names(fn, index.arange_names(fn))
+        vectors = pointer_names(fn, index.vector_names(fn))
         accesses = [
             (call, stmt)
             for qual in _ACCESSES
@@ -385,5 +385,25 @@ def launch(g, seq_offsets):
     k[(4, 2)](g2, seq_offsets, g2.stride(0), BT=64)
 """,
             rows=[13],
+        ),
+        # a helper handed the time vector by its caller gathers with it
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def _scaled(row, o_t, m_t, HV: tl.constexpr):
+    return tl.load(row + o_t * HV, mask=m_t, other=0.0) * 2
+
+@triton.jit
+def k(g, cu_seqlens, HV: tl.constexpr, BT: tl.constexpr):
+    i_t, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    bos, eos = tl.load(cu_seqlens + i_n), tl.load(cu_seqlens + i_n + 1)
+    o_t = i_t * BT + tl.arange(0, BT)
+    b_g = _scaled(g + bos * HV + i_h, o_t, o_t < eos - bos, HV)
+""",
+            rows=[7],
         ),
     ]

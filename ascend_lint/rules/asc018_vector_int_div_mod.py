@@ -26,7 +26,7 @@ class VectorIntDivMod(Rule):
         for fn in index.kernels:
             if not fn.divisions:
                 continue
-            blocks = pointer_names(fn, index.arange_names(fn))
+            blocks = pointer_names(fn, index.vector_names(fn))
             for node, stmt in fn.divisions:
                 if not self._is_block(node.left, blocks, aliases):
                     continue
