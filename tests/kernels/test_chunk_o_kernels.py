@@ -4,7 +4,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from _kernel_cases import CASES, TOL, Case, make_inputs, rel_err
+from _kernel_cases import CASES, TOL, VARLEN, Case, make_inputs, rel_err
 
 import reference_kernels.chunk_o as ref_mod
 from examples.gpu_habits import chunk_o as gpu_mod
@@ -192,3 +192,26 @@ def test_any_program_count_gives_the_same_results(monkeypatch, case: Case):
         got = [run_fwd(ref_mod, x, case), run_dv(ref_mod, x, case), *run_dqkwg(ref_mod, x, case)]
         for a, b in zip(got, want):
             assert torch.equal(a, b), f"{cores} cores"
+
+
+# --- bf16 specialisations are lowered too ----------------------------------------
+BF16_CASES = [
+    Case(2, 50, 2, 4, 32, 16, True, torch.bfloat16),
+    Case(1, 129, 2, 4, 32, 32, True, torch.bfloat16, VARLEN),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in BF16_CASES])
+def test_bf16_launches_lower_through_the_ascend_front_end(case: Case):
+    """bf16 inputs with an fp32 gate, as the benchmark runs them. triton-ascend's
+    interpreter gets bf16 `tl.dot` wrong (errors of 1e8 against the oracle where fp16 is
+    at 5e-4), so the numbers are judged on the GPU (benchmarks/KERNELS_RESULTS.md); here
+    the launches are for the strict compile gate, which fails this test if the Ascend
+    front end rejects a bf16 specialisation of any of the three kernels."""
+    x = make_inputs(case)
+    x["g"] = x["g"].float()
+    o = run_fwd(ref_mod, x, case)
+    dv = run_dv(ref_mod, x, case)
+    dq, dk, dw, dg = run_dqkwg(ref_mod, x, case)
+    assert o.dtype == dv.dtype == dq.dtype == dk.dtype == dw.dtype == torch.bfloat16
+    assert dg.dtype == torch.float32 and dg.shape == x["g"].shape
