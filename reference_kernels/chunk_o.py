@@ -27,9 +27,10 @@ Layout choices for Ascend (why the code looks the way it does)
   ``reference_kernels.core_grid.num_ai_cores``) and walks its tasks in a loop,
   ``for task in range(tl.program_id(0), n_tasks, tl.num_programs(0))`` (or the same
   loop as a ``while``, where prefetching across tasks does not pay).  A task is one
-  (V block,) value head and chunk; the chunk count is a runtime argument, so the grid
-  stays one round of programs however long the sequences are, and a new length does
-  not compile a new kernel.
+  (V block,) value head and chunk (for dv_local, a pair of the value heads that share
+  a q/k head: ``DV_LOCAL_HEADS_PER_TASK``); the chunk count is a runtime argument, so
+  the grid stays one round of programs however long the sequences are, and a new
+  length does not compile a new kernel.
 * ``dg`` is reduced inside the dq/dk/dw kernel, from the unrounded dq / dk tiles it
   already holds: no fp32 scratch, no second pass over q, k, v, h and dh.
 * Outputs along time (``dg``) are written transposed ``[B, HV, T]`` by the kernel so
@@ -43,10 +44,13 @@ Layout choices for Ascend (why the code looks the way it does)
   (``USE_G``, ``USE_DW``, ``IS_VARLEN``) so the unused path is never compiled; the
   task loop's body holds only such constexpr branches.
 * Launches carry no CUDA tuning keywords and no timing-based config search: block
-  sizes are fixed on the host (``_block``; ``DQKWG_MAX_BV`` for the dq/dk/dw/dg kernel).
+  sizes are fixed on the host (``_block``; ``DQKWG_MAX_BV`` for the dq/dk/dw/dg kernel,
+  ``DV_LOCAL_HEADS_PER_TASK`` for the dv_local task).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import triton
@@ -267,32 +271,37 @@ def chunk_bwd_kernel_dv_local(
     BT: tl.constexpr,
     BK: tl.constexpr,
     BV: tl.constexpr,
+    HPT: tl.constexpr,
     USE_G: tl.constexpr,
     G_T_CONTIG: tl.constexpr,
     IS_VARLEN: tl.constexpr,
 ):
-    """One program per AI core; each walks the tasks (value head, chunk).
+    """One program per AI core; each walks the tasks (pair of value heads, chunk).
 
-    The task loop is a ``while``: a task's loads feed its own matmuls only, and an
-    innermost ``for`` would let Triton's GPU pipeliner prefetch the next task's tiles
-    too, which on the H200 cost more than it gave (more shared memory per program,
-    fewer programs per SM; see benchmarks/KERNELS_RESULTS.md).  Both forms lower
-    through the Ascend frontend (tests/kernels/test_ascend_frontend.py).
+    A task is ``HPT`` value heads (``DV_LOCAL_HEADS_PER_TASK``, a divisor of the group
+    ``HV // H``) that read the same q/k head: the ungated scores ``k q^T`` are the same
+    for all of them, so the task loads q / k and runs that matmul once, then applies
+    each head's own gate and multiplies by its ``do``.  The head pair varies fastest,
+    then the chunk.  The heads are a ``tl.static_range``: their loads are straight-line
+    code in the task body.  A ``for`` task loop: with a pair of heads per task,
+    overlapping the next task's loads with this task's matmuls pays on the H200 at long
+    context (benchmarks/KERNELS_RESULTS.md).
     """
-    n_tasks = n_chunks * HV
-    task = tl.program_id(0)
-    while task < n_tasks:
-        i_h = tl.cast(task % HV, tl.int64)
+    G: tl.constexpr = HV // H
+    NG: tl.constexpr = HV // HPT
+    n_tasks = n_chunks * NG
+    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+        # int64 before any multiplication: B * T * HV * V overflows int32 at long context.
+        i_h0 = tl.cast(task % NG, tl.int64) * HPT
         i_n, i_t, _, bos, T_cur = locate_chunk(
-            task // HV, T, chunk_indices, cu_seqlens, BT, IS_VARLEN
+            task // NG, T, chunk_indices, cu_seqlens, BT, IS_VARLEN
         )
 
-        q_base = q + (bos * H + i_h // (HV // H)) * K
-        k_base = k + (bos * H + i_h // (HV // H)) * K
-        do_base = do + (bos * HV + i_h) * V
-        dv_base = dv + (bos * HV + i_h) * V
+        q_base = q + (bos * H + i_h0 // G) * K
+        k_base = k + (bos * H + i_h0 // G) * K
 
-        # A[s, t] = k_s . q_t for the whole chunk, accumulated over K blocks.
+        # A[s, t] = k_s . q_t for the whole chunk, accumulated over K blocks: shared by
+        # the HPT value heads of this task.
         b_A = tl.zeros([BT, BT], dtype=tl.float32)
         for i_k in range(tl.cdiv(K, BK)):
             p_k = tl.make_block_ptr(
@@ -308,27 +317,34 @@ def chunk_bwd_kernel_dv_local(
         o_t = i_t * BT + tl.arange(0, BT)
         m_t = o_t < T_cur
         m_A = (o_t[:, None] <= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
-        if USE_G:
-            g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
-            b_g = tl.load(
-                gate_block_ptr(g_row, T_cur, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
-            ).to(tl.float32)
-            b_A = b_A * tl.exp2(tl.where(m_A, b_g[None, :] - b_g[:, None], 0.0))
         b_A = tl.where(m_A, b_A * scale, 0.0)
 
-        for i_v in range(tl.cdiv(V, BV)):
-            p_do = tl.make_block_ptr(
-                do_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
-            )
-            p_dv = tl.make_block_ptr(
-                dv_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
-            )
-            b_do = tl.load(p_do, boundary_check=(0, 1))
-            # b_A is reused by every V block: hand the matmul a fresh copy each time.
-            b_A_lhs = (b_A + 0.0).to(b_do.dtype)
-            b_dv = tl.dot(b_A_lhs, b_do, input_precision="ieee")
-            tl.store(p_dv, b_dv.to(p_dv.dtype.element_ty), boundary_check=(0, 1))
-        task += tl.num_programs(0)
+        for j in tl.static_range(HPT):
+            i_h = i_h0 + j
+            do_base = do + (bos * HV + i_h) * V
+            dv_base = dv + (bos * HV + i_h) * V
+            if USE_G:
+                g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
+                b_g = tl.load(
+                    gate_block_ptr(g_row, T_cur, i_t * BT, BT, HV, G_T_CONTIG),
+                    boundary_check=(0,),
+                ).to(tl.float32)
+                # Zero the exponent outside the causal mask so exp2 never overflows there.
+                b_Ah = b_A * tl.exp2(tl.where(m_A, b_g[None, :] - b_g[:, None], 0.0))
+            else:
+                b_Ah = b_A
+            for i_v in range(tl.cdiv(V, BV)):
+                p_do = tl.make_block_ptr(
+                    do_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+                )
+                p_dv = tl.make_block_ptr(
+                    dv_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
+                )
+                b_do = tl.load(p_do, boundary_check=(0, 1))
+                # b_Ah is reused by every V block: hand the matmul a fresh copy each time.
+                b_A_lhs = (b_Ah + 0.0).to(b_do.dtype)
+                b_dv = tl.dot(b_A_lhs, b_do, input_precision="ieee")
+                tl.store(p_dv, b_dv.to(p_dv.dtype.element_ty), boundary_check=(0, 1))
 
 
 # ---------------------------------------------------------------------------
@@ -380,8 +396,12 @@ def chunk_bwd_kernel_dqkwg(
     ungated ``v @ dh^T``), so it is reduced here over the K blocks, which this program
     walks itself: no fp32 dq / dk scratch, no second kernel, no per-K-block dg partials.
     ``ds`` is accumulated in the same pass over v / do as dq / dk / dw (recomputed per
-    K block; with K <= 64 there is one).  The task loop is a ``while`` for the reason
-    given in :func:`chunk_bwd_kernel_dv_local`.
+    K block; with K <= 64 there is one).  The task loop is a ``while``: a task's loads
+    feed its own matmuls only, and an innermost ``for`` would let Triton's GPU
+    pipeliner prefetch the next task's tiles too, which on the H200 cost more than it
+    gave (more shared memory per program, fewer programs per SM; see
+    benchmarks/KERNELS_RESULTS.md).  Both forms lower through the Ascend frontend
+    (the compile gate the kernel tests run under, ``ascend_compile`` in pyproject.toml).
     """
     NK: tl.constexpr = (K + BK - 1) // BK
     NV: tl.constexpr = (V + BV - 1) // BV
@@ -576,6 +596,19 @@ def _block(n: int, cap: int = 64) -> int:
 # holds one accumulator, and 32 measured slower there at both lengths.
 DQKWG_MAX_BV = 32
 
+# Value heads per dv_local task (when the group HV // H divides by it; else 1).  The
+# heads of one group read the same q / k rows, so their ungated scores k q^T are one
+# matmul: a task of two heads loads q and k once (half the GM -> UB traffic for them)
+# and runs half the [BT, K] x [K, BT] cube work, while what each extra head adds to
+# the task's UB is only its gate, gated score tile and do / dv tiles.  Two rather than
+# the whole group keeps that per-task footprint fixed whatever the group size and
+# leaves n_chunks * HV / 2 tasks for the cores.  On an H200 (B=2 H=4 K=V=64, 4
+# programs per SM), with the kernel's `for` task loop: 0.0329 -> 0.0276 ms at T=8192
+# (HV=16), 0.0047 -> 0.0058 ms at T=2048 (HV=8: 512 tasks, one per program, so no
+# next task to overlap, and the bigger program leaves fewer resident per SM); four
+# heads per task measured 0.032-0.040 ms at T=8192 (benchmarks/KERNELS_RESULTS.md).
+DV_LOCAL_HEADS_PER_TASK = 2
+
 
 def _gate_arg(g: torch.Tensor | None, HV: int) -> torch.Tensor | None:
     """G_T_CONTIG: the read-only gate transposed once to ``[B, HV, T]`` (~10-15 us on an
@@ -661,8 +694,10 @@ def chunk_bwd_dv_local(
         scale = K**-0.5
     BT, BK, BV = chunk_size, _block(K), _block(V)
     n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
+    # A task is HPT value heads of one q/k head group (see DV_LOCAL_HEADS_PER_TASK).
+    HPT = math.gcd(HV // H, DV_LOCAL_HEADS_PER_TASK)
     dv = torch.empty_like(do)
-    grid = (min(n_chunks * HV, num_ai_cores(q)),)
+    grid = (min(n_chunks * (HV // HPT), num_ai_cores(q)),)
     chunk_bwd_kernel_dv_local[grid](
         q,
         k,
@@ -681,6 +716,7 @@ def chunk_bwd_dv_local(
         BT=BT,
         BK=BK,
         BV=BV,
+        HPT=HPT,
         USE_G=g is not None,
         G_T_CONTIG=HV != 1,
         IS_VARLEN=cu_seqlens is not None,

@@ -1,7 +1,7 @@
 """Shapes the kernel tests run, and deterministic inputs for them.
 
 Kept small (K = V <= 48, T <= 129) so the interpreter stays fast, but chosen to hit
-every constexpr path: ragged T, B in {1, 2}, varlen, HV in {1, H, 2H}, g=None,
+every constexpr path: ragged T, B in {1, 2}, varlen, HV in {1, H, 2H, 4H}, g=None,
 non-power-of-two head dims, chunk sizes 16..64, fp32 and fp16.
 """
 
@@ -53,6 +53,8 @@ CASES = [
     Case(2, 50, 2, 4, 32, 16, True, F16),
     Case(1, 129, 2, 4, 32, 32, True, F16, VARLEN),
     Case(2, 70, 2, 2, 32, 64, True, F16),  # chunk 64
+    Case(2, 70, 1, 4, 32, 32, True, F32),  # HV = 4H: two head pairs per q/k head (dv_local)
+    Case(1, 129, 1, 4, 32, 16, False, F16, VARLEN),  # HV = 4H, varlen, no gate
 ]
 
 # relative max-abs error allowed against the fp32 oracle
