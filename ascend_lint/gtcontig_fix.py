@@ -650,17 +650,20 @@ class _GateRewrite:
                 raise _NoFix  # the head count is not in scope where the gate is set
             kind, node, host = place
             edits = [self._flag_entry(kind, node, member.flag, flag_value)]
-            if written:
-                # The buffer is made right before, and copied back right after, the
-                # statement that builds the dict and launches with it (`run(kernel,
-                # kernel_kwargs={...})`); a dict kept for a later launch is not followed.
+            # A dict built in the statement that launches with it (`run(kernel,
+            # kernel_kwargs={...})`) is evaluated right before the launch; one kept in a
+            # variable for a later launch is not.
+            launching = None
+            if kind != "item":
                 launching = self._statement_around(host, node[0] if kind == "dict" else node)
-                if kind == "item" or launching is None or not isinstance(launching, ast.Expr):
-                    raise _NoFix
+            inline = isinstance(launching, ast.Expr)
+            if written:
+                if not inline:
+                    raise _NoFix  # where would the buffer be copied back?
                 return edits + self._output_buffer(
                     member, binding, host, launching, gate, flag_value
                 )
-            if self._written_elsewhere(gate):
+            if not inline and self._written_elsewhere(gate):
                 raise _NoFix  # the dict may be built before another kernel writes it
         if isinstance(gate, ast.Constant) and gate.value is None:
             return edits

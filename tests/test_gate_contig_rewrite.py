@@ -390,3 +390,31 @@ def k(g, o, T, B: tl.constexpr, HV: tl.constexpr, BT: tl.constexpr):
     assert "g += i_k * all * HV + i_b * HV * T + i_h * T\n" in fixed
     assert "k[(NK, 4, B * HV)](g.transpose(-1, -2).contiguous() if HV != 1 else g," in fixed
     assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []
+
+
+def test_dict_built_in_the_launching_statement_is_read_after_earlier_writes():
+    """Another kernel writes `g` first; the dict that hands `g` on is built in the very
+    statement that launches, so its transposed copy is taken after that write."""
+    text = _source(
+        VARLEN_KERNEL
+        + """
+
+@triton.jit
+def w(g, T, HV: tl.constexpr):
+    tl.store(g + tl.program_id(0), 1.0)
+""",
+        """
+        def run(kernel, grid, kernel_kwargs):
+            kernel[grid](**kernel_kwargs)
+
+        def launch(g, o, cu_seqlens):
+            B, T, HV = g.shape
+            w[(4,)](g, T, HV=HV)
+            run(k, (4, HV), kernel_kwargs=dict(g=g, o=o, cu_seqlens=cu_seqlens, T=T, HV=HV, BT=64))
+        """,
+    )
+    outcome = fix_source("x.py", text.encode(), ASC001, UNSAFE)
+    fixed = outcome.fixed.decode()
+    assert "dict(g=g.transpose(1, 2).contiguous() if HV != 1 else g, o=o," in fixed
+    assert "G_T_CONTIG=HV != 1)" in fixed
+    assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []
