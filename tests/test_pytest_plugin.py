@@ -298,3 +298,59 @@ def test_ir_reader_finds_strided_copies_and_two_path_branches_in_loops():
     }
     assert {4, 5, 6, 9, 10, 11, 12, 14} <= lowered.lines_seen  # callsite: the kernel's frame
     assert 3 not in lowered.lines_seen  # helpers.py:3 is another file's line
+
+
+HELPER_GATHER = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def _row(g, i_t, T, HV: tl.constexpr, BT: tl.constexpr):
+    p = tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    return tl.load(p, boundary_check=(0,))
+
+
+@triton.jit
+def k(g, o, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    b = _row(g + i_b * T * HV + i_h, i_t, T, HV, BT)
+    tl.store(o + i_bh * BT + tl.arange(0, BT), b)
+
+
+@triton.jit
+def other(x):
+    tl.store(x, 1.0)
+"""
+
+
+def _spec(path, kernel, def_line, last_line, facts, seen):
+    return {
+        "status": "ok",
+        "file": str(path),
+        "kernel": kernel,
+        "key": f"{kernel}[fp32]",
+        "def_line": def_line,
+        "last_line": last_line,
+        "ir": {"facts": facts, "lines_seen": seen},
+    }
+
+
+def test_a_finding_in_a_helper_is_judged_by_the_kernels_that_inline_it(tmp_path):
+    """The compiler inlines `_row` into `k`, so `k`'s IR carries the helper's lines: the
+    helper's ASC001 is confirmed there (not left unjudged while the IR fact is listed as
+    unpredicted), and `other`, which never calls the helper, does not contradict it."""
+    from ascend_lint.pytest_plugin import confirm
+
+    path = tmp_path / "helper_gather.py"
+    path.write_text(HELPER_GATHER)
+    strided = {"kind": "strided-load", "lines": [8, 7], "detail": "memref.copy"}
+    specs = [
+        _spec(path, "k", 11, 16, [strided], [7, 8, 13, 14, 15, 16]),
+        _spec(path, "other", 19, 21, [], [21]),
+    ]
+    verdicts, ir_only = confirm.judge(specs)
+    [helper] = [v for v in verdicts if v["code"] == "ASC001" and v["line"] == 7]
+    assert helper["status"] == "confirmed" and helper["kernel"] == "k"
+    assert helper["specialisations"] == 1
+    assert ir_only == []

@@ -1,8 +1,8 @@
 """Static findings against the lowered IR: which ones the compiler's output bears out.
 
 The static engine runs in-process on each launched kernel's source file (it reads the
-text; nothing is imported), and every finding inside a kernel that was lowered is
-judged against the IR facts of all its specialisations:
+text; nothing is imported), and every finding inside a kernel that was lowered, or in
+a helper such a kernel inlines, is judged against the IR facts of its specialisations:
 
 * ``confirmed``: some specialisation shows the predicted fact on the finding's lines;
 * ``contradicted``: the finding's lines were lowered, and no specialisation shows it
@@ -58,63 +58,103 @@ def static_findings(path: str) -> list[dict]:
 
 
 def judge(specialisations: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(ir_confirmation, ir_only) over every lowered specialisation in the report."""
+    """(ir_confirmation, ir_only) over every lowered specialisation in the report.
+
+    A finding inside a launched kernel is judged by that kernel's specialisations; one
+    outside every launched kernel (in a `@triton.jit` helper, which the compiler
+    inlines, so its IR carries the helper's lines) by every kernel of the file that
+    lowered its lines."""
     by_kernel: dict[tuple[str, str], list[dict]] = {}
     for spec in specialisations:
         if spec["status"] == "ok" and spec.get("ir") is not None:
             by_kernel.setdefault((spec["file"], spec["kernel"]), []).append(spec)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for (path, _kernel), specs in by_kernel.items():
+        spans.setdefault(path, []).append((specs[0]["def_line"], specs[0]["last_line"]))
     findings_cache: dict[str, list[dict]] = {}
+    for path in spans:
+        findings_cache[path] = [f for f in static_findings(path) if f["code"] in EVIDENCE]
     verdicts: list[dict] = []
-    ir_only: list[dict] = []
+    explained: set[tuple[str, tuple[int, ...], str]] = set()
     for (path, kernel), specs in sorted(by_kernel.items()):
-        if path not in findings_cache:
-            findings_cache[path] = static_findings(path)
         span = (specs[0]["def_line"], specs[0]["last_line"])
-        mine = [
-            f
-            for f in findings_cache[path]
-            if span[0] <= f["line"] <= span[1] and f["code"] in EVIDENCE
-        ]
-        explained: set[tuple[str, tuple[int, ...], str]] = set()
-        for finding in mine:
-            lines = set(range(finding["line"], finding["end_line"] + 1))
-            wanted = set(EVIDENCE[finding["code"]])
-            confirmed_by, seen_by = [], []
-            for spec in specs:
-                ir = spec["ir"]
-                hits = [
-                    f for f in ir["facts"] if _fact_tags(f) & wanted and lines & set(f["lines"])
-                ]
-                for f in hits:
-                    explained.add((spec["key"], tuple(f["lines"]), f["kind"]))
-                if hits:
-                    confirmed_by.append(spec["key"])
-                elif lines & set(ir["lines_seen"]):
-                    seen_by.append(spec["key"])
-            if confirmed_by:
-                status = "confirmed"
-            elif seen_by:
-                status = "contradicted"
-            else:
-                status = "not-lowered"
+        for finding in findings_cache[path]:
+            if span[0] <= finding["line"] <= span[1]:
+                verdicts.append(_verdict(path, kernel, finding, specs, explained))
+    for path, findings in sorted(findings_cache.items()):
+        for finding in findings:
+            if any(a <= finding["line"] <= b for a, b in spans[path]):
+                continue
+            specs = [
+                spec
+                for (p, _kernel), kernel_specs in sorted(by_kernel.items())
+                if p == path
+                for spec in kernel_specs
+            ]
+            kernels = sorted({spec["kernel"] for spec in specs if _lowered(finding, spec)})
             verdicts.append(
-                {
-                    "file": path,
-                    "kernel": kernel,
-                    **finding,
-                    "status": status,
-                    "confirmed_by": confirmed_by,
-                    "contradicted_by": seen_by if not confirmed_by else [],
-                    "specialisations": len(specs),
-                }
+                _verdict(path, ", ".join(kernels), finding, specs, explained, lowered_only=True)
             )
-        seen_facts: set[tuple[str, tuple[int, ...]]] = set()
+    ir_only: list[dict] = []
+    seen_facts: set[tuple[str, str, tuple[int, ...]]] = set()
+    for (path, kernel), specs in sorted(by_kernel.items()):
         for spec in specs:
             for fact in spec["ir"]["facts"]:
                 ident = (spec["key"], tuple(fact["lines"]), fact["kind"])
-                where = (fact["kind"], tuple(fact["lines"]))
+                where = (path, fact["kind"], tuple(fact["lines"]))
                 if ident in explained or where in seen_facts:
                     continue
                 seen_facts.add(where)
                 ir_only.append({"file": path, "kernel": kernel, **fact, "example": spec["key"]})
     return verdicts, ir_only
+
+
+def _lines(finding: dict) -> set[int]:
+    return set(range(finding["line"], finding["end_line"] + 1))
+
+
+def _lowered(finding: dict, spec: dict) -> bool:
+    ir = spec["ir"]
+    lines = _lines(finding)
+    return bool(lines & set(ir["lines_seen"])) or any(lines & set(f["lines"]) for f in ir["facts"])
+
+
+def _verdict(
+    path: str,
+    kernel: str,
+    finding: dict,
+    specs: list[dict],
+    explained: set,
+    lowered_only: bool = False,
+) -> dict:
+    """The finding judged by `specs`; with `lowered_only`, by those that lowered its
+    lines (a helper's finding is not contradicted by a kernel that never calls it)."""
+    if lowered_only:
+        specs = [spec for spec in specs if _lowered(finding, spec)]
+    lines = _lines(finding)
+    wanted = set(EVIDENCE[finding["code"]])
+    confirmed_by, seen_by = [], []
+    for spec in specs:
+        ir = spec["ir"]
+        hits = [f for f in ir["facts"] if _fact_tags(f) & wanted and lines & set(f["lines"])]
+        for f in hits:
+            explained.add((spec["key"], tuple(f["lines"]), f["kind"]))
+        if hits:
+            confirmed_by.append(spec["key"])
+        elif lines & set(ir["lines_seen"]):
+            seen_by.append(spec["key"])
+    if confirmed_by:
+        status = "confirmed"
+    elif seen_by:
+        status = "contradicted"
+    else:
+        status = "not-lowered"
+    return {
+        "file": path,
+        "kernel": kernel,
+        **finding,
+        "status": status,
+        "confirmed_by": confirmed_by,
+        "contradicted_by": seen_by if not confirmed_by else [],
+        "specialisations": len(specs),
+    }
