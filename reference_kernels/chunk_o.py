@@ -26,7 +26,9 @@ Layout choices for Ascend (why the code looks the way it does)
 * Every kernel runs on a 1-D grid of the AI-core count (they all use ``tl.dot``;
   ``reference_kernels.core_grid.num_ai_cores``) and walks its tasks in a loop,
   ``for task in range(tl.program_id(0), n_tasks, tl.num_programs(0))`` (or the same
-  loop as a ``while``, where prefetching across tasks does not pay).  A task is one
+  loop as a ``while``, where prefetching across tasks does not pay; the forward kernel
+  has both around one task body and the host picks by whether a program gets more
+  than one task, ``MULTI_TASK``).  A task is one
   (V block,) value head and chunk (for dv_local, a pair of the value heads that share
   a q/k head: ``DV_LOCAL_HEADS_PER_TASK``); the chunk count is a runtime argument, so
   the grid stays one round of programs however long the sequences are, and a new
@@ -158,6 +160,92 @@ def locate_chunk(i_c, T, chunk_indices, cu_seqlens, BT: tl.constexpr, IS_VARLEN:
 # ---------------------------------------------------------------------------
 # forward: o = scale * (exp2(g) * (q @ h) + tril(q k^T * decay) @ v)
 # ---------------------------------------------------------------------------
+@triton.jit
+def chunk_fwd_o_task(
+    q,
+    k,
+    v,
+    h,
+    g,
+    o,
+    cu_seqlens,
+    chunk_indices,
+    scale,
+    T,
+    task,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
+    USE_G: tl.constexpr,
+    G_T_CONTIG: tl.constexpr,
+    IS_VARLEN: tl.constexpr,
+):
+    """One task of :func:`chunk_fwd_kernel_o`: V block ``task % NV`` of one value head
+    and chunk, loads, matmuls and the store of its ``o`` tile."""
+    NV: tl.constexpr = (V + BV - 1) // BV
+    i_v = task % NV
+    # int64 before any multiplication: B * T * HV * V overflows int32 at long context.
+    i_h = tl.cast((task // NV) % HV, tl.int64)
+    i_n, i_t, i_tg, bos, T_cur = locate_chunk(
+        task // (NV * HV), T, chunk_indices, cu_seqlens, BT, IS_VARLEN
+    )
+
+    q_base = q + (bos * H + i_h // (HV // H)) * K
+    k_base = k + (bos * H + i_h // (HV // H)) * K
+    v_base = v + (bos * HV + i_h) * V
+    o_base = o + (bos * HV + i_h) * V
+    h_base = h + (i_tg * HV + i_h) * (K * V)
+
+    # v and the gate first: their loads do not depend on the matmuls below, so issued
+    # here they overlap the K loop's (GM -> UB transfers running while the cube unit
+    # works on Ascend) instead of waiting behind it.
+    p_v = tl.make_block_ptr(v_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
+    b_v = tl.load(p_v, boundary_check=(0, 1))
+    if USE_G:
+        g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
+        b_g = tl.load(
+            gate_block_ptr(g_row, T_cur, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
+        ).to(tl.float32)
+
+    b_o = tl.zeros([BT, BV], dtype=tl.float32)
+    b_A = tl.zeros([BT, BT], dtype=tl.float32)
+    for i_k in range(tl.cdiv(K, BK)):
+        p_q = tl.make_block_ptr(
+            q_base, (T_cur, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
+        )
+        # k read as a [BK, BT] view: the unit-stride K axis stays the contiguous one.
+        p_kt = tl.make_block_ptr(
+            k_base, (K, T_cur), (1, H * K), (i_k * BK, i_t * BT), (BK, BT), (0, 1)
+        )
+        p_h = tl.make_block_ptr(h_base, (K, V), (V, 1), (i_k * BK, i_v * BV), (BK, BV), (1, 0))
+        b_q = tl.load(p_q, boundary_check=(0, 1))
+        b_kt = tl.load(p_kt, boundary_check=(0, 1))
+        b_h = tl.load(p_h, boundary_check=(0, 1)).to(b_q.dtype)
+        # q feeds two matmuls as lhs; the second one gets its own copy because the
+        # first may overwrite its lhs buffer in UB.
+        b_q_for_A = b_q + 0.0
+        b_o += tl.dot(b_q, b_h, input_precision="ieee")
+        b_A += tl.dot(b_q_for_A, b_kt, input_precision="ieee")
+
+    o_t = i_t * BT + tl.arange(0, BT)
+    m_t = o_t < T_cur
+    m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+    if USE_G:
+        b_o = b_o * tl.exp2(b_g)[:, None]
+        # Zero the exponent outside the causal mask so exp2 never overflows there.
+        b_A = b_A * tl.exp2(tl.where(m_A, b_g[:, None] - b_g[None, :], 0.0))
+    b_A = tl.where(m_A, b_A, 0.0)
+
+    p_o = tl.make_block_ptr(o_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
+    b_A_lhs = b_A.to(b_v.dtype)
+    b_o = (b_o + tl.dot(b_A_lhs, b_v, input_precision="ieee")) * scale
+    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
+
+
 @triton.jit(do_not_specialize=["T", "n_chunks"])
 def chunk_fwd_kernel_o(
     q,
@@ -181,72 +269,73 @@ def chunk_fwd_kernel_o(
     USE_G: tl.constexpr,
     G_T_CONTIG: tl.constexpr,
     IS_VARLEN: tl.constexpr,
+    MULTI_TASK: tl.constexpr,
 ):
     """One program per AI core; each walks the tasks (V block, value head, chunk).
 
     The V block varies fastest, then the value head, so programs that run at the same
-    time share the q/k rows of one chunk.  A ``for`` task loop: here overlapping the
-    next task's q / k / h loads with this task's matmuls pays at long context.
+    time share the q/k rows of one chunk.  The task body is :func:`chunk_fwd_o_task`;
+    ``MULTI_TASK`` (host side: more tasks than programs) only picks the loop that walks
+    it, and either loop is correct for any task count.  With several tasks per program
+    a ``for`` loop: overlapping the next task's q / k / h loads with this task's matmuls
+    pays at long context.  With at most one a ``while`` loop: there is no next task to
+    overlap, and the prefetch buffers would only take on-chip memory (the measurements
+    are in :func:`chunk_fwd_o`).
     """
     NV: tl.constexpr = (V + BV - 1) // BV
     n_tasks = n_chunks * (HV * NV)
-    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
-        i_v = task % NV
-        # int64 before any multiplication: B * T * HV * V overflows int32 at long context.
-        i_h = tl.cast((task // NV) % HV, tl.int64)
-        i_n, i_t, i_tg, bos, T_cur = locate_chunk(
-            task // (NV * HV), T, chunk_indices, cu_seqlens, BT, IS_VARLEN
-        )
-
-        q_base = q + (bos * H + i_h // (HV // H)) * K
-        k_base = k + (bos * H + i_h // (HV // H)) * K
-        v_base = v + (bos * HV + i_h) * V
-        o_base = o + (bos * HV + i_h) * V
-        h_base = h + (i_tg * HV + i_h) * (K * V)
-
-        b_o = tl.zeros([BT, BV], dtype=tl.float32)
-        b_A = tl.zeros([BT, BT], dtype=tl.float32)
-        for i_k in range(tl.cdiv(K, BK)):
-            p_q = tl.make_block_ptr(
-                q_base, (T_cur, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0)
+    if MULTI_TASK:
+        for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+            chunk_fwd_o_task(
+                q,
+                k,
+                v,
+                h,
+                g,
+                o,
+                cu_seqlens,
+                chunk_indices,
+                scale,
+                T,
+                task,
+                H,
+                HV,
+                K,
+                V,
+                BT,
+                BK,
+                BV,
+                USE_G,
+                G_T_CONTIG,
+                IS_VARLEN,
             )
-            # k read as a [BK, BT] view: the unit-stride K axis stays the contiguous one.
-            p_kt = tl.make_block_ptr(
-                k_base, (K, T_cur), (1, H * K), (i_k * BK, i_t * BT), (BK, BT), (0, 1)
+    else:
+        task = tl.program_id(0)
+        while task < n_tasks:
+            chunk_fwd_o_task(
+                q,
+                k,
+                v,
+                h,
+                g,
+                o,
+                cu_seqlens,
+                chunk_indices,
+                scale,
+                T,
+                task,
+                H,
+                HV,
+                K,
+                V,
+                BT,
+                BK,
+                BV,
+                USE_G,
+                G_T_CONTIG,
+                IS_VARLEN,
             )
-            p_h = tl.make_block_ptr(h_base, (K, V), (V, 1), (i_k * BK, i_v * BV), (BK, BV), (1, 0))
-            b_q = tl.load(p_q, boundary_check=(0, 1))
-            b_kt = tl.load(p_kt, boundary_check=(0, 1))
-            b_h = tl.load(p_h, boundary_check=(0, 1)).to(b_q.dtype)
-            # q feeds two matmuls as lhs; the second one gets its own copy because the
-            # first may overwrite its lhs buffer in UB.
-            b_q_for_A = b_q + 0.0
-            b_o += tl.dot(b_q, b_h, input_precision="ieee")
-            b_A += tl.dot(b_q_for_A, b_kt, input_precision="ieee")
-
-        o_t = i_t * BT + tl.arange(0, BT)
-        m_t = o_t < T_cur
-        m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
-        if USE_G:
-            g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
-            b_g = tl.load(
-                gate_block_ptr(g_row, T_cur, i_t * BT, BT, HV, G_T_CONTIG), boundary_check=(0,)
-            ).to(tl.float32)
-            b_o = b_o * tl.exp2(b_g)[:, None]
-            # Zero the exponent outside the causal mask so exp2 never overflows there.
-            b_A = b_A * tl.exp2(tl.where(m_A, b_g[:, None] - b_g[None, :], 0.0))
-        b_A = tl.where(m_A, b_A, 0.0)
-
-        p_v = tl.make_block_ptr(
-            v_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
-        )
-        p_o = tl.make_block_ptr(
-            o_base, (T_cur, V), (HV * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0)
-        )
-        b_v = tl.load(p_v, boundary_check=(0, 1))
-        b_A_lhs = b_A.to(b_v.dtype)
-        b_o = (b_o + tl.dot(b_A_lhs, b_v, input_precision="ieee")) * scale
-        tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
+            task += tl.num_programs(0)
 
 
 # ---------------------------------------------------------------------------
@@ -648,6 +737,19 @@ def chunk_fwd_o(
     # One program per AI core (the kernel uses tl.dot), never more programs than tasks.
     n_tasks = n_chunks * HV * triton.cdiv(V, BV)
     grid = (min(n_tasks, num_ai_cores(q)),)
+    # MULTI_TASK picks the kernel's task loop: a `for` when some program gets a second
+    # task, a `while` when every program has at most one.  It is a bool, so whatever the
+    # lengths the kernel compiles at most twice per head / block configuration (it flips
+    # once, where n_tasks crosses the core count).  On an H200 (B=2 H=4 K=V=64, 528
+    # programs) the `for` form lets Triton's pipeliner fetch the next task's q / k / h
+    # during this task's matmuls, 0.039 ms against 0.055 ms as `while` at T=8192 (HV=16,
+    # 2048 tasks); with one task per program (T=2048, HV=8, 512 tasks) the prefetch has
+    # nothing to fetch and its 97 KiB of shared memory per program (32 KiB as `while`)
+    # leave fewer programs resident: 0.0090 ms against 0.0069 ms
+    # (benchmarks/KERNELS_RESULTS.md).  On Ascend both loops walk the same tasks in the
+    # same order; a one-task program likewise has no next iteration for double-buffered
+    # loads to prefetch, so the `while` form there gives up nothing.
+    multi_task = n_tasks > grid[0]
     chunk_fwd_kernel_o[grid](
         q,
         k,
@@ -670,6 +772,7 @@ def chunk_fwd_o(
         USE_G=g is not None,
         G_T_CONTIG=HV != 1,
         IS_VARLEN=cu_seqlens is not None,
+        MULTI_TASK=multi_task,
     )
     return o
 
