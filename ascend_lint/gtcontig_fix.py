@@ -685,10 +685,15 @@ class _GateRewrite:
     @staticmethod
     def _statement_around(host: HostFunction, node: ast.AST) -> ast.stmt | None:
         """The simple statement of the host that holds `node`."""
+        line = node.lineno
         for stmt in walk(host.node):
-            if isinstance(stmt, ast.stmt) and not hasattr(stmt, "body"):
-                if any(n is node for n in walk(stmt)):
-                    return stmt
+            if (
+                isinstance(stmt, ast.stmt)
+                and not hasattr(stmt, "body")
+                and stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno)
+                and any(n is node for n in walk(stmt))
+            ):
+                return stmt
         return None
 
     def _output_buffer(

@@ -562,12 +562,20 @@ class GateQueries:
                 annotation = annotations.get(value.id)
                 if annotation is None or "None" in annotation or "Optional" in annotation:
                     return True
-        text = ast.unparse(expr)
-        for n in walk(node):
-            if isinstance(n, ast.Compare) and ast.unparse(n.left) == text:
-                if any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators):
-                    return True
-        return False
+        return ast.unparse(expr) in self._compared_with_none(host)
+
+    def _compared_with_none(self: KernelIndex, host: HostFunction) -> frozenset[str]:
+        """The expressions (as text) a host function compares with None, found once."""
+        key = (id(host), "none")
+        cached = self._derived_cache.get(key)
+        if cached is None:
+            cached = self._derived_cache[key] = frozenset(
+                ast.unparse(n.left)
+                for n in walk(host.node)
+                if isinstance(n, ast.Compare)
+                and any(isinstance(c, ast.Constant) and c.value is None for c in n.comparators)
+            )
+        return cached
 
     def holds_nothing_yet(self: KernelIndex, host: HostFunction | None, expr: ast.AST) -> bool:
         """Is the launch argument `expr` a host local allocated uninitialised
@@ -581,21 +589,20 @@ class GateQueries:
             return False
         allocated = (values[0].end_lineno, values[0].end_col_offset)
         launched = (expr.lineno, expr.col_offset)
-        parents = {id(c): n for n in walk(host.node) for c in ast.iter_child_nodes(n)}
+        uses, harmless = [], set()  # every read of the name; those of metadata or `is None`
         for node in walk(host.node):
-            if not (isinstance(node, ast.Name) and node.id == expr.id and node is not expr):
-                continue
-            if not allocated < (node.lineno, node.col_offset) < launched:
-                continue
-            parent = parents.get(id(node))
-            if isinstance(parent, ast.Attribute) and parent.attr in _HOST_METADATA:
-                continue
-            if isinstance(parent, ast.Compare) and all(
-                isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops
+            if isinstance(node, ast.Name) and node.id == expr.id and node is not expr:
+                uses.append(node)
+            elif isinstance(node, ast.Attribute) and node.attr in _HOST_METADATA:
+                harmless.add(id(node.value))
+            elif isinstance(node, ast.Compare) and all(
+                isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops
             ):
-                continue
-            return False
-        return True
+                harmless.update(id(operand) for operand in (node.left, *node.comparators))
+        return all(
+            id(node) in harmless or not allocated < (node.lineno, node.col_offset) < launched
+            for node in uses
+        )
 
     @staticmethod
     def hooks_test_none(fn: JitFunction, param: str) -> bool:

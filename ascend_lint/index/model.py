@@ -248,11 +248,14 @@ class KernelIndex(
         if cached is not None:
             return cached
         self._vector_cache[id(fn)] = names = self.assigned_from(fn, f"{LANGUAGE}.arange")
+        closures: dict[int, set[str]] = {}  # per caller: what its vectors flow into
         for binding in self.helper_calls_to(fn):
             caller = binding.caller
             if caller is None:
                 continue
-            vectors = pointer_names(caller, self.vector_names(caller))
+            vectors = closures.get(id(caller))
+            if vectors is None:
+                vectors = closures[id(caller)] = pointer_names(caller, self.vector_names(caller))
             for param, exprs in binding.args.items():
                 if any(names_in(e) & vectors for e in exprs):
                     names.add(param)
