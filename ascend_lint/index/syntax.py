@@ -181,12 +181,11 @@ def own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     the statement (each node is on exactly one statement's list)."""
     cached = getattr(stmt, "_own_nodes", None)
     if cached is None:
-        cached = tuple(_own_nodes(stmt))
-        stmt._own_nodes = cached
+        cached = stmt._own_nodes = _own_nodes(stmt)
     return cached
 
 
-def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
+def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     stack: list[ast.AST] = []
     for name in stmt._fields:
         if name in _BLOCK_FIELDS:
@@ -196,11 +195,13 @@ def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
             stack.extend(v for v in value if isinstance(v, ast.AST))
         elif isinstance(value, ast.AST):
             stack.append(value)
+    found: list[ast.AST] = []  # a list, not a generator: every statement is gathered
     while stack:
         node = stack.pop()
-        yield node
+        found.append(node)
         if type(node) not in LEAVES:
             stack.extend(children(node))
+    return tuple(found)
 
 
 def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
