@@ -134,6 +134,16 @@ _MIXED_LISTS = frozenset({ast.Dict, ast.arguments, ast.Global, ast.Nonlocal})
 def children(node: ast.AST) -> list[ast.AST]:
     """Direct child nodes; a leaner `ast.iter_child_nodes` (the index walks every node)."""
     kind = type(node)
+    # The kinds most kernel code is made of, without the generic field loop below
+    # (the same children in the same order).
+    if kind is ast.Attribute or kind is ast.keyword:
+        return [node.value]
+    if kind is ast.BinOp:
+        return [node.left, node.right]
+    if kind is ast.Call:
+        return [node.func, *node.args, *node.keywords]
+    if kind is ast.Subscript:
+        return [node.value, node.slice]
     fields = _FIELDS.get(kind)
     if fields is None:
         fields = _FIELDS[kind] = tuple(f for f in node._fields if f not in _SCALAR_FIELDS)
