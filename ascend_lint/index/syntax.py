@@ -51,32 +51,13 @@ def frozen_names(node: ast.AST | None) -> frozenset[str]:
     if known is None:
         found: set[str] = set()
         stack = [node]
-        push, push_all = stack.append, stack.extend
         while stack:
             n = stack.pop()
             kind = type(n)
-            # The kinds that make up most of kernel arithmetic, without `children`'s
-            # generic field loop (the names are a set: the visiting order does not matter).
             if kind is ast.Name:
                 found.add(n.id)
-            elif kind is ast.Constant:
-                continue
-            elif kind is ast.Attribute:
-                push(n.value)
-            elif kind is ast.BinOp:
-                push(n.left)
-                push(n.right)
-            elif kind is ast.Call:
-                push(n.func)
-                push_all(n.args)
-                push_all(n.keywords)
-            elif kind is ast.keyword:
-                push(n.value)
-            elif kind is ast.Subscript:
-                push(n.value)
-                push(n.slice)
-            else:
-                push_all(children(n))
+            elif kind is not ast.Constant:
+                stack.extend(children(n))
         known = frozenset(found)
         setattr(node, _NAMES, known)
     return known
