@@ -242,14 +242,14 @@ class KernelScanner:
                     self.fn.bool_ops.append(node)
                 elif kind is ast.Call:
                     self.fn.calls.append((node, stmt))
-                elif isinstance(node, ast.Compare):
+                elif kind is ast.Compare:
                     self.fn.compares.append(node)
                 elif kind is ast.BinOp:
                     if type(node.op) is ast.Sub:
                         self.fn.subtractions.append(node)
                     elif type(node.op) in (ast.FloorDiv, ast.Mod):
                         self.fn.divisions.append((node, stmt))
-                elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                elif kind is ast.NamedExpr and isinstance(node.target, ast.Name):
                     self._assign(node.target.id, node.value, loops)
             writes: set[str] = set()
             for target in statement_targets(stmt):

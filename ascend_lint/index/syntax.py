@@ -214,6 +214,10 @@ def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     return tuple(found)
 
 
+# Block items that are not statements but hold a body of them: `except` and `case`.
+_CLAUSES = (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))
+
+
 def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement, nested ones included, without visiting expressions."""
     stack = list(reversed(body))
@@ -224,9 +228,7 @@ def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             block = getattr(stmt, name, None)
             if block:
                 for item in reversed(block):
-                    if isinstance(
-                        item, (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))
-                    ):
+                    if isinstance(item, _CLAUSES):
                         stack.extend(reversed(item.body))
                     else:
                         stack.append(item)
