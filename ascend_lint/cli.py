@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
 import time
@@ -419,7 +420,12 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
         if args.statistics:
             _statistics(diagnostics, out)
         else:
-            REPORTERS[settings.output_format](diagnostics, out)
+            # Rendered in memory and written at once: reporters write token by token
+            # (`json.dump`: one write per token), and under PYTHONUNBUFFERED or `-u`
+            # each write to stdout is a system call.
+            rendered = io.StringIO()
+            REPORTERS[settings.output_format](diagnostics, rendered)
+            out.write(rendered.getvalue())
         if fixing is not None and args.show_fixes:
             _show_fixes(fixing.applied, out)
         if not args.quiet and settings.output_format in ("full", "concise") and not args.statistics:

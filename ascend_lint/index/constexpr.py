@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
-from ascend_lint.index.syntax import call_name, frozen_names, names_in
+from ascend_lint.index.syntax import call_name, children, frozen_names, names_in
 
 if TYPE_CHECKING:
     from ascend_lint.index.kernels import Context, JitFunction
@@ -268,8 +268,4 @@ class CompileTime:
             return all(self._compile_time(a, order) for a in parts)
         if isinstance(expr, (ast.Lambda, ast.NamedExpr)):
             return False
-        return all(
-            self._compile_time(c, order)
-            for c in ast.iter_child_nodes(expr)
-            if isinstance(c, ast.expr)
-        )
+        return all(self._compile_time(c, order) for c in children(expr) if isinstance(c, ast.expr))

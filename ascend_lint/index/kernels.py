@@ -61,6 +61,10 @@ class Context:
     branches: tuple[Branch, ...]  # enclosing constexpr-test branches, outermost first
 
 
+# The context of a statement that is not in the kernel body: shared, not built per query.
+_OUTSIDE_ANY_BLOCK = Context((), ())
+
+
 @dataclass
 class JitFunction:
     node: ast.FunctionDef | ast.AsyncFunctionDef
@@ -162,7 +166,8 @@ class JitFunction:
         return self._statement_order
 
     def context(self, stmt: ast.stmt) -> Context:
-        return self.contexts.get(id(stmt), Context((), ()))
+        found = self.contexts.get(id(stmt))
+        return found if found is not None else _OUTSIDE_ANY_BLOCK
 
 
 def decorator_qual(dec: ast.expr, aliases: Aliases) -> tuple[str | None, ast.Call | None]:
@@ -237,14 +242,14 @@ class KernelScanner:
                     self.fn.bool_ops.append(node)
                 elif kind is ast.Call:
                     self.fn.calls.append((node, stmt))
-                elif isinstance(node, ast.Compare):
+                elif kind is ast.Compare:
                     self.fn.compares.append(node)
                 elif kind is ast.BinOp:
                     if type(node.op) is ast.Sub:
                         self.fn.subtractions.append(node)
                     elif type(node.op) in (ast.FloorDiv, ast.Mod):
                         self.fn.divisions.append((node, stmt))
-                elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                elif kind is ast.NamedExpr and isinstance(node.target, ast.Name):
                     self._assign(node.target.id, node.value, loops)
             writes: set[str] = set()
             for target in statement_targets(stmt):

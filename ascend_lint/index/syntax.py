@@ -115,6 +115,16 @@ _MIXED_LISTS = frozenset({ast.Dict, ast.arguments, ast.Global, ast.Nonlocal})
 def children(node: ast.AST) -> list[ast.AST]:
     """Direct child nodes; a leaner `ast.iter_child_nodes` (the index walks every node)."""
     kind = type(node)
+    # The kinds most kernel code is made of, without the generic field loop below
+    # (the same children in the same order).
+    if kind is ast.Attribute or kind is ast.keyword:
+        return [node.value]
+    if kind is ast.BinOp:
+        return [node.left, node.right]
+    if kind is ast.Call:
+        return [node.func, *node.args, *node.keywords]
+    if kind is ast.Subscript:
+        return [node.value, node.slice]
     fields = _FIELDS.get(kind)
     if fields is None:
         fields = _FIELDS[kind] = tuple(f for f in node._fields if f not in _SCALAR_FIELDS)
@@ -181,12 +191,11 @@ def own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     the statement (each node is on exactly one statement's list)."""
     cached = getattr(stmt, "_own_nodes", None)
     if cached is None:
-        cached = tuple(_own_nodes(stmt))
-        stmt._own_nodes = cached
+        cached = stmt._own_nodes = _own_nodes(stmt)
     return cached
 
 
-def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
+def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     stack: list[ast.AST] = []
     for name in stmt._fields:
         if name in _BLOCK_FIELDS:
@@ -196,11 +205,17 @@ def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
             stack.extend(v for v in value if isinstance(v, ast.AST))
         elif isinstance(value, ast.AST):
             stack.append(value)
+    found: list[ast.AST] = []  # a list, not a generator: every statement is gathered
     while stack:
         node = stack.pop()
-        yield node
+        found.append(node)
         if type(node) not in LEAVES:
             stack.extend(children(node))
+    return tuple(found)
+
+
+# Block items that are not statements but hold a body of them: `except` and `case`.
+_CLAUSES = (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))
 
 
 def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -213,9 +228,7 @@ def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             block = getattr(stmt, name, None)
             if block:
                 for item in reversed(block):
-                    if isinstance(
-                        item, (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))
-                    ):
+                    if isinstance(item, _CLAUSES):
                         stack.extend(reversed(item.body))
                     else:
                         stack.append(item)

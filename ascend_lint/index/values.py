@@ -70,41 +70,37 @@ class ValueFacts:
         loop_derived = set(fn.loop_variables)
         mentions = fn.dependencies()
         program_ids: set[str] = set()
-        block_pointers: set[str] = set()
-        for _ in range(MAX_FIXPOINT_ROUNDS):
-            sizes = (
-                len(int64),
-                len(pointers),
-                len(loop_derived),
-                len(program_ids),
-                len(block_pointers),
+        # Set by the assigning call alone: no other fact feeds it, so no round is needed.
+        block_pointers = {
+            name
+            for name, values in fn.assignments.items()
+            if any(
+                isinstance(v, ast.Call) and aliases.resolve(v.func) in _BLOCK_POINTER_OPS
+                for v in values
             )
+        }
+        spread: set[str] = set()  # pointers whose own roots are already added as pointers
+        for _ in range(MAX_FIXPOINT_ROUNDS):
+            sizes = (len(int64), len(pointers), len(loop_derived), len(program_ids))
+            # The sets only grow, so a name already in one is not tested for it again.
             for name, values in fn.assignments.items():
-                if any(is_int64_value(v, int64, aliases) for v in values):
+                if name not in int64 and any(is_int64_value(v, int64, aliases) for v in values):
                     int64.add(name)
-                if mentions.get(name, frozenset()) & loop_derived:
+                if name not in loop_derived and mentions.get(name, frozenset()) & loop_derived:
                     loop_derived.add(name)
-                if all(from_program_id(v, program_ids | {name}, aliases) for v in values) and any(
-                    from_program_id(v, program_ids, aliases) for v in values
+                if (
+                    name not in program_ids
+                    and all(from_program_id(v, program_ids | {name}, aliases) for v in values)
+                    and any(from_program_id(v, program_ids, aliases) for v in values)
                 ):
                     program_ids.add(name)
-                if any(pointer_root(v) in pointers for v in values):
+                if name not in pointers and any(pointer_root(v) in pointers for v in values):
                     pointers.add(name)
-                if name in pointers:
+                if name in pointers and name not in spread:
                     # `q_ptr = q + offset` with q_ptr a pointer: q is one too
+                    spread.add(name)
                     pointers.update(r for v in values if (r := pointer_root(v)) is not None)
-                if any(
-                    isinstance(v, ast.Call) and aliases.resolve(v.func) in _BLOCK_POINTER_OPS
-                    for v in values
-                ):
-                    block_pointers.add(name)
-            if sizes == (
-                len(int64),
-                len(pointers),
-                len(loop_derived),
-                len(program_ids),
-                len(block_pointers),
-            ):
+            if sizes == (len(int64), len(pointers), len(loop_derived), len(program_ids)):
                 break
         return cls(int64, loop_derived, program_ids, pointers - block_pointers, block_pointers)
 

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.codemods import remove_arguments, remove_statement
-from ascend_lint.diagnostics import Applicability, Fix
+from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
@@ -30,6 +30,7 @@ class LaunchNumWarpsStages(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
+        removals: dict[int, Edit | None] = {}  # id(container) -> the edit its findings share
         sites: list[tuple[ast.Call, str]] = [(call, "launch") for call, _host in index.launch_calls]
         sites += [(call, "triton.Config") for call in index.configs]
         for fn in index.kernels:
@@ -39,13 +40,19 @@ class LaunchNumWarpsStages(Rule):
                 continue
             for kw in call.keywords:
                 if kw.arg in KNOBS:
-                    yield self._finding(ctx, kw, call, kw.arg, where)
+                    yield self._finding(ctx, kw, call, kw.arg, where, removals)
         for key, node, container in index.option_dicts():
             if key in KNOBS and not is_simt_only(container):
-                yield self._finding(ctx, node, container, key, "launch options dict")
+                yield self._finding(ctx, node, container, key, "launch options dict", removals)
 
     def _finding(
-        self, ctx: RuleContext, node: ast.AST, container: ast.AST, key: str, where: str
+        self,
+        ctx: RuleContext,
+        node: ast.AST,
+        container: ast.AST,
+        key: str,
+        where: str,
+        removals: dict[int, Edit | None],
     ) -> Finding:
         if isinstance(container, ast.stmt):
             line = ctx.source.line(container.lineno)
@@ -57,7 +64,12 @@ class LaunchNumWarpsStages(Rule):
         else:
             # Every knob of the container in one edit that each finding shares: the
             # one-by-one removals of neighbours overlap and would take a round each.
-            edit = remove_arguments(ctx.source, container, _knobs_in(container))
+            # Worked out for the first finding only.
+            if id(container) not in removals:
+                removals[id(container)] = remove_arguments(
+                    ctx.source, container, _knobs_in(container)
+                )
+            edit = removals[id(container)]
         fix = Fix(Applicability.SAFE, f"Remove `{key}`", (edit,)) if edit else None
         return Finding(
             node,
