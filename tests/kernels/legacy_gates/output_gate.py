@@ -53,16 +53,21 @@ def gate_outputs_kernel(
     _accumulate(acc + bos * HV + i_h, i_t, T, b_x * b_g, HV, BT)
 
 
-def gate_outputs(x, g, acc, cu_seqlens=None, chunk_size=16):
-    """Returns `dg`; adds `x * g` into `acc` in place."""
-    B, T, HV = g.shape
+def _grid(B, T, HV, cu_seqlens, chunk_size):
+    """(chunks of the longest sequence, sequences x heads)."""
     N = B if cu_seqlens is None else len(cu_seqlens) - 1
     if cu_seqlens is None:
         longest = T
     else:
         longest = int((cu_seqlens[1:] - cu_seqlens[:-1]).max())
+    return triton.cdiv(longest, chunk_size), N * HV
+
+
+def gate_outputs(x, g, acc, cu_seqlens=None, chunk_size=16):
+    """Returns `dg`; adds `x * g` into `acc` in place."""
+    B, T, HV = g.shape
     dg = torch.empty_like(g)
-    gate_outputs_kernel[(triton.cdiv(longest, chunk_size), N * HV)](
+    gate_outputs_kernel[_grid(B, T, HV, cu_seqlens, chunk_size)](
         x, g, dg, acc, cu_seqlens, T, HV=HV, BT=chunk_size, IS_VARLEN=cu_seqlens is not None
     )
     return dg
@@ -75,15 +80,10 @@ def _launch(kernel, grid, kernel_kwargs):
 def gate_outputs_through_helper(x, g, acc, cu_seqlens=None, chunk_size=16):
     """`gate_outputs`, launched the way FLA's NPU wrappers launch."""
     B, T, HV = g.shape
-    N = B if cu_seqlens is None else len(cu_seqlens) - 1
-    if cu_seqlens is None:
-        longest = T
-    else:
-        longest = int((cu_seqlens[1:] - cu_seqlens[:-1]).max())
     dg = torch.empty_like(g)
     _launch(
         gate_outputs_kernel,
-        (triton.cdiv(longest, chunk_size), N * HV),
+        _grid(B, T, HV, cu_seqlens, chunk_size),
         kernel_kwargs={
             "x": x,
             "g": g,
