@@ -180,11 +180,14 @@ class KernelIndex(
                     body = node.body if isinstance(node.body, list) else [node.body]
                     stack.extend((n, owner) for n in body)
                 continue
-            if isinstance(node, ast.Call):
+            kind = type(node)
+            if kind is ast.Call:
                 self.host_calls.append((node, host))
-            elif isinstance(node, ast.Dict):
+            elif kind is ast.Dict:
                 self.host_dicts.append((node, host))
-            stack.extend((child, host) for child in children(node) if type(child) not in LEAVES)
+            for child in children(node):
+                if type(child) not in LEAVES:
+                    stack.append((child, host))
         self.host_calls.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
         for call, host in self.host_calls:
             name = call_name(call.func)

@@ -196,21 +196,33 @@ def own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
 
 
 def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
-    stack: list[ast.AST] = []
+    roots: list[ast.AST] = []  # the statement's expressions (value, test, targets...)
     for name in stmt._fields:
         if name in _BLOCK_FIELDS:
             continue
         value = getattr(stmt, name, None)
         if isinstance(value, list):
-            stack.extend(v for v in value if isinstance(v, ast.AST))
+            roots.extend(v for v in value if isinstance(v, ast.AST))
         elif isinstance(value, ast.AST):
-            stack.append(value)
+            roots.append(value)
     found: list[ast.AST] = []  # a list, not a generator: every statement is gathered
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if type(node) not in LEAVES:
-            stack.extend(children(node))
+    # Depth first from the last root, as one stack over all of them would pop them.
+    # The names each root mentions are remembered on it on the way (what `frozen_names`
+    # would find): the kernel index asks them of assigned values and `if` tests next,
+    # and would otherwise walk those subtrees a second time.
+    for root in reversed(roots):
+        names: set[str] = set()
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            found.append(node)
+            kind = type(node)
+            if kind is ast.Name:
+                names.add(node.id)
+            elif kind is not ast.Constant:
+                stack.extend(children(node))
+        if type(root) is not ast.Name:
+            setattr(root, _NAMES, frozenset(names))
     return tuple(found)
 
 

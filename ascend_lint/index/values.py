@@ -5,6 +5,7 @@ pointers and block pointers, computed once per kernel on first use (`fn.facts(al
 from __future__ import annotations
 
 import ast
+from collections import deque
 from dataclasses import dataclass
 
 from ascend_lint.index.aliases import LANGUAGE, Aliases
@@ -80,28 +81,51 @@ class ValueFacts:
             )
         }
         spread: set[str] = set()  # pointers whose own roots are already added as pointers
-        for _ in range(MAX_FIXPOINT_ROUNDS):
-            sizes = (len(int64), len(pointers), len(loop_derived), len(program_ids))
-            # The sets only grow, so a name already in one is not tested for it again.
-            for name, values in fn.assignments.items():
-                if name not in int64 and any(is_int64_value(v, int64, aliases) for v in values):
-                    int64.add(name)
-                if name not in loop_derived and mentions.get(name, frozenset()) & loop_derived:
-                    loop_derived.add(name)
-                if (
-                    name not in program_ids
-                    and all(from_program_id(v, program_ids | {name}, aliases) for v in values)
-                    and any(from_program_id(v, program_ids, aliases) for v in values)
-                ):
-                    program_ids.add(name)
-                if name not in pointers and any(pointer_root(v) in pointers for v in values):
-                    pointers.add(name)
-                if name in pointers and name not in spread:
-                    # `q_ptr = q + offset` with q_ptr a pointer: q is one too
-                    spread.add(name)
-                    pointers.update(r for v in values if (r := pointer_root(v)) is not None)
-            if sizes == (len(int64), len(pointers), len(loop_derived), len(program_ids)):
-                break
+        # A worklist, not rounds over every assignment: each fact of a name depends only
+        # on the facts of the names its values read, so a name is judged again only when
+        # one of those (or itself, for the pointer spread) joins a set. The sets only grow
+        # and every test is monotone, so this reaches the same least fixpoint.
+        readers: dict[str, list[str]] = {}
+        for name in fn.assignments:
+            for read in mentions.get(name, ()):
+                readers.setdefault(read, []).append(name)
+        todo = deque(fn.assignments)
+        queued = set(todo)
+        while todo:
+            name = todo.popleft()
+            queued.discard(name)
+            values = fn.assignments[name]
+            grown: list[str] = []  # names that joined a set
+            # A name already in a set is not tested for it again.
+            if name not in int64 and any(is_int64_value(v, int64, aliases) for v in values):
+                int64.add(name)
+                grown.append(name)
+            if name not in loop_derived and mentions.get(name, frozenset()) & loop_derived:
+                loop_derived.add(name)
+                grown.append(name)
+            if (
+                name not in program_ids
+                and all(from_program_id(v, program_ids | {name}, aliases) for v in values)
+                and any(from_program_id(v, program_ids, aliases) for v in values)
+            ):
+                program_ids.add(name)
+                grown.append(name)
+            if name not in pointers and any(pointer_root(v) in pointers for v in values):
+                pointers.add(name)
+                grown.append(name)
+            if name in pointers and name not in spread:
+                # `q_ptr = q + offset` with q_ptr a pointer: q is one too
+                spread.add(name)
+                for value in values:
+                    root = pointer_root(value)
+                    if root is not None and root not in pointers:
+                        pointers.add(root)
+                        grown.append(root)
+            for changed in grown:
+                for reader in (changed, *readers.get(changed, ())):
+                    if reader not in queued and reader in fn.assignments:
+                        queued.add(reader)
+                        todo.append(reader)
         return cls(int64, loop_derived, program_ids, pointers - block_pointers, block_pointers)
 
 
