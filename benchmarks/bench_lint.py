@@ -66,6 +66,15 @@ def tree_stats(tree: Path) -> dict:
     }
 
 
+def compile_bytecode(checkout: Path) -> None:
+    """Bytecode for a checkout's package, as `pip install` leaves it: without it every
+    timed run would first compile the linter's own modules (and PYTHONDONTWRITEBYTECODE
+    keeps that from being cached), which is not what a user's run costs."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(checkout / "ascend_lint")], check=True
+    )
+
+
 def timed(
     cmd: list[str], runs: int, cwd: Path | None = None, env: dict | None = None
 ) -> tuple[float, int]:
@@ -189,11 +198,7 @@ def main() -> int:
     )
     args = ap.parse_args()
 
-    # Bytecode as `pip install` leaves it: without it every run would first compile the
-    # linter's own modules (and PYTHONDONTWRITEBYTECODE keeps it from being cached).
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(ROOT / "ascend_lint")], check=True
-    )
+    compile_bytecode(ROOT)
     lint = [
         sys.executable,
         "-m",
@@ -209,9 +214,7 @@ def main() -> int:
     baseline = None
     if args.baseline:
         base = Path(args.baseline).resolve()
-        subprocess.run(
-            [sys.executable, "-m", "compileall", "-q", str(base / "ascend_lint")], check=True
-        )
+        compile_bytecode(base)
         # PYTHONPATH selects the baseline's package over the installed one.
         baseline = ["env", f"PYTHONPATH={base}", *lint]
         base_rev = subprocess.run(

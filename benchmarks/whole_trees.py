@@ -47,7 +47,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_lint import materialise, tree_stats, version
+from bench_lint import compile_bytecode, materialise, tree_stats, version
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REPOS = [
@@ -211,6 +211,7 @@ def measure_trees(
 ) -> list[TreeResult]:
     """Export each tree's HEAD, lint it (and ruff it) `runs` times: one result per repo."""
     ruff = ruff_executable() if with_ruff else None
+    compile_bytecode(ROOT)
     results: list[TreeResult] = []
     with tempfile.TemporaryDirectory(prefix="ascend-lint-whole-trees-") as work:
         for repo in repos:
