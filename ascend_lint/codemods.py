@@ -25,6 +25,22 @@ def _offset(source: SourceFile, row: int, utf8_col: int) -> int:
     return source.offset(row, source.char_column(row, utf8_col))
 
 
+def node_offsets(source: SourceFile, node: ast.AST) -> tuple[int, int]:
+    """Where a node's text starts and ends in `source.text` (code-point offsets)."""
+    end_row = node.end_lineno or node.lineno
+    return (
+        _offset(source, node.lineno, node.col_offset),
+        _offset(source, end_row, node.end_col_offset or 0),
+    )
+
+
+def reindent(text: str, first: str, extra: str) -> str:
+    """A statement's text (first line without its indentation, later lines with theirs)
+    one block deeper: `first` before the first line, `extra` added to the others."""
+    lines = text.split("\n")
+    return "\n".join([first + lines[0]] + [extra + ln if ln.strip() else ln for ln in lines[1:]])
+
+
 def _skip_blanks(text: str, i: int) -> int:
     while i < len(text) and text[i] in " \t":
         i += 1

@@ -28,7 +28,13 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from ascend_lint.codemods import factor_text, product_factors, signed_terms
+from ascend_lint.codemods import (
+    factor_text,
+    node_offsets,
+    product_factors,
+    reindent,
+    signed_terms,
+)
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import (
     LANGUAGE,
@@ -405,14 +411,20 @@ class _GateRewrite:
 
     # -- text of one function -----------------------------------------------------------
     def _span(self, node: ast.AST) -> tuple[int, int]:
-        src = self.source
-        start = src.offset(node.lineno, src.char_column(node.lineno, node.col_offset))
-        end_row = node.end_lineno or node.lineno
-        end = src.offset(end_row, src.char_column(end_row, node.end_col_offset or 0))
-        return start, end
+        return node_offsets(self.source, node)
 
     def _line_start(self, offset: int) -> int:
         return self.text.rfind("\n", 0, offset) + 1
+
+    def _line_end(self, end: int) -> int:
+        """Where the line that a statement ends on at `end` ends (before its newline);
+        no fix when more code follows on that line (`stmt; other`)."""
+        after = self.text.find(self.newline, end)
+        after = len(self.text) if after < 0 else after
+        rest = self.text[end:after].strip()
+        if rest and not rest.startswith("#"):
+            raise _NoFix
+        return after
 
     def _indent_of(self, offset: int) -> str:
         start = self._line_start(offset)
@@ -476,10 +488,7 @@ class _GateRewrite:
         start, _ = self._span(first)
         _, end = self._span(last)
         indent = self._indent_of(start)
-        after = self.text.find("\n", end)
-        rest = self.text[end : len(self.text) if after < 0 else after].strip()
-        if rest and not rest.startswith("#"):
-            raise _NoFix  # `stmt; other` on one line
+        self._line_end(end)
         for stmt in group:
             for node in walk(stmt):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -500,14 +509,14 @@ class _GateRewrite:
             a, b = (contig, batch) if branch.taken else (batch, contig)
             contig_block = (
                 f"{inner}if {ast.unparse(branch.test)}:{nl}"
-                f"{_reindent(a, inner + unit, unit + unit)}{nl}"
-                f"{inner}else:{nl}{_reindent(b, inner + unit, unit + unit)}"
+                f"{reindent(a, inner + unit, unit + unit)}{nl}"
+                f"{inner}else:{nl}{reindent(b, inner + unit, unit + unit)}"
             )
         else:
-            contig_block = _reindent(contig, inner, unit)
+            contig_block = reindent(contig, inner, unit)
         text = (
             f"{indent}if {member.flag}:{nl}{contig_block}{nl}"
-            f"{indent}else:{nl}{_reindent(legacy, inner, unit)}"
+            f"{indent}else:{nl}{reindent(legacy, inner, unit)}"
         )
         return self._line_start(start), end, text
 
@@ -719,10 +728,7 @@ class _GateRewrite:
             raise _NoFix  # the same tensor bound to two parameters
         start, end = self._span(stmt)
         indent = self._indent_of(start)
-        line_end = self.text.find(self.newline, end)
-        line_end = len(self.text) if line_end < 0 else line_end
-        if self.text[end:line_end].strip() and not self.text[end:line_end].strip().startswith("#"):
-            raise _NoFix  # `launch; other` on one line
+        line_end = self._line_end(end)
         name = out.id
         taken = {n.id for n in walk(host.node) if isinstance(n, ast.Name)} | set(host.params)
         buffer, suffix = f"{name}_t", 1
@@ -775,10 +781,7 @@ class _GateRewrite:
         var, stmt = node
         start, end = self._span(stmt)
         indent = self._indent_of(start)
-        after = self.text.find("\n", end)
-        rest = self.text[end : len(self.text) if after < 0 else after].strip()
-        if rest and not rest.startswith("#"):
-            raise _NoFix
+        self._line_end(end)
         key = stmt.targets[0].slice
         quote = self.text[self._span(key)[0]]
         return end, end, f"{self.newline}{indent}{var}[{quote}{flag}{quote}] = {value}"
@@ -790,10 +793,3 @@ def _names(node: ast.AST) -> set[str]:
 
 def _names_of(nodes: list[ast.AST]) -> set[str]:
     return {name for node in nodes for name in _names(node)}
-
-
-def _reindent(text: str, first: str, extra: str) -> str:
-    """A statement's text (first line without its indentation, later lines with theirs)
-    one block deeper: `first` before the first line, `extra` added to the others."""
-    lines = text.split("\n")
-    return "\n".join([first + lines[0]] + [extra + ln if ln.strip() else ln for ln in lines[1:]])

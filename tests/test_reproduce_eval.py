@@ -11,27 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from lint_helpers import KERNEL_WITH_NUM_WARPS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "reproduce_eval.sh"
 
-KERNEL = """\
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def k(x, BT: tl.constexpr):
-    pass
-
-
-def launch(x):
-    k[(1,)](x, BT=64, num_warps=4)
-    k[(2,)](x, BT=64, num_warps=4)
-    k[(3,)](x, BT=64, num_warps=4)
-    k[(4,)](x, BT=64, num_warps=4)
-    k[(5,)](x, BT=64, num_warps=4)
-"""
+KERNEL = KERNEL_WITH_NUM_WARPS + "".join(
+    f"    k[({n},)](x, BT=64, num_warps=4)\n" for n in range(2, 6)
+)
 
 EXPECT = [
     {

@@ -520,8 +520,7 @@ class GateQueries:
         no loop). `all * HV` elements are whole `[T, HV]` planes, as many as in `[HV, T]`
         storage: an offset over a leading axis (`dg += i_k * all * HV`) is the same in
         both layouts, not [B, T, HV] math."""
-        key = (id(fn), "rows")
-        cached = self._derived_cache.get(key)
+        cached = self._row_counts_cache.get(id(fn))
         if cached is not None:
             return cached
         counts: dict[str, str] = {}
@@ -535,7 +534,7 @@ class GateQueries:
                 for order, _ in fn.definitions.get(name, ())
             ):
                 counts[name] = start.length
-        self._derived_cache[key] = counts
+        self._row_counts_cache[id(fn)] = counts
         return counts
 
     # -- what the host does with a launch argument ------------------------------------
@@ -566,10 +565,9 @@ class GateQueries:
 
     def _compared_with_none(self: KernelIndex, host: HostFunction) -> frozenset[str]:
         """The expressions (as text) a host function compares with None, found once."""
-        key = (id(host), "none")
-        cached = self._derived_cache.get(key)
+        cached = self._none_tests_cache.get(id(host))
         if cached is None:
-            cached = self._derived_cache[key] = frozenset(
+            cached = self._none_tests_cache[id(host)] = frozenset(
                 ast.unparse(n.left)
                 for n in walk(host.node)
                 if isinstance(n, ast.Compare)

@@ -71,6 +71,8 @@ class KernelIndex(
     _call_maps_cache: object | None = None  # gates._CallMaps
     _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _vector_cache: dict[int, set[str]] = field(default_factory=dict)
+    _row_counts_cache: dict[int, dict[str, str]] = field(default_factory=dict)
+    _none_tests_cache: dict[int, frozenset[str]] = field(default_factory=dict)
     _readers_cache: dict[int, dict[str, list[str]]] = field(default_factory=dict)
     _platform_spans_cache: list | None = None
     _torch_names_cache: frozenset[str] | None = None

@@ -82,15 +82,15 @@ def judge(specialisations: list[dict]) -> tuple[list[dict], list[dict]]:
             if span[0] <= finding["line"] <= span[1]:
                 verdicts.append(_verdict(path, kernel, finding, specs, explained))
     for path, findings in sorted(findings_cache.items()):
+        specs = [
+            spec
+            for (p, _kernel), kernel_specs in sorted(by_kernel.items())
+            if p == path
+            for spec in kernel_specs
+        ]
         for finding in findings:
             if any(a <= finding["line"] <= b for a, b in spans[path]):
                 continue
-            specs = [
-                spec
-                for (p, _kernel), kernel_specs in sorted(by_kernel.items())
-                if p == path
-                for spec in kernel_specs
-            ]
             kernels = sorted({spec["kernel"] for spec in specs if _lowered(finding, spec)})
             verdicts.append(
                 _verdict(path, ", ".join(kernels), finding, specs, explained, lowered_only=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ascend_lint.codemods import node_offsets, reindent
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import (
     JitFunction,
@@ -116,9 +117,8 @@ class TransposedBatchBase(Rule):
         if not heads or len(batch) != 1 or len(factors(fixed_value)) != 2:
             return None
         source = ctx.source
-        start = source.offset(stmt.lineno, source.char_column(stmt.lineno, stmt.col_offset))
+        start, end = node_offsets(source, stmt)
         end_row = stmt.end_lineno or stmt.lineno
-        end = source.offset(end_row, source.char_column(end_row, stmt.end_col_offset or 0))
         line_start = source.offset(stmt.lineno, 0)
         indent = source.text[line_start:start]
         rest_of_line = source.line(end_row)[source.char_column(end_row, stmt.end_col_offset) :]
@@ -126,20 +126,17 @@ class TransposedBatchBase(Rule):
             return None  # not alone on its lines
         text = source.text[start:end]
         term = next(t for t in additive_terms(node) if isinstance(t, ast.Name) and t.id == bos)
-        term_start = source.offset(term.lineno, source.char_column(term.lineno, term.col_offset))
+        term_start, _ = node_offsets(source, term)
         fixed_text = (
             text[: term_start - start]
             + f"{batch[0]} * {heads[0]} * {row_length}"
             + text[term_start - start + len(bos) :]
         )
         inner = indent + "    "
-
-        def block(body: str) -> str:
-            return "\n".join(
-                inner + line if i == 0 else "    " + line for i, line in enumerate(body.split("\n"))
-            )
-
-        new = f"{indent}if {varlen_test}:\n{block(text)}\n{indent}else:\n{block(fixed_text)}"
+        new = (
+            f"{indent}if {varlen_test}:\n{reindent(text, inner, '    ')}\n"
+            f"{indent}else:\n{reindent(fixed_text, inner, '    ')}"
+        )
         return Fix(
             Applicability.UNSAFE,
             f"Split the base on `{varlen_test}`",
