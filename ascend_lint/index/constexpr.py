@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 from collections import deque
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
@@ -60,6 +61,9 @@ _STATIC_ATTRIBUTES = {
 class Definition:
     """One binding of a name: an assignment, a loop target or the parameter itself."""
 
+    # A kernel has one per assignment: slots make them smaller and quicker to build.
+    __slots__ = ("fixed", "name", "order", "runtime", "value")
+
     name: str
     order: int  # index of the binding statement in `fn.statements`; -1 for a parameter
     value: ast.AST | None  # None: nothing the index can evaluate (parameter, loop target)
@@ -76,9 +80,9 @@ class CompileTime:
         self._defs: dict[str, list[Definition]] = {}
         self._reach_cache: dict[tuple[str, int], tuple[Definition, ...]] = {}
         self._test_runtime: dict[int, bool] = {}  # id(ast.If) -> its test is runtime
-        self._loop_span: dict[int, tuple[int, int]] = {}  # id(loop node) -> (first, last) order
-        self._order = {id(s): i for i, s in enumerate(fn.statements)}
-        self._contexts = [fn.context(s) for s in fn.statements]
+        self._loop_span = fn.loop_spans  # id(loop node) -> (first, last) order of its body
+        self._order = fn.statement_order()
+        self._contexts = fn.statement_contexts
         self._collect()
         self._solve()
         self.runtime_names = self._flow_insensitive_names()
@@ -105,12 +109,9 @@ class CompileTime:
         for name, targets in fn.loop_targets.items():
             for order, static in targets:
                 self._add(Definition(name, order, None, not static, True))
-        for name in self._defs:
-            self._defs[name].sort(key=lambda d: d.order)
-        for i, stmt in enumerate(fn.statements):
-            for loop in fn.context(stmt).loops:
-                first, last = self._loop_span.get(id(loop.node), (i, i))
-                self._loop_span[id(loop.node)] = (min(first, i), max(last, i))
+        by_order = attrgetter("order")
+        for defs in self._defs.values():
+            defs.sort(key=by_order)
 
     def _add(self, definition: Definition) -> None:
         self._defs.setdefault(definition.name, []).append(definition)
@@ -170,8 +171,10 @@ class CompileTime:
 
     def _iteration_variant(self, d: Definition) -> bool:
         """`acc = acc + x` in a runtime loop: a different value every iteration."""
-        loops = self._context(d.order).loops
-        return any(not loop.static for loop in loops) and d.name in frozen_names(d.value)
+        for loop in self._contexts[d.order].loops:
+            if not loop.static:
+                return d.name in frozen_names(d.value)
+        return False
 
     def _flow_insensitive_names(self) -> set[str]:
         names = {name for name, defs in self._defs.items() if any(d.runtime for d in defs)}
@@ -188,26 +191,39 @@ class CompileTime:
         """Does binding `d` run on every path to a statement with context `ctx`?"""
         if d.order < 0:
             return True
-        own = self._context(d.order)
+        own = self._contexts[d.order]
+        if own is ctx:  # the same block (the scan shares one context per block)
+            return True
         if len(own.loops) > len(ctx.loops) or len(own.branches) > len(ctx.branches):
             return False
-        return all(a.node is b.node for a, b in zip(own.loops, ctx.loops)) and all(
-            a.node is b.node and a.taken == b.taken for a, b in zip(own.branches, ctx.branches)
-        )
+        for a, b in zip(own.loops, ctx.loops):
+            if a.node is not b.node:
+                return False
+        for a, b in zip(own.branches, ctx.branches):
+            if a.node is not b.node or a.taken != b.taken:
+                return False
+        return True
 
     def _reaching(self, name: str, order: int) -> tuple[Definition, ...]:
         key = (name, order)
         cached = self._reach_cache.get(key)
         if cached is not None:
             return cached
-        defs = self._defs.get(name, [])
-        ctx = self._context(order)
-        last = None  # the latest binding before `order` that runs on every path to it
+        defs = self._defs.get(name, ())
+        ctx = self._contexts[order]
+        # In one pass over the bindings before `order` (sorted by order): the latest that
+        # runs on every path to the read, and those after it that may not run. Bindings
+        # of one statement share its context, so none of the latter has `last`'s order.
+        last = None
+        reach: list[Definition] = []
         for d in defs:
-            if d.order < order and self._dominates(d, ctx):
+            if d.order >= order:
+                break
+            if self._dominates(d, ctx):
                 last = d
-        floor = last.order if last is not None else -2
-        reach = [d for d in defs if floor < d.order < order and not self._dominates(d, ctx)]
+                reach = []
+            else:
+                reach.append(d)
         if last is not None:
             reach.append(last)
         for loop in ctx.loops:
@@ -224,10 +240,10 @@ class CompileTime:
         if d.order < 0:
             return False
         around = ctx.branches if ctx is not None else ()
-        for branch in self._context(d.order).branches:
-            if any(b.node is branch.node and b.taken == branch.taken for b in around):
-                continue
-            if self._test_runtime.get(id(branch.node)):
+        for branch in self._contexts[d.order].branches:
+            if self._test_runtime.get(id(branch.node)) and not any(
+                b.node is branch.node and b.taken == branch.taken for b in around
+            ):
                 return True
         return False
 
@@ -235,37 +251,53 @@ class CompileTime:
         if order is None:
             return name in self.runtime_names
         reach = self._reaching(name, order)
-        if any(d.runtime for d in reach):
-            return True
+        for d in reach:
+            if d.runtime:
+                return True
         if len(reach) > 1:
-            ctx = self._context(order)
-            return any(self._under_runtime_branch(d, ctx) for d in reach)
+            ctx = self._contexts[order]
+            for d in reach:
+                if self._under_runtime_branch(d, ctx):
+                    return True
         return False
 
     # -- expressions ----------------------------------------------------------------
     def _compile_time(self, expr: ast.AST | None, order: int | None) -> bool:
-        if expr is None or isinstance(expr, ast.Constant):
-            return True
-        if isinstance(expr, ast.Name):
+        # Exact type tests, commonest kinds first: every definition and `if` test of
+        # every kernel comes through here. Operands are judged left to right and the
+        # first runtime one decides, as `all()` over `children` would.
+        kind = type(expr)
+        if kind is ast.Name:
             return not self._name_runtime(expr.id, order)
-        if isinstance(expr, ast.Compare) and all(
-            isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops
-        ):
-            return True  # identity tests are evaluated when the kernel compiles
-        if isinstance(expr, ast.Attribute):
-            if self.aliases.resolve(expr) or expr.attr in _STATIC_ATTRIBUTES:
-                return True
-            return self._compile_time(expr.value, order)
-        if isinstance(expr, ast.Call):
+        if kind is ast.Constant or expr is None:
+            return True
+        if kind is ast.BinOp:
+            return self._compile_time(expr.left, order) and self._compile_time(expr.right, order)
+        if kind is ast.Call:
             qual = self.aliases.resolve(expr.func)
             if qual and qual.startswith(TRITON) and qual not in _COMPILE_TIME_CALLS:
                 return False
             if call_name(expr.func) in self.fn.jit_names:
                 return False  # @triton.jit helpers return tensors
-            parts = [*expr.args, *(k.value for k in expr.keywords)]
-            if isinstance(expr.func, ast.Attribute) and not qual:
-                parts.append(expr.func.value)  # a method reads its receiver: `x.to(...)`
-            return all(self._compile_time(a, order) for a in parts)
-        if isinstance(expr, (ast.Lambda, ast.NamedExpr)):
+            for arg in expr.args:
+                if not self._compile_time(arg, order):
+                    return False
+            for keyword in expr.keywords:
+                if not self._compile_time(keyword.value, order):
+                    return False
+            if type(expr.func) is ast.Attribute and not qual:
+                # a method reads its receiver: `x.to(...)`
+                return self._compile_time(expr.func.value, order)
+            return True
+        if kind is ast.Attribute:
+            if self.aliases.resolve(expr) or expr.attr in _STATIC_ATTRIBUTES:
+                return True
+            return self._compile_time(expr.value, order)
+        if kind is ast.Compare and all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops):
+            return True  # identity tests are evaluated when the kernel compiles
+        if kind is ast.Lambda or kind is ast.NamedExpr:
             return False
-        return all(self._compile_time(c, order) for c in children(expr) if isinstance(c, ast.expr))
+        for child in children(expr):
+            if isinstance(child, ast.expr) and not self._compile_time(child, order):
+                return False
+        return True

@@ -76,6 +76,9 @@ class JitFunction:
     runtime_names: set[str] = field(default_factory=set)
     contexts: dict[int, Context] = field(default_factory=dict)  # id(stmt) -> Context
     statements: list[ast.stmt] = field(default_factory=list)  # in source order, nested included
+    statement_contexts: list[Context] = field(default_factory=list)  # as `statements`
+    # id(loop node) -> (first, last) index in `statements` of its body
+    loop_spans: dict[int, tuple[int, int]] = field(default_factory=dict)
     assignments: dict[str, list[ast.AST]] = field(default_factory=dict)
     jit_names: frozenset[str] = frozenset()  # every @triton.jit name of the module
     # each call in the body, with the statement that holds it
@@ -150,7 +153,7 @@ class JitFunction:
     def value_before(self, name: str, stmt: ast.stmt) -> ast.AST | None:
         """The value of the last assignment to `name` that precedes `stmt` in source order
         (loops and branches are not followed: a straight-line approximation)."""
-        here = self._order().get(id(stmt), len(self.statements))
+        here = self.statement_order().get(id(stmt), len(self.statements))
         best = None
         for index, value in self.definitions.get(name, []):
             if index < here:
@@ -158,9 +161,10 @@ class JitFunction:
         return best
 
     def order_of(self, stmt: ast.stmt) -> int:
-        return self._order()[id(stmt)]
+        return self.statement_order()[id(stmt)]
 
-    def _order(self) -> dict[int, int]:
+    def statement_order(self) -> dict[int, int]:
+        """id(stmt) -> its index in `statements` (built once, shared with `compile_time`)."""
         if self._statement_order is None:
             self._statement_order = {id(s): i for i, s in enumerate(self.statements)}
         return self._statement_order
@@ -221,9 +225,11 @@ class KernelScanner:
     def _block(
         self, body: list[ast.stmt], loops: tuple[Loop, ...], branches: tuple[Branch, ...]
     ) -> None:
+        context = Context(loops, branches)  # the same for every statement of the block
         for stmt in body:
             self.fn.statements.append(stmt)
-            self.fn.contexts[id(stmt)] = Context(loops, branches)
+            self.fn.statement_contexts.append(context)
+            self.fn.contexts[id(stmt)] = context
             reads: set[str] = set()
             metadata: set[int] = set()  # `x` in `x.dtype`: not a read of its data
             for node in own_nodes(stmt):
@@ -280,10 +286,10 @@ class KernelScanner:
                         self.fn.assignments.setdefault(name, []).append(stmt.iter)
                     else:
                         self.fn.loop_variables.add(name)
-                self._block(stmt.body, (*loops, loop), branches)
+                self._loop_body(stmt, (*loops, loop), branches)
                 self._block(stmt.orelse, loops, branches)
             elif isinstance(stmt, ast.While):
-                self._block(stmt.body, (*loops, Loop(stmt, False)), branches)
+                self._loop_body(stmt, (*loops, Loop(stmt, False)), branches)
                 self._block(stmt.orelse, loops, branches)
             elif isinstance(stmt, ast.If):
                 # Constexpr-ness of the test is only known after classification; record
@@ -302,6 +308,14 @@ class KernelScanner:
                     self._block(part, loops, branches)
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
+
+    def _loop_body(
+        self, stmt: ast.For | ast.While, loops: tuple[Loop, ...], branches: tuple[Branch, ...]
+    ) -> None:
+        # The body's statements (nested ones included) are the next ones in source order.
+        first = len(self.fn.statements)
+        self._block(stmt.body, loops, branches)
+        self.fn.loop_spans[id(stmt)] = (first, len(self.fn.statements) - 1)
 
 
 def as_jit(node, owner, aliases: Aliases) -> JitFunction | None:
