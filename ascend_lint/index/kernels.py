@@ -35,6 +35,8 @@ DTYPE_NAMES = frozenset(
     | {"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15"}
     | {"float8e4b8", "float8e5b16"}
 )
+# Attributes that read a tensor's metadata, not its data: `x` in `x.dtype` is not a read.
+_METADATA_ATTRIBUTES = frozenset({"dtype", "shape", "type"})
 # ------------------------------------------------------------------------ jit functions
 
 
@@ -225,44 +227,48 @@ class KernelScanner:
     def _block(
         self, body: list[ast.stmt], loops: tuple[Loop, ...], branches: tuple[Branch, ...]
     ) -> None:
+        fn = self.fn
         context = Context(loops, branches)  # the same for every statement of the block
         for stmt in body:
-            self.fn.statements.append(stmt)
-            self.fn.statement_contexts.append(context)
-            self.fn.contexts[id(stmt)] = context
+            fn.statements.append(stmt)
+            fn.statement_contexts.append(context)
+            fn.contexts[id(stmt)] = context
             reads: set[str] = set()
             metadata: set[int] = set()  # `x` in `x.dtype`: not a read of its data
+            # Every node of every kernel statement comes through here: exact type tests,
+            # the commonest kinds first (names are almost half of them).
             for node in own_nodes(stmt):
                 kind = type(node)
                 if kind is ast.Name:
-                    if type(node.ctx) is ast.Load and id(node) not in metadata:
+                    if type(node.ctx) is ast.Load and (not metadata or id(node) not in metadata):
                         reads.add(node.id)
                     if node.id in DTYPE_NAMES:
-                        self.fn.dtype_mentions.append(node)
+                        fn.dtype_mentions.append(node)
+                elif kind is ast.BinOp:
+                    op = type(node.op)
+                    if op is ast.Sub:
+                        fn.subtractions.append(node)
+                    elif op is ast.FloorDiv or op is ast.Mod:
+                        fn.divisions.append((node, stmt))
                 elif kind is ast.Attribute:
-                    if node.attr in ("dtype", "shape", "type"):
+                    if node.attr in _METADATA_ATTRIBUTES:
                         metadata.add(id(node.value))
                     elif node.attr in DTYPE_NAMES:
-                        self.fn.dtype_mentions.append(node)
-                elif kind is ast.BoolOp:
-                    self.fn.bool_ops.append(node)
+                        fn.dtype_mentions.append(node)
+                elif kind is ast.Constant:
+                    continue
                 elif kind is ast.Call:
-                    self.fn.calls.append((node, stmt))
+                    fn.calls.append((node, stmt))
                 elif kind is ast.Compare:
-                    self.fn.compares.append(node)
-                elif kind is ast.BinOp:
-                    if type(node.op) is ast.Sub:
-                        self.fn.subtractions.append(node)
-                    elif type(node.op) in (ast.FloorDiv, ast.Mod):
-                        self.fn.divisions.append((node, stmt))
+                    fn.compares.append(node)
+                elif kind is ast.BoolOp:
+                    fn.bool_ops.append(node)
                 elif kind is ast.NamedExpr and isinstance(node.target, ast.Name):
                     self._assign(node.target.id, node.value, loops)
-            writes: set[str] = set()
-            for target in statement_targets(stmt):
-                writes |= names_in(target)
+            writes = frozenset().union(*[frozen_names(t) for t in statement_targets(stmt)])
             if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
                 reads.add(stmt.target.id)
-            self.fn._statement_names.append((frozenset(reads), frozenset(writes)))
+            fn._statement_names.append((frozenset(reads), writes))
             if isinstance(stmt, ast.Assign):
                 for t in stmt.targets:
                     self._targets(t, stmt.value, loops)
