@@ -242,19 +242,30 @@ _CLAUSES = (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))
 
 
 def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement, nested ones included, without visiting expressions."""
+    """Every statement, nested ones included, without visiting expressions: depth first,
+    in source order (a body before its handlers, `else` and `finally`)."""
     stack = list(reversed(body))
     while stack:
         stmt = stack.pop()
         yield stmt
-        for name in _BLOCK_FIELDS:
-            block = getattr(stmt, name, None)
-            if block:
-                for item in reversed(block):
-                    if isinstance(item, _CLAUSES):
-                        stack.extend(reversed(item.body))
-                    else:
-                        stack.append(item)
+        blocks = _STATEMENT_BLOCKS.get(type(stmt))
+        if blocks is None:
+            blocks = _STATEMENT_BLOCKS[type(stmt)] = _block_fields(stmt)
+        for name in blocks:
+            for item in reversed(getattr(stmt, name)):
+                if isinstance(item, _CLAUSES):
+                    stack.extend(reversed(item.body))
+                else:
+                    stack.append(item)
+
+
+# Statement type -> its fields that hold a block, last first (the order they are pushed
+# on a stack to come off in source order); empty for simple statements, most of them.
+_STATEMENT_BLOCKS: dict[type, tuple[str, ...]] = {}
+
+
+def _block_fields(stmt: ast.stmt) -> tuple[str, ...]:
+    return tuple(reversed([f for f in stmt._fields if f in _BLOCK_FIELDS]))
 
 
 def child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
