@@ -195,11 +195,18 @@ def own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     return cached
 
 
+# Statement type -> its fields that are not blocks (value, test, targets...).
+_EXPRESSION_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     roots: list[ast.AST] = []  # the statement's expressions (value, test, targets...)
-    for name in stmt._fields:
-        if name in _BLOCK_FIELDS:
-            continue
+    fields = _EXPRESSION_FIELDS.get(type(stmt))
+    if fields is None:
+        fields = _EXPRESSION_FIELDS[type(stmt)] = tuple(
+            f for f in stmt._fields if f not in _BLOCK_FIELDS
+        )
+    for name in fields:
         value = getattr(stmt, name, None)
         if isinstance(value, list):
             roots.extend(v for v in value if isinstance(v, ast.AST))
@@ -226,11 +233,20 @@ def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
                 stack.append(node.right)
             elif kind is ast.Attribute:
                 stack.append(node.value)
+            elif kind is ast.Constant:
+                pass
             elif kind is ast.Call:
                 stack.append(node.func)
                 stack += node.args
                 stack += node.keywords
-            elif kind is not ast.Constant:
+            elif kind is ast.Tuple:
+                stack += node.elts
+            elif kind is ast.Subscript:
+                stack.append(node.value)
+                stack.append(node.slice)
+            elif kind is ast.keyword:
+                stack.append(node.value)
+            else:
                 stack += children(node)
         if type(root) is not ast.Name:
             setattr(root, _NAMES, frozenset(names))
