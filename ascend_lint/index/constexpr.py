@@ -25,9 +25,9 @@ definitions are computed once per (name, statement) and cached.
 from __future__ import annotations
 
 import ast
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
@@ -100,21 +100,21 @@ class CompileTime:
     # -- construction ---------------------------------------------------------------
     def _collect(self) -> None:
         fn = self.fn
+        bindings = self._defs
         for name in fn.params:
             runtime = name not in fn.constexpr_params or name in fn.do_not_specialize
-            self._add(Definition(name, -1, None, runtime, True))
+            bindings.setdefault(name, []).append(Definition(name, -1, None, runtime, True))
         for name, defs in fn.definitions.items():
-            for order, value in defs:
-                self._add(Definition(name, order, value, False, False))
+            bindings.setdefault(name, []).extend(
+                [Definition(name, order, value, False, False) for order, value in defs]
+            )
         for name, targets in fn.loop_targets.items():
-            for order, static in targets:
-                self._add(Definition(name, order, None, not static, True))
+            bindings.setdefault(name, []).extend(
+                [Definition(name, order, None, not static, True) for order, static in targets]
+            )
         by_order = attrgetter("order")
         for defs in self._defs.values():
             defs.sort(key=by_order)
-
-    def _add(self, definition: Definition) -> None:
-        self._defs.setdefault(definition.name, []).append(definition)
 
     def _solve(self) -> None:
         """A worklist over the definitions and `if` tests: each is evaluated once, and
@@ -131,18 +131,21 @@ class CompileTime:
                 else:
                     items.append((d, d.value, d.order))
         items += [(s, s.test, i) for i, s in enumerate(fn.statements) if isinstance(s, ast.If)]
-        readers: dict[str, list[int]] = {}
+        # In source order first, so that most values are judged after their inputs. (The
+        # order only decides how soon the fixpoint is reached, not what it is: every test
+        # is monotone, and whatever a change can affect is queued again.)
+        items.sort(key=itemgetter(2))
+        readers: defaultdict[str, list[int]] = defaultdict(list)
         for k, (_item, expr, _order) in enumerate(items):
             for name in frozen_names(expr):
-                readers.setdefault(name, []).append(k)
-        bound_under: dict[int, set[str]] = {}  # id(ast.If) -> names bound inside it
-        for name, defs in self._defs.items():
+                readers[name].append(k)
+        bound_under: defaultdict[int, set[str]] = defaultdict(set)  # id(ast.If) -> names
+        for name, defs in self._defs.items():  # bound inside it
             for d in defs:
                 if d.order >= 0:
-                    for branch in self._context(d.order).branches:
-                        bound_under.setdefault(id(branch.node), set()).add(name)
-        # In source order first, so that most values are judged after their inputs.
-        queue = deque(sorted(range(len(items)), key=lambda k: items[k][2]))
+                    for branch in self._contexts[d.order].branches:
+                        bound_under[id(branch.node)].add(name)
+        queue = deque(range(len(items)))
         queued = set(queue)
         while queue:
             k = queue.popleft()
@@ -177,10 +180,15 @@ class CompileTime:
         return False
 
     def _flow_insensitive_names(self) -> set[str]:
-        names = {name for name, defs in self._defs.items() if any(d.runtime for d in defs)}
+        """Names with a runtime binding, or with several of which one is under a runtime
+        branch."""
+        names = set()
         for name, defs in self._defs.items():
-            if len(defs) > 1 and any(self._under_runtime_branch(d, None) for d in defs):
-                names.add(name)
+            several = len(defs) > 1
+            for d in defs:
+                if d.runtime or (several and self._under_runtime_branch(d, None)):
+                    names.add(name)
+                    break
         return names
 
     # -- reaching definitions -------------------------------------------------------

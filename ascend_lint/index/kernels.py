@@ -20,6 +20,7 @@ from ascend_lint.index.syntax import (
     frozen_names,
     names_in,
     own_nodes,
+    remember_names,
     statement_targets,
     string_list,
 )
@@ -276,6 +277,7 @@ class KernelScanner:
                 self._targets(stmt.target, stmt.value, loops)
             elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
                 combined = ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, stmt.value)
+                remember_names(combined, frozen_names(stmt.value) | {stmt.target.id})
                 self._assign(stmt.target.id, combined, loops)
             elif isinstance(stmt, ast.For):
                 static = (

@@ -66,6 +66,12 @@ def frozen_names(node: ast.AST | None) -> frozenset[str]:
 _NAMES = "_ascend_lint_names"
 
 
+def remember_names(node: ast.AST, names: frozenset[str]) -> None:
+    """Record what `frozen_names(node)` would find, for a node the index builds from
+    parts whose names are already known (`x += y` read as `x + y`)."""
+    setattr(node, _NAMES, names)
+
+
 def additive_terms(node: ast.AST) -> list[ast.AST]:
     """`a + b*c - d` -> [a, b*c, d]: the summands of a pointer expression."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
