@@ -170,7 +170,8 @@ class KernelIndex(
         stack: list[tuple[ast.AST, HostFunction]] = [(s, self.hosts[0]) for s in self.tree.body]
         while stack:
             node, host = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
                 outer = [
                     *getattr(node, "decorator_list", []),
                     *node.args.defaults,
@@ -182,7 +183,6 @@ class KernelIndex(
                     body = node.body if isinstance(node.body, list) else [node.body]
                     stack.extend((n, owner) for n in body)
                 continue
-            kind = type(node)
             if kind is ast.Call:
                 self.host_calls.append((node, host))
             elif kind is ast.Dict:
@@ -215,6 +215,8 @@ class KernelIndex(
                 self.configs.append(call)
         for k in self.kernels:
             for call, _stmt in k.calls:
+                if call_name(call.func) not in self.by_name:
+                    continue  # not named like any kernel: `resolve_callee` finds none
                 for callee in self.resolve_callee(call.func):
                     binding = CallBinding(
                         call, callee, bind_arguments(call, callee, None, None, self), None, k
