@@ -20,13 +20,19 @@ parameter spelled like a length (`T`, `seq_len`) count as one.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, Aliases
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.naming import is_sequence_length
-from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, additive_terms, names_in, walk
+from ascend_lint.index.syntax import (
+    MAX_FIXPOINT_ROUNDS,
+    additive_terms,
+    frozen_names,
+    walk,
+)
 from ascend_lint.index.values import pointer_names
 
 if TYPE_CHECKING:
@@ -73,33 +79,53 @@ def table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> tuple[str, 
         if isinstance(term, ast.Constant) and isinstance(term.value, int):
             literal += term.value
         else:
-            rest.append(ast.unparse(term))
+            # A name is its own text: the common index (`i_n`) needs no unparsing.
+            rest.append(term.id if isinstance(term, ast.Name) else ast.unparse(term))
     return terms[0].id, " + ".join(sorted(rest)), literal
 
 
 @dataclass
 class _Definition:
-    """One assignment, with what `Sequences` asks of it worked out once."""
+    """One assignment, with what `Sequences` asks of it worked out once. The names of
+    its parts are looked up only for a definition whose names meet the facts that test
+    them (most never do), and then remembered."""
 
     name: str
     names: frozenset[str] | set[str]  # what any assignment of the name reads
     vector: bool  # a 1-D `tl.arange`-derived value
     arange: bool
-    difference: tuple[set[str], set[str]] | None  # names of `a - b`
-    scaled: set[str]  # names inside the products among its summands
+    value: ast.AST  # the assigned value, casts stripped
+
+    @functools.cached_property
+    def difference(self) -> tuple[frozenset[str], frozenset[str]] | None:
+        """The names of `a - b`."""
+        value = self.value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub):
+            return frozen_names(value.left), frozen_names(value.right)
+        return None
+
+    @functools.cached_property
+    def scaled(self) -> set[str]:
+        """The names inside the products among its summands."""
+        scaled: set[str] = set()
+        if isinstance(self.value, ast.BinOp):
+            for term in additive_terms(self.value):
+                if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+                    scaled |= frozen_names(term)
+        return scaled
 
 
 @dataclass
 class _Uses:
     """The comparisons, differences and ranges of one kernel, gathered in one walk."""
 
-    compares: list[tuple[ast.AST, ast.AST, set[str], set[str]]]
+    compares: list[tuple[ast.AST, ast.AST, frozenset[str], frozenset[str]]]
     spans: set[tuple[str, str]]  # (start, end): `end - start`, `range(start, end)`
 
 
 def _gather(fn: JitFunction, aliases: Aliases) -> _Uses:
     compares = [
-        (c.left, c.comparators[0], names_in(c.left), names_in(c.comparators[0]))
+        (c.left, c.comparators[0], frozen_names(c.left), frozen_names(c.comparators[0]))
         for c in fn.compares
         if len(c.ops) == 1
     ]
@@ -127,16 +153,8 @@ def _definitions(fn: JitFunction, aliases: Aliases) -> list[_Definition]:
         for order, raw in values:
             value = strip_casts(raw, aliases)
             arange = id(fn.statements[order]) in with_arange and _has_arange(value, aliases)
-            difference = None
-            scaled: set[str] = set()
-            if isinstance(value, ast.BinOp):
-                if isinstance(value.op, ast.Sub):
-                    difference = (names_in(value.left), names_in(value.right))
-                for term in additive_terms(value):
-                    if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
-                        scaled |= names_in(term)
             vector = arange and not broadcasts(value)
-            out.append(_Definition(name, deps.get(name, set()), vector, arange, difference, scaled))
+            out.append(_Definition(name, deps.get(name, set()), vector, arange, value))
     return out
 
 
@@ -206,12 +224,14 @@ class Sequences:
                 break
 
     def _learn(self, d: _Definition) -> None:
-        if d.difference is not None:
+        # `d.names` holds every name of its parts: a definition that reads no token
+        # offset (no length) has no difference of two (no product with one).
+        if d.names & self.token_offsets and d.difference is not None:
             left, right = d.difference
             if left & self.token_offsets and right & self.token_offsets:
                 self.lengths.add(d.name)  # eos - bos
                 return
-        if d.scaled & self.lengths and not d.arange:
+        if not d.arange and d.names & self.lengths and d.scaled & self.lengths:
             self.token_offsets.add(d.name)  # i_b * T (+ T)
             return
         if d.vector and d.names & (self.token_offsets | self.time_vectors):
