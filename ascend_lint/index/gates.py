@@ -475,7 +475,7 @@ class GateQueries:
         for order, raw in fn.definitions.get(name, ()):
             read = table_read(raw, self.aliases, params)
             branches = fn.context(fn.statements[order]).branches
-            out.append((raw, branches, read is not None and read[0] in tables))
+            out.append((raw, branches, read is not None and read.table in tables))
         return out
 
     # -- sequence starts and what is computed from them -------------------------------

@@ -64,9 +64,25 @@ def broadcasts(expr: ast.AST) -> bool:
     return False
 
 
-def table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> tuple[str, str, int] | None:
-    """`tl.load(P + e + 1)` -> ('P', 'e', 1): the table, its index without literals, the
-    literal part of the index."""
+@dataclass
+class TableRead:
+    """`tl.load(P + e + 1)`: the table `P`, the literal part of its index (1) and the
+    other summands (`e`)."""
+
+    table: str
+    literal: int
+    terms: list[ast.AST]
+
+    @functools.cached_property
+    def index(self) -> str:
+        """The index without literals, as text: only asked of a start/end pair."""
+        # A name is its own text: the common index (`i_n`) needs no unparsing.
+        texts = [t.id if isinstance(t, ast.Name) else ast.unparse(t) for t in self.terms]
+        return " + ".join(sorted(texts))
+
+
+def table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> TableRead | None:
+    """`tl.load(P + e + 1)` with `P` a parameter, else None."""
     expr = strip_casts(expr, aliases)
     if not (isinstance(expr, ast.Call) and aliases.resolve(expr.func) == _LOAD and expr.args):
         return None
@@ -79,9 +95,8 @@ def table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> tuple[str, 
         if isinstance(term, ast.Constant) and isinstance(term.value, int):
             literal += term.value
         else:
-            # A name is its own text: the common index (`i_n`) needs no unparsing.
-            rest.append(term.id if isinstance(term, ast.Name) else ast.unparse(term))
-    return terms[0].id, " + ".join(sorted(rest)), literal
+            rest.append(term)
+    return TableRead(terms[0].id, literal, rest)
 
 
 @dataclass
@@ -173,19 +188,23 @@ class Sequences:
     def compute(cls, fn: JitFunction, aliases: Aliases) -> Sequences:
         facts = cls(_defs=_definitions(fn, aliases), _uses=_gather(fn, aliases))
         params = set(fn.params)
-        reads: dict[str, tuple[str, str, int]] = {}  # local -> (table, index, literal)
+        reads: dict[str, TableRead] = {}  # local -> the table read it holds
         for name, values in fn.assignments.items():
             for value in values:
                 read = table_read(value, aliases, params)
                 if read is not None:
                     reads[name] = read
-        for a, (table, index, lit) in reads.items():
-            for b, (table_b, index_b, lit_b) in reads.items():
-                if table == table_b and index == index_b and lit_b == lit + 1:
+        for a, read in reads.items():
+            for b, read_b in reads.items():
+                if (
+                    read.table == read_b.table
+                    and read_b.literal == read.literal + 1
+                    and read.index == read_b.index
+                ):
                     if (a, b) in facts._uses.spans or facts._bounded_by(fn, a, b):
-                        facts.offsets_tables.add(table)
-        for name, (table, _, _) in reads.items():
-            if table in facts.offsets_tables:
+                        facts.offsets_tables.add(read.table)
+        for name, read in reads.items():
+            if read.table in facts.offsets_tables:
                 facts.token_offsets.add(name)
         if not facts.offsets_tables:
             # No table to learn from: a parameter spelled like a length is one.
