@@ -730,7 +730,7 @@ class _GateRewrite:
         indent = self._indent_of(start)
         line_end = self._line_end(end)
         name = out.id
-        taken = {n.id for n in walk(host.node) if isinstance(n, ast.Name)} | set(host.params)
+        taken = names_in(host.node) | set(host.params)
         buffer, suffix = f"{name}_t", 1
         while buffer in taken:
             suffix += 1

@@ -228,7 +228,13 @@ class Sequences:
         for _ in range(MAX_FIXPOINT_ROUNDS):
             size = (len(self.token_offsets), len(self.lengths), len(self.time_vectors))
             for d in self._defs:
-                self._learn(d)
+                # Every rule of `_learn` needs one of its names among the facts.
+                if (
+                    d.names & self.token_offsets
+                    or d.names & self.lengths
+                    or (d.vector and d.names & self.time_vectors)
+                ):
+                    self._learn(d)
             bounds = self.lengths | self.token_offsets
             for left, right, left_names, right_names in self._uses.compares:
                 # 1-D arange vectors compared with a length or token offset, alone or
