@@ -160,14 +160,12 @@ def remove_arguments(source: SourceFile, container: ast.AST, keys) -> Edit | Non
             if j != idx
         ]
     old = text[lo:hi]
+    shorter = min(len(old), len(window))
     prefix = 0
-    while prefix < min(len(old), len(window)) and old[prefix] == window[prefix]:
+    while prefix < shorter and old[prefix] == window[prefix]:
         prefix += 1
     suffix = 0
-    while (
-        suffix < min(len(old), len(window)) - prefix
-        and old[len(old) - 1 - suffix] == window[len(window) - 1 - suffix]
-    ):
+    while suffix < shorter - prefix and old[-1 - suffix] == window[-1 - suffix]:
         suffix += 1
     return _edit(source, lo + prefix, hi - suffix, window[prefix : len(window) - suffix])
 

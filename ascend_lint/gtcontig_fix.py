@@ -50,7 +50,7 @@ from ascend_lint.index import (
 from ascend_lint.index.kernels import Branch
 from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.naming import is_sequence_length
-from ascend_lint.index.syntax import walk
+from ascend_lint.index.syntax import names_in, walk
 from ascend_lint.source import SourceFile
 
 _SAFE_ARGUMENT = (ast.Name, ast.Attribute)
@@ -730,7 +730,7 @@ class _GateRewrite:
         indent = self._indent_of(start)
         line_end = self._line_end(end)
         name = out.id
-        taken = {n.id for n in walk(host.node) if isinstance(n, ast.Name)} | set(host.params)
+        taken = names_in(host.node) | set(host.params)
         buffer, suffix = f"{name}_t", 1
         while buffer in taken:
             suffix += 1
@@ -788,7 +788,7 @@ class _GateRewrite:
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
+    return names_in(node)
 
 
 def _names_of(nodes: list[ast.AST]) -> set[str]:

@@ -31,7 +31,14 @@ from ascend_lint.index.kernels import Branch, JitFunction
 from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.naming import is_head_count, is_sequence_length
 from ascend_lint.index.sequences import broadcasts, strip_casts, table_read
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, factors, names_in, own_nodes, walk
+from ascend_lint.index.syntax import (
+    MAX_HELPER_DEPTH,
+    children,
+    factors,
+    names_in,
+    own_nodes,
+    walk,
+)
 from ascend_lint.index.values import pointer_root
 
 if TYPE_CHECKING:
@@ -276,7 +283,7 @@ class GateQueries:
                 if self._is_address(fn, stmt.value, pointers, depth):
                     returns_pointer = True
             parents = {
-                id(child): node for node in walk(stmt) for child in ast.iter_child_nodes(node)
+                id(child): node for node in walk(stmt) for child in children(node)
             }  # a simple statement: no nested bodies
             for node in own_nodes(stmt):
                 if not (
@@ -468,7 +475,7 @@ class GateQueries:
         for order, raw in fn.definitions.get(name, ()):
             read = table_read(raw, self.aliases, params)
             branches = fn.context(fn.statements[order]).branches
-            out.append((raw, branches, read is not None and read[0] in tables))
+            out.append((raw, branches, read is not None and read.table in tables))
         return out
 
     # -- sequence starts and what is computed from them -------------------------------
@@ -487,6 +494,9 @@ class GateQueries:
         """Locals computed from a token offset that is not a packed varlen offset alone:
         in packed storage a global token index is a time index like any other, in
         [B, T] storage (`bos = i_b * T`, or either) it carries the batch."""
+        cached = self._derived_cache.get((id(fn), "batch"))
+        if cached is not None:
+            return cached  # without describing every start again
         roots = set()
         for name in self.sequences(fn).token_offsets:
             start = self.sequence_start(fn, name)
@@ -547,18 +557,18 @@ class GateQueries:
         if host is None:
             return True
         node = host.node
-        annotations: dict[str, str | None] = {}
+        arguments: dict[str, ast.arg] = {}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
-            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-                annotations[a.arg] = ast.unparse(a.annotation) if a.annotation else None
+            arguments = {a.arg: a for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
         for value, _guards in self.host_values(expr, host):
             if any(isinstance(n, ast.Constant) and n.value is None for n in walk(value)):
                 return True
             if isinstance(value, ast.Name) and _used_unconditionally(node, value.id):
                 continue  # `B, T, HV = g.shape` already fails for None
             if isinstance(value, ast.Name) and value.id in host.params:
-                annotation = annotations.get(value.id)
+                arg = arguments.get(value.id)
+                annotation = ast.unparse(arg.annotation) if arg and arg.annotation else None
                 if annotation is None or "None" in annotation or "Optional" in annotation:
                     return True
         return ast.unparse(expr) in self._compared_with_none(host)
@@ -622,20 +632,21 @@ class GateQueries:
         """Does a decorator look at the argument beyond `args['g'] is None` (a shape, a
         stride), which a copy in another layout would change?"""
         for decorator in fn.node.decorator_list:
-            compared = {
-                id(node.left)
-                for node in walk(decorator)
-                if isinstance(node, ast.Compare)
-                and all(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
-            }
+            compared: set[int] = set()
+            lookups: list[ast.Subscript] = []  # `args['g']`
             for node in walk(decorator):
-                if (
+                if isinstance(node, ast.Compare) and all(
+                    isinstance(c, ast.Constant) and c.value is None for c in node.comparators
+                ):
+                    compared.add(id(node.left))
+                elif (
                     isinstance(node, ast.Subscript)
                     and isinstance(node.slice, ast.Constant)
                     and node.slice.value == param
-                    and id(node) not in compared
                 ):
-                    return True
+                    lookups.append(node)
+            if any(id(node) not in compared for node in lookups):
+                return True
         return False
 
 
@@ -687,5 +698,5 @@ def _used_unconditionally(host: ast.AST, name: str) -> bool:
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
                 if n.value.id == name:
                     return True
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(children(n))
     return False

@@ -163,6 +163,8 @@ class LayoutQueries:
                 changed = False
                 for binding in self.helper_calls:
                     caller = binding.caller
+                    if not cache[id(caller)]:
+                        continue  # a caller with no transposed tensor passes none on
                     tainted = pointer_names(caller, cache[id(caller)])
                     for param, exprs in binding.args.items():
                         if param not in cache[id(binding.callee)] and any(

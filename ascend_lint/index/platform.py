@@ -122,13 +122,9 @@ class PlatformQueries:
 
     def _scan_host_platform(self: KernelIndex) -> None:
         """One walk over host code (kernel bodies skipped, their decorators kept) for
-        `platform_spans`, `device_property_lookups` and the module's imports."""
+        `platform_spans` and `device_property_lookups`."""
         spans: list[Span] = []
-        imports: list[ast.Import | ast.ImportFrom] = []
         for stmt in all_statements(self.tree.body):
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                imports.append(stmt)
-                continue
             for name in ("body", "orelse", "finalbody"):
                 block = getattr(stmt, name, None)
                 if isinstance(block, list):
@@ -161,15 +157,22 @@ class PlatformQueries:
                 and node.slice.value in NVIDIA_DEVICE_PROPERTIES
             ):
                 lookups.append((node, node.slice.value))
-            stack.extend(c for c in children(node) if type(c) not in LEAVES)
+            for child in children(node):
+                if type(child) not in LEAVES:
+                    stack.append(child)
         lookups.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
         self._platform_spans_cache = spans
         self._device_lookups_cache = lookups
-        self._imports_cache = imports
 
     def _imports(self: KernelIndex) -> list[ast.Import | ast.ImportFrom]:
+        """The module's import statements, nested ones included: statements only, not
+        the walk over every host expression that the platform spans need."""
         if self._imports_cache is None:
-            self._scan_host_platform()
+            self._imports_cache = [
+                stmt
+                for stmt in all_statements(self.tree.body)
+                if isinstance(stmt, (ast.Import, ast.ImportFrom))
+            ]
         return self._imports_cache
 
     def platform_guarded(self: KernelIndex, node: ast.AST) -> bool:

@@ -393,9 +393,10 @@ class QuantityQueries:
             return cached
         programs = f"{LANGUAGE}.num_programs"
         program_counts = {id(stmt) for _call, stmt in self.calls_in(fn, programs)}
-        counts = self.assigned_from(fn, programs)
         found = False
-        for stmt in fn.statements:
+        # A kernel that never asks for the program count has no loop that reads it.
+        counts = self.assigned_from(fn, programs) if program_counts else set()
+        for stmt in fn.statements if program_counts else ():
             if isinstance(stmt, ast.For):
                 header: ast.AST = stmt.iter
             elif isinstance(stmt, ast.While):

@@ -20,13 +20,19 @@ parameter spelled like a length (`T`, `seq_len`) count as one.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, Aliases
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.naming import is_sequence_length
-from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, additive_terms, names_in, walk
+from ascend_lint.index.syntax import (
+    MAX_FIXPOINT_ROUNDS,
+    additive_terms,
+    frozen_names,
+    walk,
+)
 from ascend_lint.index.values import pointer_names
 
 if TYPE_CHECKING:
@@ -58,9 +64,25 @@ def broadcasts(expr: ast.AST) -> bool:
     return False
 
 
-def table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> tuple[str, str, int] | None:
-    """`tl.load(P + e + 1)` -> ('P', 'e', 1): the table, its index without literals, the
-    literal part of the index."""
+@dataclass
+class TableRead:
+    """`tl.load(P + e + 1)`: the table `P`, the literal part of its index (1) and the
+    other summands (`e`)."""
+
+    table: str
+    literal: int
+    terms: list[ast.AST]
+
+    @functools.cached_property
+    def index(self) -> str:
+        """The index without literals, as text: only asked of a start/end pair."""
+        # A name is its own text: the common index (`i_n`) needs no unparsing.
+        texts = [t.id if isinstance(t, ast.Name) else ast.unparse(t) for t in self.terms]
+        return " + ".join(sorted(texts))
+
+
+def table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> TableRead | None:
+    """`tl.load(P + e + 1)` with `P` a parameter, else None."""
     expr = strip_casts(expr, aliases)
     if not (isinstance(expr, ast.Call) and aliases.resolve(expr.func) == _LOAD and expr.args):
         return None
@@ -73,33 +95,52 @@ def table_read(expr: ast.AST, aliases: Aliases, params: set[str]) -> tuple[str, 
         if isinstance(term, ast.Constant) and isinstance(term.value, int):
             literal += term.value
         else:
-            rest.append(ast.unparse(term))
-    return terms[0].id, " + ".join(sorted(rest)), literal
+            rest.append(term)
+    return TableRead(terms[0].id, literal, rest)
 
 
 @dataclass
 class _Definition:
-    """One assignment, with what `Sequences` asks of it worked out once."""
+    """One assignment, with what `Sequences` asks of it worked out once. The names of
+    its parts are looked up only for a definition whose names meet the facts that test
+    them (most never do), and then remembered."""
 
     name: str
     names: frozenset[str] | set[str]  # what any assignment of the name reads
     vector: bool  # a 1-D `tl.arange`-derived value
     arange: bool
-    difference: tuple[set[str], set[str]] | None  # names of `a - b`
-    scaled: set[str]  # names inside the products among its summands
+    value: ast.AST  # the assigned value, casts stripped
+
+    @functools.cached_property
+    def difference(self) -> tuple[frozenset[str], frozenset[str]] | None:
+        """The names of `a - b`."""
+        value = self.value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub):
+            return frozen_names(value.left), frozen_names(value.right)
+        return None
+
+    @functools.cached_property
+    def scaled(self) -> set[str]:
+        """The names inside the products among its summands."""
+        scaled: set[str] = set()
+        if isinstance(self.value, ast.BinOp):
+            for term in additive_terms(self.value):
+                if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+                    scaled |= frozen_names(term)
+        return scaled
 
 
 @dataclass
 class _Uses:
     """The comparisons, differences and ranges of one kernel, gathered in one walk."""
 
-    compares: list[tuple[ast.AST, ast.AST, set[str], set[str]]]
+    compares: list[tuple[ast.AST, ast.AST, frozenset[str], frozenset[str]]]
     spans: set[tuple[str, str]]  # (start, end): `end - start`, `range(start, end)`
 
 
 def _gather(fn: JitFunction, aliases: Aliases) -> _Uses:
     compares = [
-        (c.left, c.comparators[0], names_in(c.left), names_in(c.comparators[0]))
+        (c.left, c.comparators[0], frozen_names(c.left), frozen_names(c.comparators[0]))
         for c in fn.compares
         if len(c.ops) == 1
     ]
@@ -127,16 +168,8 @@ def _definitions(fn: JitFunction, aliases: Aliases) -> list[_Definition]:
         for order, raw in values:
             value = strip_casts(raw, aliases)
             arange = id(fn.statements[order]) in with_arange and _has_arange(value, aliases)
-            difference = None
-            scaled: set[str] = set()
-            if isinstance(value, ast.BinOp):
-                if isinstance(value.op, ast.Sub):
-                    difference = (names_in(value.left), names_in(value.right))
-                for term in additive_terms(value):
-                    if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
-                        scaled |= names_in(term)
             vector = arange and not broadcasts(value)
-            out.append(_Definition(name, deps.get(name, set()), vector, arange, difference, scaled))
+            out.append(_Definition(name, deps.get(name, set()), vector, arange, value))
     return out
 
 
@@ -155,19 +188,23 @@ class Sequences:
     def compute(cls, fn: JitFunction, aliases: Aliases) -> Sequences:
         facts = cls(_defs=_definitions(fn, aliases), _uses=_gather(fn, aliases))
         params = set(fn.params)
-        reads: dict[str, tuple[str, str, int]] = {}  # local -> (table, index, literal)
+        reads: dict[str, TableRead] = {}  # local -> the table read it holds
         for name, values in fn.assignments.items():
             for value in values:
                 read = table_read(value, aliases, params)
                 if read is not None:
                     reads[name] = read
-        for a, (table, index, lit) in reads.items():
-            for b, (table_b, index_b, lit_b) in reads.items():
-                if table == table_b and index == index_b and lit_b == lit + 1:
+        for a, read in reads.items():
+            for b, read_b in reads.items():
+                if (
+                    read.table == read_b.table
+                    and read_b.literal == read.literal + 1
+                    and read.index == read_b.index
+                ):
                     if (a, b) in facts._uses.spans or facts._bounded_by(fn, a, b):
-                        facts.offsets_tables.add(table)
-        for name, (table, _, _) in reads.items():
-            if table in facts.offsets_tables:
+                        facts.offsets_tables.add(read.table)
+        for name, read in reads.items():
+            if read.table in facts.offsets_tables:
                 facts.token_offsets.add(name)
         if not facts.offsets_tables:
             # No table to learn from: a parameter spelled like a length is one.
@@ -191,7 +228,13 @@ class Sequences:
         for _ in range(MAX_FIXPOINT_ROUNDS):
             size = (len(self.token_offsets), len(self.lengths), len(self.time_vectors))
             for d in self._defs:
-                self._learn(d)
+                # Every rule of `_learn` needs one of its names among the facts.
+                if (
+                    d.names & self.token_offsets
+                    or d.names & self.lengths
+                    or (d.vector and d.names & self.time_vectors)
+                ):
+                    self._learn(d)
             bounds = self.lengths | self.token_offsets
             for left, right, left_names, right_names in self._uses.compares:
                 # 1-D arange vectors compared with a length or token offset, alone or
@@ -206,12 +249,14 @@ class Sequences:
                 break
 
     def _learn(self, d: _Definition) -> None:
-        if d.difference is not None:
+        # `d.names` holds every name of its parts: a definition that reads no token
+        # offset (no length) has no difference of two (no product with one).
+        if d.names & self.token_offsets and d.difference is not None:
             left, right = d.difference
             if left & self.token_offsets and right & self.token_offsets:
                 self.lengths.add(d.name)  # eos - bos
                 return
-        if d.scaled & self.lengths and not d.arange:
+        if not d.arange and d.names & self.lengths and d.scaled & self.lengths:
             self.token_offsets.add(d.name)  # i_b * T (+ T)
             return
         if d.vector and d.names & (self.token_offsets | self.time_vectors):
@@ -256,6 +301,22 @@ _MAX_EXPANSION = 4
 
 class SequenceQueries:
     """The queries of `KernelIndex` about sequences (mixed into it)."""
+
+    # id(function) -> `vector_locals`, made on the first query (one index per file).
+    _vector_locals_cache: dict[int, set[str]] | None = None
+
+    def vector_locals(self: KernelIndex, fn: JitFunction) -> set[str]:
+        """`vector_names(fn)` and every local computed from one (`o = o_t * H`,
+        `p = x + o`): the names that may hold a 1-D index vector, found once per
+        function for the rules that ask (the set is shared: do not change it)."""
+        if self._vector_locals_cache is None:
+            self._vector_locals_cache = {}
+        found = self._vector_locals_cache.get(id(fn))
+        if found is None:
+            roots = self.vector_names(fn)
+            found = pointer_names(fn, roots) if roots else set()
+            self._vector_locals_cache[id(fn)] = found
+        return found
 
     def sequences(self: KernelIndex, fn: JitFunction) -> Sequences:
         """`fn.sequences()`, plus, for a `@triton.jit` helper, the helper parameters its

@@ -120,21 +120,20 @@ class StrideQueries:
 
     def _divisors(self: KernelIndex, fn: JitFunction) -> set[str]:
         """Names the kernel divides or reduces an index by: `i_bh // H`, `i_bh % H`
-        (one walk per kernel, however many of its strides are asked about)."""
+        (found once per kernel, however many of its strides are asked about)."""
         cached = self._divisor_cache.get(id(fn))
         if cached is not None:
             return cached
         out: set[str] = set()
         self._divisor_cache[id(fn)] = out
-        for stmt in fn.statements:
-            for node in walk(stmt) if isinstance(stmt, (ast.Assign, ast.AugAssign)) else ():
-                if (
-                    isinstance(node, ast.BinOp)
-                    and isinstance(node.op, (ast.FloorDiv, ast.Mod))
-                    and isinstance(node.right, ast.Name)
-                    and fn.is_runtime(node.left, self.aliases)
-                ):
-                    out.add(node.right.id)
+        # The kernel scan lists every `//` and `%` with its statement: no walk needed.
+        for node, stmt in fn.divisions:
+            if (
+                isinstance(stmt, (ast.Assign, ast.AugAssign))
+                and isinstance(node.right, ast.Name)
+                and fn.is_runtime(node.left, self.aliases)
+            ):
+                out.add(node.right.id)
         return out
 
     def _host_stride(self: KernelIndex, value: ast.AST, host: HostFunction | None) -> Stride:

@@ -14,11 +14,11 @@ from ascend_lint.index import (
     additive_terms,
     factors,
     names_in,
-    pointer_names,
     pointer_root,
 )
 from ascend_lint.index.sequences import Sequences, address_terms, broadcasts
 from ascend_lint.index.strides import NON_UNIT
+from ascend_lint.index.syntax import frozen_names
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 from ascend_lint.rules._layout import (
     MAKE_BLOCK_PTR,
@@ -123,12 +123,14 @@ class StridedTimeGather(Rule):
 
     def _vector_gathers(self, fn: JitFunction, ctx: RuleContext, fixes: dict) -> Iterator[Finding]:
         index = ctx.index
-        vectors = pointer_names(fn, index.vector_names(fn))
+        vectors = index.vector_locals(fn)
+        if not vectors:
+            return  # no `tl.arange` vector reaches this function
         accesses = [
             (call, stmt)
             for qual in _ACCESSES
             for call, stmt in index.calls_in(fn, qual)
-            if call.args and names_in(call.args[0]) & vectors and not broadcasts(call.args[0])
+            if call.args and frozen_names(call.args[0]) & vectors and not broadcasts(call.args[0])
         ]
         if not accesses:
             return  # no 1-D vector access: the sequence facts are not needed

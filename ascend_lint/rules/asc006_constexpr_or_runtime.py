@@ -44,7 +44,6 @@ class ConstexprOrRuntime(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
-            pointers = fn.facts(aliases).pointers & set(fn.params)
             for stmt in fn.statements:
                 if not (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.BoolOp)):
                     continue
@@ -58,6 +57,7 @@ class ConstexprOrRuntime(Rule):
                 ]
                 if not flags or not any(fn.is_runtime(op, aliases, at=stmt) for op in operands):
                     continue
+                pointers = fn.facts(aliases).pointers & set(fn.params)
                 used = set().union(*(names_in(s) for s in (*stmt.body, *stmt.orelse)))
                 guarded = [
                     (flag, p)

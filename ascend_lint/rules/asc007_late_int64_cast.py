@@ -56,11 +56,11 @@ class LateInt64Cast(Rule):
         aliases = ctx.index.aliases
         tl_name = next((local for local, mod in aliases.modules.items() if mod == LANGUAGE), None)
         for fn in ctx.index.kernels:
-            facts = fn.facts(aliases)
             runtime = fn.runtime_names
             for call, _stmt in fn.calls:
                 if not is_int64_cast(call, aliases):
                     continue
+                facts = fn.facts(aliases)  # cached; kernels without a cast never compute it
                 method = isinstance(call.func, ast.Attribute) and call.func.attr == "to"
                 inner = call.func.value if method else call.args[0]
                 products = [p for p in _products(inner) if _int32_product(p, fn, facts, runtime)]

@@ -21,8 +21,8 @@ class Int64BlockPtrOffset(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
-            int64 = fn.facts(aliases).int64
             for call, _ in ctx.index.calls_in(fn, MAKE_BLOCK_PTR):
+                int64 = fn.facts(aliases).int64  # cached; kernels without one never compute it
                 for part in ("offsets", "block_shape"):
                     arg = block_ptr_arg(call, part)
                     elts = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else []

@@ -54,7 +54,6 @@ class Int32VarlenOffsets(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
-            pointers = fn.facts(aliases).pointers | fn.facts(aliases).block_pointers
             tables = ctx.index.sequences(fn).offsets_tables
             for stmt in fn.statements:
                 if not isinstance(stmt, ast.Assign):
@@ -62,6 +61,7 @@ class Int32VarlenOffsets(Rule):
                 narrowed = self._narrowed_targets(stmt, aliases, tables)
                 if not narrowed:
                     continue
+                pointers = fn.facts(aliases).pointers | fn.facts(aliases).block_pointers
                 derived = pointer_names(fn, narrowed) - pointers
                 if self._feeds_pointer_math(fn, derived, pointers, aliases):
                     names = ", ".join(f"`{n}`" for n in sorted(narrowed))

@@ -84,10 +84,12 @@ class DotLhsReuse(Rule):
         # Read again after it, before it is redefined (not on the other side of an if).
         branches = fn.context(stmt).branches
         for index in range(here + 1, len(fn.statements)):
+            reads, writes = names[index]
+            if tile not in reads and tile not in writes:
+                continue  # (asked first: most statements do not mention the tile)
             later = fn.statements[index]
             if _exclusive(branches, fn.context(later).branches):
                 continue
-            reads, writes = names[index]
             if tile in reads:
                 return f"read again on line {later.lineno}"
             if tile in writes:

@@ -38,10 +38,14 @@ class InplacePointerAdvanceInLoop(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
-            pointers = fn.facts(aliases).pointers
             for stmt in fn.statements:
                 name = _advanced_pointer(stmt)
-                if name in pointers and fn.context(stmt).loops:
+                # The kernel's pointers are asked last: most kernels advance none in a loop.
+                if (
+                    name is not None
+                    and fn.context(stmt).loops
+                    and name in fn.facts(aliases).pointers
+                ):
                     yield Finding(
                         stmt,
                         f"`{name}` is advanced in place inside a loop; rebuild it from its base "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import LANGUAGE, names_in, pointer_names
+from ascend_lint.index import LANGUAGE, names_in
 from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
@@ -26,7 +26,7 @@ class VectorIntDivMod(Rule):
         for fn in index.kernels:
             if not fn.divisions:
                 continue
-            blocks = pointer_names(fn, index.vector_names(fn))
+            blocks = index.vector_locals(fn)
             for node, stmt in fn.divisions:
                 if not self._is_block(node.left, blocks, aliases):
                     continue
