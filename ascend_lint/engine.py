@@ -154,6 +154,9 @@ def _lint_source(
     except RecursionError:
         result.error = "internal error while indexing (expression nesting too deep)"
         return result
+    except Exception as exc:  # an index bug must not hide other files' findings
+        result.error = f"internal error while indexing: {type(exc).__name__}: {exc}"
+        return result
     if not index.kernels and not index.launch_calls and not index.configs and not index.aliases.any:
         return result
     ctx = RuleContext(index, source)

@@ -3,6 +3,7 @@ the user did not ask it to, and says plainly when it could not do what was asked
 
 from __future__ import annotations
 
+import ast
 import os
 import stat
 
@@ -128,3 +129,24 @@ def test_an_explicit_fifo_is_an_error_that_says_what_it_is(project, capsys):
         == "error: pipe.py: not a regular file or folder (a named pipe); name a file or a folder\n"
     )
     assert "All checks passed" not in out
+
+
+def test_an_index_bug_in_one_file_loses_no_other_file(project, capsys, monkeypatch):
+    """A crash while indexing one file is that file's internal error (exit 2, named with
+    the file); the other files are still linted and reported."""
+    from ascend_lint.index import KernelIndex
+
+    real_build = KernelIndex.build.__func__
+
+    def build(cls, tree):
+        if any(isinstance(n, ast.Name) and n.id == "boom" for n in ast.walk(tree)):
+            raise AttributeError("a bug")
+        return real_build(cls, tree)
+
+    monkeypatch.setattr(KernelIndex, "build", classmethod(build))
+    (project / "good.py").write_text(KERNEL_WITH_NUM_WARPS)
+    (project / "bad.py").write_text(KERNEL_WITH_NUM_WARPS + "boom = 1\n")
+    code, out, err = run(capsys, "--no-cache", "-j", "1", "--output-format", "concise", ".")
+    assert code == 2
+    assert "bad.py: internal error while indexing: AttributeError: a bug" in err
+    assert "good.py:" in out and "ASC004" in out and "bad.py:" not in out

@@ -901,3 +901,76 @@ def test_trailing_backslash_before_crlf_is_a_syntax_error_like_in_cpython():
     raw = b"import triton\n\\\r\n"
     assert not python_parses(raw)
     assert [d.code for d in lint(raw).diagnostics] == ["ASC000"]
+
+
+# ------------------------------------------------------- every node type of the grammar
+
+EVERY_CONSTRUCT = (ROOT / "tests" / "fixtures" / "every_construct.py").read_text()
+# Not in a module's tree (other parse modes, `# type: ignore` comments), or added to the
+# grammar after 3.11, which the fixture must still parse on.
+_NOT_IN_MODULES = {"Expression", "FunctionType", "Interactive", "TypeIgnore"}
+_AFTER_3_11 = {"TypeAlias", "TypeVar", "ParamSpec", "TypeVarTuple", "Interpolation", "TemplateStr"}
+_DEPRECATED = {"Num", "Str", "Bytes", "NameConstant", "Ellipsis", "Index", "ExtSlice"}
+_DEPRECATED |= {"Suite", "Param", "AugLoad", "AugStore", "slice"}
+
+
+def _node_types() -> set[str]:
+    classes = [c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.AST)]
+    return {c.__name__ for c in classes if not c.__subclasses__()} - _DEPRECATED
+
+
+def _as_kernels(source: str) -> str:
+    """Every function of `source` made a `@triton.jit` kernel (methods and nested ones
+    too), so that the kernel scan meets each construct as well as the host walk."""
+    lines = []
+    for line in source.splitlines(keepends=True):
+        stripped = line.lstrip()
+        if stripped.startswith(("def ", "async def ")):
+            lines.append(line[: len(line) - len(stripped)] + "@triton.jit\n")
+        lines.append(line)
+    return "".join(lines)
+
+
+def test_fixture_holds_every_node_type():
+    seen = {type(node).__name__ for node in ast.walk(ast.parse(EVERY_CONSTRUCT))}
+    assert _node_types() - _NOT_IN_MODULES - _AFTER_3_11 - seen == set()
+
+
+@pytest.mark.parametrize("shape", ["host code", "kernels"])
+def test_every_node_type_lints_and_fixes(shape):
+    """Found by linting site-packages: a class pattern with keywords (`case P(x=0)`)
+    holds its attribute names as strings, and the host walk took them for nodes."""
+    source = HEADER + (EVERY_CONSTRUCT if shape == "host code" else _as_kernels(EVERY_CONSTRUCT))
+    source += "\n\n@triton.jit\ndef kernel(x):\n    pass\n\n\ndef launch(x):\n"
+    source += "    match x:\n        case Point(x=0):\n            kernel[(1,)](x, num_warps=4)\n"
+    raw = source.encode()
+    assert python_parses(raw)
+    result = lint(raw)
+    assert "ASC004" in codes_of(result)
+    check_fix(raw)
+
+
+@pytest.mark.parametrize(
+    "path", ["reference_kernels/chunk_o.py", "examples/gpu_habits/chunk_o.py", "every construct"]
+)
+def test_a_linted_file_leaves_no_reference_cycle(path):
+    """The tree, index and fixes of a file are freed by reference counting once its
+    result is returned. A cycle (a recursive closure, a fact object pointing back at its
+    kernel) kept every file alive until the cycle collector ran, and each collection then
+    walked all of them: a tenth of a whole-tree run."""
+    import gc
+
+    if path == "every construct":
+        raw = (HEADER + _as_kernels(EVERY_CONSTRUCT)).encode()
+    else:
+        raw = (ROOT / path).read_bytes()
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = lint_source("t.py", raw, ALL)
+        assert result.error is None
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()

@@ -75,16 +75,18 @@ class CompileTime:
     """The compile-time/runtime classification of one kernel."""
 
     def __init__(self, fn: JitFunction, aliases: Aliases):
-        self.fn = fn
+        # No reference to `fn` is kept: the function holds this object, and a cycle
+        # would keep both (and the kernel's tree) alive until the cycle collector runs.
         self.aliases = aliases
+        self._jit_names = fn.jit_names
         self._defs: dict[str, list[Definition]] = {}
         self._reach_cache: dict[tuple[str, int], tuple[Definition, ...]] = {}
         self._test_runtime: dict[int, bool] = {}  # id(ast.If) -> its test is runtime
         self._loop_span = fn.loop_spans  # id(loop node) -> (first, last) order of its body
         self._order = fn.statement_order()
         self._contexts = fn.statement_contexts
-        self._collect()
-        self._solve()
+        self._collect(fn)
+        self._solve(fn)
         self.runtime_names = self._flow_insensitive_names()
 
     # -- queries --------------------------------------------------------------------
@@ -98,8 +100,7 @@ class CompileTime:
         return sorted(n for n in names_in(expr) if self.is_runtime(ast.Name(n, ast.Load()), at))
 
     # -- construction ---------------------------------------------------------------
-    def _collect(self) -> None:
-        fn = self.fn
+    def _collect(self, fn: JitFunction) -> None:
         bindings = self._defs
         for name in fn.params:
             runtime = name not in fn.constexpr_params or name in fn.do_not_specialize
@@ -116,11 +117,10 @@ class CompileTime:
         for defs in self._defs.values():
             defs.sort(key=by_order)
 
-    def _solve(self) -> None:
+    def _solve(self, fn: JitFunction) -> None:
         """A worklist over the definitions and `if` tests: each is evaluated once, and
         again only when a name it reads turns runtime (or a branch that one of that
         name's bindings sits under does)."""
-        fn = self.fn
         items: list[tuple[Definition | ast.If, ast.AST, int]] = []
         for defs in self._defs.values():
             for d in defs:
@@ -285,7 +285,7 @@ class CompileTime:
             qual = self.aliases.resolve(expr.func)
             if qual and qual.startswith(TRITON) and qual not in _COMPILE_TIME_CALLS:
                 return False
-            if call_name(expr.func) in self.fn.jit_names:
+            if call_name(expr.func) in self._jit_names:
                 return False  # @triton.jit helpers return tensors
             for arg in expr.args:
                 if not self._compile_time(arg, order):

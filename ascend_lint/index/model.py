@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
@@ -94,31 +95,36 @@ class KernelIndex(
         defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         jit_assignments: list[ast.Assign] = []
 
-        def visit(body: list[ast.stmt], owner: str | None) -> None:
-            for stmt in body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    defs.setdefault(stmt.name, stmt)
-                    jit = as_jit(stmt, owner, aliases)
-                    if jit is not None:
-                        kernels.append(jit)
-                        continue
-                    host = HostFunction(stmt, stmt.name, [a.arg for a in all_params(stmt.args)])
-                    scan_host(host, stmt.body, ())
-                    hosts.append(host)
-                    visit(stmt.body, owner)
-                elif isinstance(stmt, ast.ClassDef):
-                    visit(stmt.body, stmt.name)
-                else:
-                    if (
-                        isinstance(stmt, ast.Assign)
-                        and isinstance(stmt.value, ast.Call)
-                        and aliases.resolve(stmt.value.func) == f"{TRITON}.jit"
-                    ):
-                        jit_assignments.append(stmt)
-                    for child_body in child_bodies(stmt):
-                        visit(child_body, owner)
-
-        visit(tree.body, None)
+        # Depth first in source order over an explicit stack of statement lists. (A
+        # nested function that calls itself is a reference cycle: it kept each file's
+        # tree and index alive until the cycle collector ran, which then walked them.)
+        pending: list[tuple[Iterator[ast.stmt], str | None]] = [(iter(tree.body), None)]
+        while pending:
+            statements, owner = pending[-1]
+            stmt = next(statements, None)
+            if stmt is None:
+                pending.pop()
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.setdefault(stmt.name, stmt)
+                jit = as_jit(stmt, owner, aliases)
+                if jit is not None:
+                    kernels.append(jit)
+                    continue
+                host = HostFunction(stmt, stmt.name, [a.arg for a in all_params(stmt.args)])
+                scan_host(host, stmt.body, ())
+                hosts.append(host)
+                pending.append((iter(stmt.body), owner))
+            elif isinstance(stmt, ast.ClassDef):
+                pending.append((iter(stmt.body), stmt.name))
+            else:
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and isinstance(stmt.value, ast.Call)
+                    and aliases.resolve(stmt.value.func) == f"{TRITON}.jit"
+                ):
+                    jit_assignments.append(stmt)
+                for child_body in reversed(child_bodies(stmt)):
+                    pending.append((iter(child_body), owner))
 
         # `kernel = triton.jit(fn)`: the kernel is known by the assigned name too.
         by_id = {id(k.node): k for k in kernels}

@@ -108,11 +108,12 @@ _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 # Nodes with no child worth visiting: walks yield them but do not look inside.
 LEAVES = frozenset({ast.Name, ast.Constant})
 _FIELDS: dict[type, tuple[str, ...]] = {}
-# Fields that never hold a node: identifiers, flags, numbers, and the marker nodes of
+# Fields that never hold a node: identifiers (single, or a list of them: the keyword
+# names of a class pattern `case P(x=0)`), flags, numbers, and the marker nodes of
 # ctx/op/ops (Load, Add, Lt...) that no rule looks at.
 _SCALAR_FIELDS = frozenset(
     {"id", "attr", "arg", "name", "module", "level", "asname", "kind", "type_comment"}
-    | {"is_async", "simple", "conversion", "ctx", "op", "ops"}
+    | {"is_async", "simple", "conversion", "ctx", "op", "ops", "kwd_attrs", "rest"}
 )
 # Node types whose lists may hold None (`{**d}` keys, keyword-only defaults) or strings.
 _MIXED_LISTS = frozenset({ast.Dict, ast.arguments, ast.Global, ast.Nonlocal})
