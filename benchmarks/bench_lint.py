@@ -94,19 +94,19 @@ def timed(
     return statistics.median(times), code
 
 
-def timed_round_robin(commands: list[list[str]], runs: int) -> list[float]:
+def timed_round_robin(commands: list[list[str]], runs: int, cwd: Path | None = None) -> list[float]:
     """Median wall-clock seconds of each command, the commands taking turns run by run,
     so that a machine that slows down or speeds up meanwhile affects them alike."""
     times: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
         for i, cmd in enumerate(commands):
-            times[i].append(timed(cmd, 1)[0])
+            times[i].append(timed(cmd, 1, cwd)[0])
     return [statistics.median(t) for t in times]
 
 
-def peak_tree_rss_mib(cmd: list[str]) -> float:
+def peak_tree_rss_mib(cmd: list[str], cwd: Path | None = None) -> float:
     """Largest sum of RSS over the process and its descendants, sampled every 10 ms."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
     page = os.sysconf("SC_PAGE_SIZE")
     while proc.poll() is None:
@@ -199,29 +199,26 @@ def main() -> int:
     args = ap.parse_args()
 
     compile_bytecode(ROOT)
-    lint = [
-        sys.executable,
-        "-m",
-        "ascend_lint",
-        "check",
-        "--exit-zero",
-        "-q",
-        "--output-format",
-        "concise",
-    ]
+    check = ["-m", "ascend_lint", "check", "--exit-zero", "-q", "--output-format", "concise"]
+    # Each version is picked by PYTHONPATH, and `-m` must not put the working directory
+    # ahead of it: run from this repository, that would import this checkout's package
+    # for the baseline too. PYTHONSAFEPATH (3.11+) and a neutral working directory
+    # (older interpreters) both keep it out.
+    lint = ["env", f"PYTHONPATH={ROOT}", "PYTHONSAFEPATH=1", sys.executable, *check]
     ruff = shutil.which("ruff")
     fixit = shutil.which("fixit")
     baseline = None
     if args.baseline:
         base = Path(args.baseline).resolve()
         compile_bytecode(base)
-        # PYTHONPATH selects the baseline's package over the installed one.
-        baseline = ["env", f"PYTHONPATH={base}", *lint]
+        baseline = ["env", f"PYTHONPATH={base}", "PYTHONSAFEPATH=1", sys.executable, *check]
         base_rev = subprocess.run(
             ["git", "-C", str(base), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
         ).stdout.strip() or str(base)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        neutral = Path(tmp) / "cwd"  # no package of anyone's in it
+        neutral.mkdir()
         trees = {
             "FLA": materialise(Path(args.fla_mirror), Path(tmp) / "fla"),
             "vllm-ascend": materialise(Path(args.vllm_mirror), Path(tmp) / "vllm-ascend"),
@@ -229,7 +226,7 @@ def main() -> int:
         for name, tree in trees.items():
             stats = tree_stats(tree)
             cache = Path(tmp) / f"cache-{name}"
-            _, code = timed([*lint, "--no-cache", str(tree)], 1)
+            _, code = timed([*lint, "--no-cache", str(tree)], 1, neutral)
             peers = [[*lint, "--no-cache", str(tree)]]
             if ruff:
                 peers.append(
@@ -237,20 +234,21 @@ def main() -> int:
                 )
             if baseline:
                 peers.append([*baseline, "--no-cache", str(tree)])
-            medians = timed_round_robin(peers, args.runs)
+            medians = timed_round_robin(peers, args.runs, neutral)
             cold = medians[0]
             ruff_s = medians[1] if ruff else float("nan")
             base_s = medians[-1] if baseline else float("nan")
             subprocess.run(
                 [*lint, "--cache-dir", str(cache), str(tree)],
+                cwd=neutral,
                 stdout=subprocess.DEVNULL,
                 check=False,
             )
-            warm, _ = timed([*lint, "--cache-dir", str(cache), str(tree)], args.runs)
+            warm, _ = timed([*lint, "--cache-dir", str(cache), str(tree)], args.runs, neutral)
             fixit_s = (
                 timed([fixit, "lint", str(tree)], 1)[0] if (fixit and args.fixit) else float("nan")
             )
-            peak = peak_tree_rss_mib([*lint, "--no-cache", str(tree)])
+            peak = peak_tree_rss_mib([*lint, "--no-cache", str(tree)], neutral)
             rows.append((name, stats, cold, warm, ruff_s, fixit_s, peak, code, base_s))
         fla_rules = per_rule_ms(trees["FLA"])
         kernel_file = max(
@@ -261,8 +259,8 @@ def main() -> int:
             ),
             key=lambda p: p.stat().st_size,
         )
-        one_file, _ = timed([*lint, "--no-cache", str(kernel_file)], args.runs)
-        version_s, _ = timed([sys.executable, "-m", "ascend_lint", "--version"], args.runs)
+        one_file, _ = timed([*lint, "--no-cache", str(kernel_file)], args.runs, neutral)
+        version_s, _ = timed([*lint[:4], "-m", "ascend_lint", "--version"], args.runs, neutral)
         kernel_kb = kernel_file.stat().st_size / 1e3
 
     from ascend_lint import __version__
