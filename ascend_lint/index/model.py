@@ -28,7 +28,6 @@ from ascend_lint.index.quantities import QuantityQueries
 from ascend_lint.index.sequences import SequenceQueries
 from ascend_lint.index.strides import Stride, StrideQueries
 from ascend_lint.index.syntax import LEAVES, all_params, call_name, child_bodies, children, names_in
-from ascend_lint.index.values import pointer_names
 
 
 @dataclass
@@ -72,6 +71,7 @@ class KernelIndex(
     _call_maps_cache: object | None = None  # gates._CallMaps
     _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _vector_cache: dict[int, set[str]] = field(default_factory=dict)
+    _vector_locals_cache: dict[int, set[str]] = field(default_factory=dict)
     _row_counts_cache: dict[int, dict[str, str]] = field(default_factory=dict)
     _none_tests_cache: dict[int, frozenset[str]] = field(default_factory=dict)
     _readers_cache: dict[int, dict[str, list[str]]] = field(default_factory=dict)
@@ -247,6 +247,8 @@ class KernelIndex(
         """Locals assigned by a statement that calls the triton function `qual`
         (`o = tl.arange(0, B) + s`, `b = tl.load(p)`, `n = tl.num_programs(0)`)."""
         stmts = {id(stmt) for _, stmt in self.calls_in(fn, qual)}
+        if not stmts:
+            return set()
         return {
             name
             for name, defs in fn.definitions.items()
@@ -261,14 +263,11 @@ class KernelIndex(
         if cached is not None:
             return cached
         self._vector_cache[id(fn)] = names = self.assigned_from(fn, f"{LANGUAGE}.arange")
-        closures: dict[int, set[str]] = {}  # per caller: what its vectors flow into
         for binding in self.helper_calls_to(fn):
             caller = binding.caller
             if caller is None:
                 continue
-            vectors = closures.get(id(caller))
-            if vectors is None:
-                vectors = closures[id(caller)] = pointer_names(caller, self.vector_names(caller))
+            vectors = self.vector_locals(caller)  # what the caller's vectors flow into
             for param, exprs in binding.args.items():
                 if any(names_in(e) & vectors for e in exprs):
                     names.add(param)

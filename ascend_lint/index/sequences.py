@@ -302,15 +302,10 @@ _MAX_EXPANSION = 4
 class SequenceQueries:
     """The queries of `KernelIndex` about sequences (mixed into it)."""
 
-    # id(function) -> `vector_locals`, made on the first query (one index per file).
-    _vector_locals_cache: dict[int, set[str]] | None = None
-
     def vector_locals(self: KernelIndex, fn: JitFunction) -> set[str]:
         """`vector_names(fn)` and every local computed from one (`o = o_t * H`,
         `p = x + o`): the names that may hold a 1-D index vector, found once per
         function for the rules that ask (the set is shared: do not change it)."""
-        if self._vector_locals_cache is None:
-            self._vector_locals_cache = {}
         found = self._vector_locals_cache.get(id(fn))
         if found is None:
             roots = self.vector_names(fn)

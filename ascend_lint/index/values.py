@@ -103,10 +103,11 @@ class ValueFacts:
             if name not in loop_derived and mentions.get(name, frozenset()) & loop_derived:
                 loop_derived.add(name)
                 grown.append(name)
+            # The `any` first: it fails for most names, without building a set.
             if (
                 name not in program_ids
-                and all(from_program_id(v, program_ids | {name}, aliases) for v in values)
                 and any(from_program_id(v, program_ids, aliases) for v in values)
+                and all(from_program_id(v, program_ids | {name}, aliases) for v in values)
             ):
                 program_ids.add(name)
                 grown.append(name)
