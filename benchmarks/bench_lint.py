@@ -204,7 +204,8 @@ def main() -> int:
     # ahead of it: run from this repository, that would import this checkout's package
     # for the baseline too. PYTHONSAFEPATH (3.11+) and a neutral working directory
     # (older interpreters) both keep it out.
-    lint = ["env", f"PYTHONPATH={ROOT}", "PYTHONSAFEPATH=1", sys.executable, *check]
+    this_python = ["env", f"PYTHONPATH={ROOT}", "PYTHONSAFEPATH=1", sys.executable]
+    lint = [*this_python, *check]
     ruff = shutil.which("ruff")
     fixit = shutil.which("fixit")
     baseline = None
@@ -260,7 +261,7 @@ def main() -> int:
             key=lambda p: p.stat().st_size,
         )
         one_file, _ = timed([*lint, "--no-cache", str(kernel_file)], args.runs, neutral)
-        version_s, _ = timed([*lint[:4], "-m", "ascend_lint", "--version"], args.runs, neutral)
+        version_s, _ = timed([*this_python, "-m", "ascend_lint", "--version"], args.runs, neutral)
         kernel_kb = kernel_file.stat().st_size / 1e3
 
     from ascend_lint import __version__

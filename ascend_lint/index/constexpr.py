@@ -84,7 +84,7 @@ class CompileTime:
         self._test_runtime: dict[int, bool] = {}  # id(ast.If) -> its test is runtime
         self._loop_span = fn.loop_spans  # id(loop node) -> (first, last) order of its body
         self._order = fn.statement_order()
-        self._contexts = fn.statement_contexts
+        self._contexts = [fn.contexts[id(s)] for s in fn.statements]  # by order
         self._collect(fn)
         self._solve(fn)
         self.runtime_names = self._flow_insensitive_names()

@@ -79,7 +79,6 @@ class JitFunction:
     runtime_names: set[str] = field(default_factory=set)
     contexts: dict[int, Context] = field(default_factory=dict)  # id(stmt) -> Context
     statements: list[ast.stmt] = field(default_factory=list)  # in source order, nested included
-    statement_contexts: list[Context] = field(default_factory=list)  # as `statements`
     # id(loop node) -> (first, last) index in `statements` of its body
     loop_spans: dict[int, tuple[int, int]] = field(default_factory=dict)
     assignments: dict[str, list[ast.AST]] = field(default_factory=dict)
@@ -232,7 +231,6 @@ class KernelScanner:
         context = Context(loops, branches)  # the same for every statement of the block
         for stmt in body:
             fn.statements.append(stmt)
-            fn.statement_contexts.append(context)
             fn.contexts[id(stmt)] = context
             reads: set[str] = set()
             metadata: set[int] = set()  # `x` in `x.dtype`: not a read of its data

@@ -224,8 +224,6 @@ def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     # The names each root mentions are remembered on it on the way (what `frozen_names`
     # would find): the kernel index asks them of assigned values and `if` tests next,
     # and would otherwise walk those subtrees a second time.
-    # The commonest kinds push their children here rather than through `children` (the
-    # same children in the same order): a call and a list per node is most of the walk.
     for root in reversed(roots):
         names: set[str] = set()
         stack = [root]
@@ -235,25 +233,7 @@ def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
             kind = type(node)
             if kind is ast.Name:
                 names.add(node.id)
-            elif kind is ast.BinOp:
-                stack.append(node.left)
-                stack.append(node.right)
-            elif kind is ast.Attribute:
-                stack.append(node.value)
-            elif kind is ast.Constant:
-                pass
-            elif kind is ast.Call:
-                stack.append(node.func)
-                stack += node.args
-                stack += node.keywords
-            elif kind is ast.Tuple:
-                stack += node.elts
-            elif kind is ast.Subscript:
-                stack.append(node.value)
-                stack.append(node.slice)
-            elif kind is ast.keyword:
-                stack.append(node.value)
-            else:
+            elif kind is not ast.Constant:
                 stack += children(node)
         if type(root) is not ast.Name:
             setattr(root, _NAMES, frozenset(names))
