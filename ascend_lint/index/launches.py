@@ -46,6 +46,9 @@ class HostFunction:
     guards: dict[int, tuple[tuple[ast.expr, bool], ...]] = field(default_factory=dict)
     # ^ id(node) -> enclosing if-tests (test, taken) for assignments and returns
     returns: list[ast.Return] = field(default_factory=list)
+    # `ctx.M = value`, `self.n_rows = value`: (object name, attribute) -> values, read back
+    # where another method of the object (an autograd `backward`, `__call__`) launches
+    attribute_assignments: dict[tuple[str, str], list[ast.AST]] = field(default_factory=dict)
 
 
 def scan_host(
@@ -107,26 +110,35 @@ def _host_targets(host: HostFunction, target: ast.AST, value: ast.AST, guards: t
     if isinstance(target, ast.Name):
         host.assignments.setdefault(target.id, []).append(value)
         host.guards[id(value)] = guards
+    elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        key = (target.value.id, target.attr)
+        host.attribute_assignments.setdefault(key, []).append(value)
+        host.guards[id(value)] = guards
     elif isinstance(target, (ast.Tuple, ast.List)):
         if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
             for elt, v in zip(target.elts, value.elts):
                 _host_targets(host, elt, v, guards)
         else:
+            starred = [i for i, elt in enumerate(target.elts) if isinstance(elt, ast.Starred)]
+            width = None if starred else len(target.elts)
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Name):
-                    # Remember "element i of this value" for tuple-returning helpers.
-                    marker = TupleElement(value, i, len(target.elts))
+                    # Remember "element i of this value" for tuple-returning helpers;
+                    # after a starred name, counted from the end (`B, *_, D = x.shape`).
+                    at = i - len(target.elts) if starred and i > starred[0] else i
+                    marker = TupleElement(value, at, width)
                     host.assignments.setdefault(elt.id, []).append(marker)
                     host.guards[id(marker)] = guards
 
 
 class TupleElement(ast.expr):
     """Element `index` of the `width` names unpacked from `value` (`a, b = helper(...)`,
-    `B, T, H = x.shape`)."""
+    `B, T, H = x.shape`). Around a starred target the width is None and elements after
+    it have negative indices."""
 
     _fields = ("value",)
 
-    def __init__(self, value: ast.AST, index: int, width: int):
+    def __init__(self, value: ast.AST, index: int, width: int | None):
         super().__init__()
         self.value = value
         self.index = index

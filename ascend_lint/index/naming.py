@@ -95,3 +95,16 @@ def is_token_count(name: str) -> bool:
         word in lowered
         for word in ("token", "n_rows", "num_rows", "n_elements", "numel", "total_len")
     )
+
+
+# Serving caches and state pools (`kv_cache`, `conv_state`, `ssm_states`, `block_pool`):
+# allocated once, their leading dimension counts slots, not this call's tokens. Hidden
+# states are activations, not a pool.
+_CACHE_TENSOR = re.compile(
+    r"^(\w*cache|\w*caches|\w*pool|(\w+_)?(conv|ssm|kv|recurrent|mamba|cache)_?states?)$",
+    re.IGNORECASE,
+)
+
+
+def is_cache_tensor(name: str) -> bool:
+    return bool(_CACHE_TENSOR.match(name))

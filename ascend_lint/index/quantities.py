@@ -14,7 +14,13 @@ given one role:
 * `BATCH`    the leading dimension of a tensor, `len(...)`: changes per call but small;
 * `LENGTH`   a token, row, element or sequence count: `numel()`, `.item()`, a sequence
              dimension, the leading dimension of a flattened view, and blocks of those;
+* `BOOLEAN`  a flag: a comparison, `not`, `bool(...)`, `True`/`False`, an `is_*` name;
 * `UNKNOWN`  nothing shows what it is.
+
+Grid-limit caps (`min(n, 65535)`, a literal cap far above any core count) bound a value
+only where the launch would fail anyway: the value keeps its role and the cap is named
+in its evidence. Core caps (`min(n, C)` with `C` a core count, in any spelling) make it
+`CORES`.
 
 Cost: one walk of each expression, memoised per (expression, host function); names are
 followed through `host_values` (depth-bounded, cycles cut).
@@ -33,6 +39,7 @@ from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction, TupleElement
 from ascend_lint.index.naming import (
     is_batch_name,
+    is_cache_tensor,
     is_head_name,
     is_model_dimension,
     is_parameter_tensor,
@@ -49,12 +56,13 @@ class Role(enum.IntEnum):
     """Ordered by how much a value can vary: a sum or product takes its operands' largest."""
 
     LITERAL = 0
-    MODEL = 1
-    CORES = 2
-    BUCKETED = 3
-    UNKNOWN = 4
-    BATCH = 5
-    LENGTH = 6
+    BOOLEAN = 1
+    MODEL = 2
+    CORES = 3
+    BUCKETED = 4
+    UNKNOWN = 5
+    BATCH = 6
+    LENGTH = 7
 
     @property
     def per_call(self) -> bool:
@@ -65,6 +73,7 @@ class Role(enum.IntEnum):
 class Quantity:
     role: Role
     why: str  # the evidence, for messages: "`x.numel()`, an element count"
+    cap: int | None = None  # a literal upper bound far above the cores (`min(n, 65535)`)
 
 
 # Device properties triton-ascend reports, and the GPU ones persistent kernels cap with.
@@ -74,6 +83,17 @@ _CORE_KEYS = frozenset(
 _RESHAPES = frozenset({"view", "reshape"})
 _CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up", "round_up"})
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
+_PRODUCTS = frozenset({"prod", "product"})  # math.prod, numpy.prod
+# A literal cap at least this large bounds a grid only at triton-ascend's grid limit
+# (65,535 programs), far above any core count: it is no cap to the cores.
+_GRID_LIMIT_CAP = 4096
+# Flags by name, where the value itself is not shown: `IS_VARLEN`, `has_bias`, `use_fp8`.
+_FLAG_PREFIXES = ("is_", "has_", "use_", "enable_", "with_", "do_", "need_", "apply_")
+
+
+def is_flag_name(name: str) -> bool:
+    lowered = name.lower()
+    return lowered.startswith(_FLAG_PREFIXES) or lowered in ("training", "causal", "reverse")
 
 
 class _Source:
@@ -103,7 +123,18 @@ def _is_core_count_call(call: ast.Call) -> bool:
 
 
 def _core_key(node: ast.AST) -> bool:
-    """`props["num_vectorcore"]`, `props.num_aicore`, `get_device_properties()[0]`."""
+    """`props["num_vectorcore"]`, `props.num_aicore`, `get_device_properties()[0]`,
+    `props.get("num_vectorcore", 40)`, `getattr(props, "num_aicore")`."""
+    if isinstance(node, ast.Call):
+        name, args = call_name(node.func), node.args
+        key = (
+            args[0]
+            if name == "get" and args
+            else args[1]
+            if name == "getattr" and len(args) >= 2
+            else None
+        )
+        return isinstance(key, ast.Constant) and key.value in _CORE_KEYS
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         if isinstance(node.value, ast.Call) and "device_properties" in (
             call_name(node.value.func) or ""
@@ -113,6 +144,138 @@ def _core_key(node: ast.AST) -> bool:
     if isinstance(node, ast.Attribute):
         return node.attr in _CORE_KEYS or node.attr == "multi_processor_count"
     return False
+
+
+def _int_of(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def _shape_of(node: ast.AST) -> ast.AST | None:
+    """The tensor of `x.shape` / `x.size()`."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and not node.args
+    ):
+        return node.func.value
+    return None
+
+
+def _shape_slice(node: ast.AST) -> tuple[ast.AST, int | None, int | None] | None:
+    """`x.shape[a:b]` -> (x, a, b); `x.shape` -> (x, None, None). None when the bounds
+    are not literals."""
+    tensor = _shape_of(node)
+    if tensor is not None:
+        return tensor, None, None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        tensor = _shape_of(node.value)
+        bounds = node.slice
+        if tensor is None or bounds.step is not None:
+            return None
+        start, stop = _int_of(bounds.lower), _int_of(bounds.upper)
+        if (bounds.lower is not None and start is None) or (
+            bounds.upper is not None and stop is None
+        ):
+            return None
+        return tensor, start, stop
+    return None
+
+
+def _outer_dimension(value: ast.AST) -> tuple[str, int] | None:
+    """(tensor, dimension) for a dimension that is not the innermost one: `s` of
+    `s, b, v = x.shape`, `x.shape[0]`, `x.size(1)`."""
+    if isinstance(value, TupleElement):
+        sliced = _shape_slice(value.value)
+        if sliced is None:
+            return None
+        tensor, start, stop = sliced
+        if value.width is None or value.index < 0:
+            index = value.index if (start or 0) >= 0 else None
+        else:
+            index = (start or 0) + value.index
+            innermost = stop is None and value.index == value.width - 1
+            if innermost or index < 0:
+                return None
+        return (show(tensor), index) if index is not None and index >= 0 else None
+    if isinstance(value, ast.Subscript) and _shape_of(value.value) is not None:
+        index = _int_of(value.slice)
+        if index is not None and index >= 0:
+            return show(_shape_of(value.value)), index
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "size"
+        and len(value.args) == 1
+    ):
+        index = _int_of(value.args[0])
+        if index is not None and index >= 0:
+            return show(value.func.value), index
+    return None
+
+
+def _remaining_dimensions(count: ast.AST, divisor: ast.AST, host_values, host) -> bool:
+    """`x.numel() // (B * S)` with `B, S = x.shape[:2]`: the size of the dimensions left
+    after the outer ones, a feature size rather than a count of anything."""
+    if not (
+        isinstance(count, ast.Call)
+        and isinstance(count.func, ast.Attribute)
+        and count.func.attr in ("numel", "nelement")
+    ):
+        return False
+    tensor = show(count.func.value)
+    factors, pending = [], [divisor]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            pending += (node.left, node.right)
+        else:
+            factors.append(node)
+    for factor in factors:
+        values = host_values(factor, host) if host is not None else [(factor, ())]
+        found = [_outer_dimension(v) for v, _ in values]
+        if not found or any(f is None or f[0] != tensor for f in found):
+            return False
+    return True
+
+
+def _is_program_id(expr: ast.AST, program_ids: set[str]) -> bool:
+    """`pid`, `tl.program_id(0)`, `pid.to(tl.int64)`: the program id itself."""
+    if isinstance(expr, ast.Name):
+        return expr.id in program_ids
+    if isinstance(expr, ast.Call):
+        if call_name(expr.func) == "program_id":
+            return True
+        if call_name(expr.func) == "to" and isinstance(expr.func, ast.Attribute):
+            return _is_program_id(expr.func.value, program_ids)
+    return False
+
+
+def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
+    """The sequence multiplied out by `math.prod(s)`, `numpy.prod(s)`,
+    `functools.reduce(operator.mul, s[, 1])` or `reduce(lambda a, b: a * b, s)`."""
+    if name in _PRODUCTS and len(call.args) == 1:
+        return call.args[0]
+    if name == "reduce" and len(call.args) in (2, 3):
+        op = call.args[0]
+        multiplies = (call_name(op) or "") in ("mul", "__mul__") or (
+            isinstance(op, ast.Lambda)
+            and isinstance(op.body, ast.BinOp)
+            and isinstance(op.body.op, ast.Mult)
+        )
+        return call.args[1] if multiplies else None
+    return None
 
 
 class QuantityQueries:
@@ -156,7 +319,13 @@ class QuantityQueries:
     ) -> Quantity:
         shown = _Source(expr)
         if isinstance(expr, ast.Constant):
+            if isinstance(expr.value, bool):
+                return Quantity(Role.BOOLEAN, f"`{shown}`, a flag")
             return Quantity(Role.LITERAL, shown)
+        if isinstance(expr, (ast.Compare, ast.BoolOp)) or (
+            isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)
+        ):
+            return Quantity(Role.BOOLEAN, f"`{shown}`, a flag")
         if isinstance(expr, ast.Name):
             return self._name_quantity(expr, host, depth)
         if isinstance(expr, TupleElement):
@@ -166,11 +335,20 @@ class QuantityQueries:
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute):
             if expr.value.attr == "shape":
                 return self._dimension(expr.value.value, expr.slice, host, hint, shown)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            stored = self.attribute_values(expr.value.id, expr.attr, host)
+            if stored:
+                return _max(self._sub(v, h, depth, expr.attr) for v, h in stored)
+            return self._name_quantity(ast.Name(expr.attr), None, depth, f"`{shown}`")
         if isinstance(expr, ast.UnaryOp):
             return self._sub(expr.operand, host, depth, hint)
         if isinstance(expr, ast.BinOp):
             if isinstance(expr.op, (ast.FloorDiv, ast.Div, ast.Mod, ast.RShift)):
                 return self._divided(expr.left, expr.right, host, depth, hint)
+            if isinstance(expr.op, ast.Mult):
+                rows = self._leading_dimensions_product(expr, host)
+                if rows is not None:
+                    return rows
             return _max(
                 (self._sub(expr.left, host, depth, hint), self._sub(expr.right, host, depth, hint))
             )
@@ -205,29 +383,111 @@ class QuantityQueries:
         )
         if any(q.role == Role.CORES for q in divisors):
             return Quantity(Role.UNKNOWN, f"`{show(count)}` shared over the cores")
-        if any(q.role == Role.LENGTH for q in divisors):
-            # n / f(n): blocks sized from the count itself stay about as many as chosen.
-            return Quantity(Role.UNKNOWN, f"`{show(count)}` in blocks sized from it")
-        return self._sub(count, host, depth, hint)
+        limit = self._literal_int(divisor, host)
+        if limit is not None and limit >= _GRID_LIMIT_CAP * 8:
+            return Quantity(Role.BUCKETED, f"`{show(count)}` in chunks of the grid limit")
+        numerator = self._sub(count, host, depth, hint)
+        if _remaining_dimensions(count, divisor, self.host_values, host):
+            return Quantity(Role.UNKNOWN, f"`{show(count)}` per row of its outer dimensions")
+        if any(q.role.per_call for q in divisors):
+            # n / f(n): blocks sized from a count stay about as many as chosen, but the
+            # ratio still changes from call to call (tokens per sequence).
+            if numerator.role.per_call:
+                return Quantity(
+                    Role.BATCH,
+                    f"`{show(count)}` over `{show(divisor)}`, a ratio of per-call counts",
+                )
+            return Quantity(Role.UNKNOWN, f"`{show(count)}` in blocks sized from a count")
+        return numerator
+
+    def _literal_int(self: KernelIndex, expr: ast.AST, host: HostFunction | None) -> int | None:
+        """The integer `expr` always is: a literal, or a name every assignment of which
+        (local or module-level) is that same literal."""
+        values = self.host_values(expr, host) if host is not None else [(expr, ())]
+        found: set[int] = set()
+        for value, _ in values:
+            if isinstance(value, ast.Name) and value.id in self.hosts[0].assignments:
+                inner = self.hosts[0].assignments[value.id]
+                value = inner[0] if len(inner) == 1 else value
+            if not (isinstance(value, ast.Constant) and type(value.value) is int):
+                return None
+            found.add(value.value)
+        return found.pop() if len(found) == 1 else None
 
     def _name_quantity(
-        self: KernelIndex, name: ast.Name, host: HostFunction | None, depth: int
+        self: KernelIndex,
+        name: ast.Name,
+        host: HostFunction | None,
+        depth: int,
+        label: str | None = None,
     ) -> Quantity:
         module = self.hosts[0]
         if (
-            host is not module
+            label is None
+            and host is not module
             and name.id in module.assignments
             and (host is None or name.id not in host.params)
         ):
             return _max(self._sub(v, module, depth) for v in module.assignments[name.id])
         # A parameter nobody in this module passes: its name is the only evidence left.
+        label = label or f"`{name.id}`"
+        if is_flag_name(name.id):
+            return Quantity(Role.BOOLEAN, f"{label}, a flag")
         if "core" in name.id.lower() or name.id.lower() in _CORE_KEYS:
-            return Quantity(Role.CORES, f"`{name.id}`, the core count")
+            return Quantity(Role.CORES, f"{label}, the core count")
         if is_head_name(name.id) or is_model_dimension(name.id):
-            return Quantity(Role.MODEL, f"`{name.id}`, a model dimension")
+            return Quantity(Role.MODEL, f"{label}, a model dimension")
         if is_sequence_length(name.id) or is_token_count(name.id):
-            return Quantity(Role.LENGTH, f"`{name.id}`, a token or sequence count")
-        return Quantity(Role.UNKNOWN, name.id)
+            return Quantity(Role.LENGTH, f"{label}, a token or sequence count")
+        return Quantity(Role.UNKNOWN, label.strip("`"))
+
+    def attribute_values(
+        self: KernelIndex, owner: str, attr: str, host: HostFunction | None
+    ) -> list[tuple[ast.AST, HostFunction]]:
+        """What `owner.attr` can hold where `host` reads it: the values stored by
+        `owner.attr = value` in `host` itself, else in any function of the module (an
+        autograd `forward` keeping `ctx.M` for `backward`, `__init__` setting `self.n`)."""
+        if host is not None and (owner, attr) in host.attribute_assignments:
+            return [(v, host) for v in host.attribute_assignments[(owner, attr)]]
+        return [
+            (v, other)
+            for other in self.hosts
+            for v in other.attribute_assignments.get((owner, attr), ())
+        ]
+
+    def _leading_dimensions_product(
+        self: KernelIndex, product: ast.BinOp, host: HostFunction | None
+    ) -> Quantity | None:
+        """`s * b` with `s, b, v = logits.shape`, `x.shape[0] * x.shape[1]`: two or more
+        outer dimensions of one tensor multiplied are the rows of its flattened view, a
+        count of tokens whatever the names say (a `[seq, batch, vocab]` launcher's rows)."""
+        factors: list[ast.AST] = []
+        pending: list[ast.AST] = [product]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                pending += (node.left, node.right)
+            else:
+                factors.append(node)
+        dims: dict[str, set[int]] = {}
+        for factor in factors:
+            values = self.host_values(factor, host) if host is not None else [(factor, ())]
+            if len(values) != 1:
+                continue
+            found = _outer_dimension(values[0][0])
+            if found is not None:
+                dims.setdefault(found[0], set()).add(found[1])
+        for tensor, indices in dims.items():
+            # From the leading dimension on without a gap (`B * T` of `[B, T, H, D]`, not
+            # `B * H`), and none of them a head count by the only evidence left, its name.
+            if len(indices) >= 2 and indices == set(range(len(indices))):
+                if any(
+                    isinstance(f, ast.Name) and (is_head_name(f.id) or is_model_dimension(f.id))
+                    for f in factors
+                ):
+                    continue
+                return Quantity(Role.LENGTH, f"`{show(product)}`, the rows of `{tensor}` flattened")
+        return None
 
     def _call_quantity(
         self: KernelIndex,
@@ -245,14 +505,31 @@ class QuantityQueries:
             return self._sub(call.args[0], host, depth, hint)
         if name in _POWER_OF_TWO:
             return Quantity(Role.BUCKETED, f"`{shown}`, a power of two")
+        if name == "bool" or name == "isinstance":
+            return Quantity(Role.BOOLEAN, f"`{shown}`, a flag")
+        factors = _product_operand(call, name)
+        if factors is not None:
+            return self._shape_product(factors, host, depth, hint, shown)
         if _is_core_count_call(call):
             return Quantity(Role.CORES, f"`{shown}`, the core count")
         if name == "min" and isinstance(call.func, ast.Name):
             parts = [self._sub(a, host, depth, hint) for a in call.args]
-            for wanted in (Role.CORES, Role.LITERAL, Role.MODEL):
-                capped = [q for q in parts if q.role == wanted]
-                if capped:
-                    return capped[0]
+            cores = [q for q in parts if q.role == Role.CORES]
+            if cores:
+                return cores[0]
+            limits = [self._literal_int(a, host) for a in call.args]
+            small = [
+                q
+                for q, limit in zip(parts, limits)
+                if q.role in (Role.LITERAL, Role.MODEL)
+                and (limit is None or limit < _GRID_LIMIT_CAP)
+            ]
+            if small:
+                return small[0]
+            grown = _max(q for q, limit in zip(parts, limits) if limit is None)
+            caps = [limit for limit in limits if limit is not None]
+            if caps and grown.role.per_call:
+                return Quantity(grown.role, f"{grown.why}, capped only at {min(caps):,}", min(caps))
             return _max(parts)
         if name in ("max", "int", "abs", "round") and isinstance(call.func, ast.Name):
             parts = [self._sub(a, host, depth, hint) for a in call.args]
@@ -275,6 +552,42 @@ class QuantityQueries:
             )
         return Quantity(Role.UNKNOWN, shown)
 
+    def _shape_product(
+        self: KernelIndex,
+        factors: ast.AST,
+        host: HostFunction | None,
+        depth: int,
+        hint: str,
+        shown: str,
+    ) -> Quantity:
+        """`math.prod(x.shape[:-1])` (the rows of `x` flattened), `prod(x.shape)` (its
+        element count), `prod([B, T])` (as `B * T`)."""
+        values = self.host_values(factors, host) if host is not None else [(factors, ())]
+        out = []
+        for value, _ in values:
+            if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+                product: ast.AST = value.elts[0]
+                for elt in value.elts[1:]:
+                    product = ast.BinOp(product, ast.Mult(), elt)
+                out.append(self._sub(product, host, depth, hint))
+                continue
+            sliced = _shape_slice(value)
+            if sliced is None:
+                out.append(Quantity(Role.UNKNOWN, shown))
+                continue
+            tensor, start, stop = sliced
+            if isinstance(tensor, ast.Name) and is_parameter_tensor(tensor.id):
+                out.append(Quantity(Role.MODEL, f"`{shown}`, a size of a learned parameter"))
+            elif (start or 0) != 0:
+                out.append(Quantity(Role.UNKNOWN, shown))  # trailing dimensions only
+            elif stop is None:
+                out.append(Quantity(Role.LENGTH, f"`{shown}`, an element count"))
+            elif stop == 1:
+                out.append(self._dimension_role(tensor, 0, None, host, hint, f"`{shown}`"))
+            else:
+                out.append(Quantity(Role.LENGTH, f"`{shown}`, the rows of a flattened view"))
+        return _max(out)
+
     def _dimension(
         self: KernelIndex,
         tensor: ast.AST,
@@ -295,12 +608,21 @@ class QuantityQueries:
     def _unpacked_dimension(
         self: KernelIndex, element: TupleElement, host: HostFunction | None, hint: str
     ) -> Quantity:
-        """`B, T, H, K = x.shape`: element `index` of `width`."""
-        shape = element.value
-        if not (isinstance(shape, ast.Attribute) and shape.attr == "shape"):
+        """`B, T, H, K = x.shape`: element `index` of `width`; also of a slice
+        (`M, N = a.shape[-2:]`) and around a starred name (`B, T, *_ = x.shape`)."""
+        sliced = _shape_slice(element.value)
+        if sliced is None:
             return Quantity(Role.UNKNOWN, hint)
-        shown = f"`{hint}` (dimension {element.index} of `{show(shape)}`)"
-        return self._dimension_role(shape.value, element.index, element.width, host, hint, shown)
+        tensor, start, stop = sliced
+        index, rank = element.index, element.width
+        if start is not None or stop is not None:
+            if element.width is None or element.index < 0:
+                return Quantity(Role.UNKNOWN, hint)
+            index, rank = (start or 0) + element.index, None
+            if stop is None and element.index == element.width - 1:
+                index = -1  # the slice runs to the innermost dimension
+        shown = f"`{hint}` (dimension {index} of `{show(tensor)}.shape`)"
+        return self._dimension_role(tensor, index, rank, host, hint, shown)
 
     def _dimension_role(
         self: KernelIndex,
@@ -315,6 +637,18 @@ class QuantityQueries:
             return Quantity(Role.MODEL, f"{shown}, the innermost dimension")
         if isinstance(tensor, ast.Name) and is_parameter_tensor(tensor.id):
             return Quantity(Role.MODEL, f"{shown}, a size of a learned parameter")
+        if index == 0 and isinstance(tensor, ast.Name) and is_cache_tensor(tensor.id):
+            # A serving cache or state pool is allocated once: its slots are a constant.
+            return Quantity(Role.MODEL, f"{shown}, the slots of a cache")
+        if index < 0 and rank is not None:
+            index += rank
+        if index < 0:
+            # Counted from the end: the one before the innermost is a matrix's rows.
+            if hint and (is_head_name(hint) or is_model_dimension(hint) or is_flag_name(hint)):
+                return Quantity(Role.MODEL, f"{shown}, a model dimension")
+            if index == -2:
+                return Quantity(Role.LENGTH, f"{shown}, the rows of a matrix")
+            return Quantity(Role.UNKNOWN, shown)
         if index == 0:
             if self._flattened(tensor, host):
                 return Quantity(Role.LENGTH, f"{shown}, the rows of a flattened view")
@@ -386,17 +720,25 @@ class QuantityQueries:
         return [[value]]
 
     def has_task_loop(self: KernelIndex, fn: JitFunction) -> bool:
-        """Does the kernel loop over tasks itself (`range(pid, n, tl.num_programs(0))`,
-        a loop whose bounds or step read the program count)?"""
+        """Does the kernel loop over tasks itself? A loop whose bounds or step read the
+        program count (`tl.num_programs`, or an extension module's alias of it such as
+        `ext.num_programs`), or a grid-stride loop `range(pid, n, step)` that starts at
+        the program id (the step then is the grid size the launcher passes)."""
         cached = self._task_loop_cache.get(id(fn))
         if cached is not None:
             return cached
-        programs = f"{LANGUAGE}.num_programs"
-        program_counts = {id(stmt) for _call, stmt in self.calls_in(fn, programs)}
+        program_counts = {
+            id(stmt) for call, stmt in fn.calls if call_name(call.func) == "num_programs"
+        }
+        counts = {
+            name
+            for name, defs in fn.definitions.items()
+            if any(id(fn.statements[order]) in program_counts for order, _ in defs)
+        }
+        program_ids = self.assigned_from(fn, f"{LANGUAGE}.program_id")
+        runtime_params = set(fn.params) - fn.constexpr_params
         found = False
-        # A kernel that never asks for the program count has no loop that reads it.
-        counts = self.assigned_from(fn, programs) if program_counts else set()
-        for stmt in fn.statements if program_counts else ():
+        for stmt in fn.statements:
             if isinstance(stmt, ast.For):
                 header: ast.AST = stmt.iter
             elif isinstance(stmt, ast.While):
@@ -406,6 +748,16 @@ class QuantityQueries:
             # calls in a loop header are held by the loop statement
             if id(stmt) in program_counts or names_in(header) & counts:
                 found = True
+                break
+            if (
+                isinstance(header, ast.Call)
+                and call_name(header.func) in ("range", "static_range")
+                and len(header.args) == 3
+                and _is_program_id(header.args[0], program_ids)
+                and isinstance(header.args[2], ast.Name)
+                and header.args[2].id in runtime_params  # the grid size, passed in
+            ):
+                found = True  # a grid-stride loop from the program id
                 break
         self._task_loop_cache[id(fn)] = found
         return found

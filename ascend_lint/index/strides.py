@@ -256,6 +256,7 @@ def _unpacked_rank(name: str, host: HostFunction) -> int | None:
                 and value.value.attr == "shape"
                 and isinstance(value.value.value, ast.Name)
                 and value.value.value.id == name
+                and value.width is not None  # `B, T, *_ = x.shape` shows no rank
             ):
                 return value.width
     return None

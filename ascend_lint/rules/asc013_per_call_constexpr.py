@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
+from ascend_lint.index.quantities import is_flag_name
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
@@ -18,23 +20,35 @@ class PerCallConstexpr(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
-        seen: set[tuple[int, str]] = set()
+        # One finding per argument. Where a variable selects one of several kernels
+        # (`kernel = k_a if c else k_b`), it names every kernel whose constexpr receives it.
+        receivers: dict[int, list[tuple[str, str]]] = {}
+        evidence: dict[int, tuple[ast.AST, str] | None] = {}  # id(arg) -> (arg, why)
         for binding in index.launches:
-            for param in binding.callee.params:
-                if param not in binding.callee.constexpr_params:
-                    continue
+            callee = binding.callee
+            for param in callee.params:
+                if param not in callee.constexpr_params or is_flag_name(param):
+                    continue  # a flag has two values, whatever its value's name says
                 for arg in binding.args.get(param, ()):
-                    if (id(arg), param) in seen:
-                        continue
-                    seen.add((id(arg), param))
-                    per_call = [q for q in index.quantities(arg, binding.host) if q.role.per_call]
-                    if per_call:
-                        yield Finding(
-                            arg,
-                            f"constexpr `{param}` of `{binding.callee.name}` is bound to "
-                            f"{per_call[0].why}, which changes from call to call: each new "
-                            "value compiles the kernel again; pass it as a runtime argument",
-                        )
+                    if id(arg) not in evidence:
+                        quantities = index.quantities(arg, binding.host)
+                        per_call = [q for q in quantities if q.role.per_call]
+                        evidence[id(arg)] = (arg, str(per_call[0].why)) if per_call else None
+                    targets = receivers.setdefault(id(arg), [])
+                    if evidence[id(arg)] is not None and (callee.name, param) not in targets:
+                        targets.append((callee.name, param))
+        for key, found in evidence.items():
+            if found is None:
+                continue
+            arg, why = found
+            targets = receivers[key]
+            named = " and ".join(f"constexpr `{p}` of `{k}`" for k, p in targets)
+            yield Finding(
+                arg,
+                f"{named} {'is' if len(targets) == 1 else 'are'} bound to {why}, which "
+                "changes from call to call: each new value compiles the kernel again; pass "
+                "it as a runtime argument",
+            )
 
     VALID = [
         # model constants, block sizes and bucketed values
@@ -61,6 +75,65 @@ def k(x, n_tokens, BLOCK: tl.constexpr):
 
 def launch(x):
     k[(48,)](x, x.shape[0], BLOCK=64)
+""",
+        # flags, even where the value they test is a token count
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, HAS_TOKENS: tl.constexpr, IS_LONG: tl.constexpr):
+    pid = tl.program_id(0)
+
+def launch(x, num_tokens):
+    n = x.shape[0]
+    k[(48,)](x, n, HAS_TOKENS=num_tokens > 0, IS_LONG=bool(n > 4096))
+""",
+        # a literal bucket returned by a helper
+        """
+import triton
+import triton.language as tl
+
+def _bucket(n):
+    if n <= 16:
+        return 16
+    if n <= 128:
+        return 128
+    return 1024
+
+@triton.jit
+def k(x, n, BLOCK_T: tl.constexpr):
+    pid = tl.program_id(0)
+
+def launch(x):
+    n = x.shape[0]
+    k[(48,)](x, n, BLOCK_T=_bucket(n))
+""",
+        # the slots of a serving cache are allocated once
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, cache, NUM_SLOTS: tl.constexpr):
+    tl.program_id(0)
+
+def launch(x, conv_state):
+    num_slots, _, width = conv_state.size()
+    k[(48,)](x, conv_state, num_slots)
+""",
+        # the size left after the outer dimensions is a feature size
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, D: tl.constexpr):
+    tl.program_id(0)
+
+def launch(x):
+    B, S = x.shape[:2]
+    k[(48,)](x, D=x.numel() // (B * S))
 """,
     ]
     INVALID = [
@@ -115,5 +188,93 @@ def attn(q):
     attn_kernel[(24,)](q, B, M, H, K)
 """,
             rows=[11, 11],
+        ),
+        # the rows of a flattened view through `functools.reduce(operator.mul, ...)`
+        Invalid(
+            """
+import functools
+import operator
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, D: tl.constexpr, N: tl.constexpr):
+    pid = tl.program_id(0)
+
+def launch(x):
+    n = functools.reduce(operator.mul, x.shape[:-1], 1)
+    k[(48,)](x, D=x.shape[-1], N=n)
+""",
+            rows=[13],
+        ),
+        # rows of a matrix unpacked from a slice of the shape
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(a, M: tl.constexpr, N: tl.constexpr):
+    pid = tl.program_id(0)
+
+def launch(a, w):
+    M, N = a.shape[-2:]
+    k[(24,)](a, M, N)
+""",
+            rows=[11],
+        ),
+        # the leading size of a flattened view
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, N: tl.constexpr, D: tl.constexpr):
+    pid = tl.program_id(0)
+
+def launch(x, d):
+    n = x.view(-1, d).shape[0]
+    k[(n,)](x, N=n, D=d)
+""",
+            rows=[11],
+        ),
+        # a ratio of two per-call counts
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, TOK_PER_SEQ: tl.constexpr):
+    pid = tl.program_id(0)
+
+def launch(x, cu_seqlens):
+    num_tokens = x.shape[0]
+    num_seqs = cu_seqlens.numel() - 1
+    k[(48,)](x, num_tokens, TOK_PER_SEQ=num_tokens // num_seqs)
+""",
+            rows=[12],
+        ),
+        # a variable selects the kernel: the finding names the one whose constexpr receives it
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k_small(x, n):
+    pid = tl.program_id(0)
+
+@triton.jit
+def k_big(x, N: tl.constexpr):
+    pid = tl.program_id(0)
+
+def launch(x):
+    n = x.numel()
+    kernel = k_small if n < 4096 else k_big
+    kernel[(48,)](x, n)
+""",
+            rows=[16],
         ),
     ]
