@@ -81,7 +81,7 @@ def is_head_name(name: str) -> bool:
     return is_head_count(name) or is_head_count(name.upper()) or bool(_SHORT_HEADS.match(name))
 
 
-_SHORT_HEADS = re.compile(r"^[Hh][a-z]?$")
+_SHORT_HEADS = re.compile(r"^([Hh][a-z]?|n_?(q|k|kv|v)?_?h(eads?)?|num_(q|k|kv|v)_?heads?)$")
 
 
 def is_batch_name(name: str) -> bool:

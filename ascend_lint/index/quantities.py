@@ -88,7 +88,17 @@ _PRODUCTS = frozenset({"prod", "product"})  # math.prod, numpy.prod
 # (65,535 programs), far above any core count: it is no cap to the cores.
 _GRID_LIMIT_CAP = 4096
 # Flags by name, where the value itself is not shown: `IS_VARLEN`, `has_bias`, `use_fp8`.
-_FLAG_PREFIXES = ("is_", "has_", "use_", "enable_", "with_", "do_", "need_", "apply_")
+_FLAG_PREFIXES = (
+    "is_",
+    "has_",
+    "use_",
+    "enable_",
+    "with_",
+    "do_",
+    "need_",
+    "apply_",
+    "return_",
+)
 
 
 def is_flag_name(name: str) -> bool:
@@ -281,13 +291,17 @@ def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
 class QuantityQueries:
     """The queries of `KernelIndex` about host quantities (mixed into it)."""
 
-    def quantities(self: KernelIndex, expr: ast.AST, host: HostFunction | None) -> list[Quantity]:
-        """One quantity per value `expr` can hold (branches of the host, callers)."""
+    def quantities(
+        self: KernelIndex, expr: ast.AST, host: HostFunction | None, receiver: str = ""
+    ) -> list[Quantity]:
+        """One quantity per value `expr` can hold (branches of the host, callers).
+        `receiver` names the kernel parameter that takes the value: where the host
+        passes a bare dimension (`k.shape[1]`), its name is the last evidence left."""
         if host is None:
-            return [self._quantity(expr, None, "", 0)]
+            return [self._quantity(expr, None, receiver, 0)]
         out = []
         for value, _guards in self.host_values(expr, host):
-            hint = expr.id if isinstance(expr, ast.Name) else ""
+            hint = expr.id if isinstance(expr, ast.Name) else receiver
             out.append(self._quantity(value, host, hint, 0))
         return out
 

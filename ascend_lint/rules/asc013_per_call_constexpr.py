@@ -5,8 +5,18 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ascend_lint.index import LANGUAGE, JitFunction
 from ascend_lint.index.quantities import is_flag_name
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+
+
+def _arange_extents(ctx: RuleContext, fn: JitFunction) -> set[str]:
+    """Constexpr parameters the kernel uses as the extent of a `tl.arange`."""
+    found = set()
+    for call, _stmt in ctx.index.calls_in(fn, f"{LANGUAGE}.arange"):
+        if len(call.args) == 2 and isinstance(call.args[1], ast.Name):
+            found.add(call.args[1].id)
+    return found & fn.constexpr_params
 
 
 class PerCallConstexpr(Rule):
@@ -24,14 +34,21 @@ class PerCallConstexpr(Rule):
         # (`kernel = k_a if c else k_b`), it names every kernel whose constexpr receives it.
         receivers: dict[int, list[tuple[str, str]]] = {}
         evidence: dict[int, tuple[ast.AST, str] | None] = {}  # id(arg) -> (arg, why)
+        extents: dict[int, set[str]] = {}
         for binding in index.launches:
             callee = binding.callee
+            if id(callee.node) not in extents:
+                extents[id(callee.node)] = _arange_extents(ctx, callee)
             for param in callee.params:
                 if param not in callee.constexpr_params or is_flag_name(param):
                     continue  # a flag has two values, whatever its value's name says
+                if param in extents[id(callee.node)]:
+                    # `tl.arange(0, HC)`: the kernel holds the whole axis in one block,
+                    # which only a power of two fixed by the model can be.
+                    continue
                 for arg in binding.args.get(param, ()):
                     if id(arg) not in evidence:
-                        quantities = index.quantities(arg, binding.host)
+                        quantities = index.quantities(arg, binding.host, param)
                         per_call = [q for q in quantities if q.role.per_call]
                         evidence[id(arg)] = (arg, str(per_call[0].why)) if per_call else None
                     targets = receivers.setdefault(id(arg), [])
@@ -134,6 +151,44 @@ def k(x, D: tl.constexpr):
 def launch(x):
     B, S = x.shape[:2]
     k[(48,)](x, D=x.numel() // (B * S))
+""",
+        # the kernel holds the whole axis in one `tl.arange`: a power of two the model fixes
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, HC: tl.constexpr, D: tl.constexpr):
+    offs = tl.arange(0, HC)[:, None] * D + tl.arange(0, D)[None, :]
+    tl.store(x + tl.program_id(0) * HC * D + offs, 0.0)
+
+def launch(x):
+    n, hc, d = x.shape
+    k[(48,)](x, n, x.shape[1], d)
+""",
+        # a bare dimension whose only name is the receiving parameter's: a group count
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(q, kv, num_group: tl.constexpr):
+    tl.program_id(0)
+
+def launch(q, kv):
+    k[(48,)](q, kv, kv.shape[1])
+""",
+        # flags named for what they return
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, RETURN_TOKEN_ACCURACY: tl.constexpr):
+    tl.program_id(0)
+
+def launch(x, return_token_accuracy):
+    k[(48,)](x, RETURN_TOKEN_ACCURACY=return_token_accuracy)
 """,
     ]
     INVALID = [
