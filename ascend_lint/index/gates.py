@@ -23,12 +23,12 @@ statements per (function, parameter), cached.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.kernels import Branch, JitFunction
-from ascend_lint.index.launches import CallBinding, HostFunction
+from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.naming import is_head_count, is_sequence_length
 from ascend_lint.index.sequences import broadcasts, strip_casts, table_read
 from ascend_lint.index.syntax import (
@@ -78,19 +78,6 @@ class GateUses:
     writes: bool = False  # a store or an atomic through one of the pointers (here only)
 
 
-@dataclass
-class _CallMaps:
-    """Launch and helper bindings by callee, by argument node and by argument name, and
-    where each launch argument is set outside its call: built once per module."""
-
-    helper_by_call: dict[int, CallBinding] = field(default_factory=dict)
-    helpers_by_callee: dict[int, list[CallBinding]] = field(default_factory=dict)
-    launches_by_callee: dict[int, list[CallBinding]] = field(default_factory=dict)
-    launches_by_argument: dict[int, list[tuple[CallBinding, str]]] = field(default_factory=dict)
-    launches_by_name: dict[str, list[tuple[CallBinding, str]]] = field(default_factory=dict)
-    places: dict[int, tuple] = field(default_factory=dict)
-
-
 @dataclass(frozen=True)
 class SequenceStart:
     """Where a sequence-start local (`bos`) comes from: loaded from an offsets table
@@ -120,73 +107,6 @@ def _one_element(node: ast.AST | None) -> ast.AST | None:
 
 class GateQueries:
     """The queries of `KernelIndex` about gate reads (mixed into it)."""
-
-    def parents(self: KernelIndex, fn: JitFunction) -> dict[int, ast.AST]:
-        """id(statement) -> the statement (or the kernel's def) whose block holds it."""
-        cached = self._parents_cache.get(id(fn))
-        if cached is None:
-            cached = {}
-            for node in (fn.node, *fn.statements):
-                for field in ("body", "orelse", "finalbody", "handlers"):
-                    block = getattr(node, field, None)
-                    if isinstance(block, list):
-                        for child in block:
-                            cached[id(child)] = node
-            self._parents_cache[id(fn)] = cached
-        return cached
-
-    def _call_maps(self: KernelIndex) -> _CallMaps:
-        if self._call_maps_cache is None:
-            maps = _CallMaps()
-            for b in self.helper_calls:
-                maps.helper_by_call[id(b.call)] = b
-                maps.helpers_by_callee.setdefault(id(b.callee), []).append(b)
-            for b in self.launches:
-                maps.launches_by_callee.setdefault(id(b.callee), []).append(b)
-                for param, exprs in b.args.items():
-                    for e in exprs:
-                        maps.launches_by_argument.setdefault(id(e), []).append((b, param))
-                        if isinstance(e, ast.Name):
-                            maps.launches_by_name.setdefault(e.id, []).append((b, param))
-            for node, host in self.host_dicts:
-                for key, value in zip(node.keys, node.values):
-                    if isinstance(key, ast.Constant):
-                        maps.places.setdefault(id(value), ("dict", (node, key), host))
-            for call, host in self.host_calls:
-                if isinstance(call.func, ast.Name) and call.func.id == "dict":
-                    for k in call.keywords:
-                        if k.arg:
-                            maps.places.setdefault(id(k.value), ("call", call, host))
-            for host in self.hosts:
-                for var, items in host.key_assignments.items():
-                    for _key, value, stmt in items:
-                        maps.places.setdefault(id(value), ("item", (var, stmt), host))
-            self._call_maps_cache = maps
-        return self._call_maps_cache
-
-    def helper_binding(self: KernelIndex, call: ast.Call) -> CallBinding | None:
-        """The binding of a kernel-to-helper call."""
-        return self._call_maps().helper_by_call.get(id(call))
-
-    def helper_calls_to(self: KernelIndex, fn: JitFunction) -> list[CallBinding]:
-        return self._call_maps().helpers_by_callee.get(id(fn), [])
-
-    def launches_of(self: KernelIndex, fn: JitFunction) -> list[CallBinding]:
-        return self._call_maps().launches_by_callee.get(id(fn), [])
-
-    def launches_binding(self: KernelIndex, expr: ast.AST) -> list[tuple[CallBinding, str]]:
-        """(launch, parameter) for every launch that binds this very expression."""
-        return self._call_maps().launches_by_argument.get(id(expr), [])
-
-    def launches_binding_name(self: KernelIndex, name: str) -> list[tuple[CallBinding, str]]:
-        """(launch, parameter) for every launch that binds a host name spelled `name`."""
-        return self._call_maps().launches_by_name.get(name, [])
-
-    def argument_place(self: KernelIndex, expr: ast.AST):
-        """Where the host builds a launch argument outside the launch call, with its host:
-        ("dict", (display, key), host), ("call", `dict(...)` call, host) or
-        ("item", (variable, `kw['KEY'] = value` statement), host); None if elsewhere."""
-        return self._call_maps().places.get(id(expr))
 
     def gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int = 0) -> set[str]:
         """`param` and the locals holding addresses into it: sums rooted at one, block

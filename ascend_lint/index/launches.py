@@ -13,13 +13,9 @@ import ast
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, walk
-
-if TYPE_CHECKING:
-    from ascend_lint.index.model import KernelIndex
 
 
 @dataclass
@@ -145,7 +141,7 @@ class TupleElement(ast.expr):
         self.width = width
 
 
-def _argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:
+def argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:
     for kw in call.keywords:
         if kw.arg == param:
             return kw.value
@@ -156,7 +152,7 @@ def _argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:
 
 
 def _dict_items(
-    expr: ast.AST, host: HostFunction | None, index: KernelIndex, depth: int = 0
+    expr: ast.AST, host: HostFunction | None, depth: int = 0
 ) -> list[tuple[str, ast.AST]]:
     """(key, value) pairs of a dict the host builds: literals, `dict(...)`, variables
     filled with `kw['K'] = v`, and dicts splatted into other dicts."""
@@ -166,20 +162,20 @@ def _dict_items(
     if isinstance(expr, ast.Dict):
         for k, v in zip(expr.keys, expr.values):
             if k is None:
-                items += _dict_items(v, host, index, depth + 1)
+                items += _dict_items(v, host, depth + 1)
             elif isinstance(k, ast.Constant) and isinstance(k.value, str):
                 items.append((k.value, v))
     elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict":
         for a in expr.args:
-            items += _dict_items(a, host, index, depth + 1)
+            items += _dict_items(a, host, depth + 1)
         for kw in expr.keywords:
             if kw.arg is None:
-                items += _dict_items(kw.value, host, index, depth + 1)
+                items += _dict_items(kw.value, host, depth + 1)
             else:
                 items.append((kw.arg, kw.value))
     elif isinstance(expr, ast.Name) and host is not None:
         for value in host.assignments.get(expr.id, []):
-            items += _dict_items(value, host, index, depth + 1)
+            items += _dict_items(value, host, depth + 1)
         for key, value, _stmt in host.key_assignments.get(expr.id, []):
             items.append((key, value))
     return items
@@ -190,7 +186,6 @@ def bind_arguments(
     callee: JitFunction,
     via: tuple | None,
     host: HostFunction | None,
-    index: KernelIndex,
 ) -> dict[str, list[ast.AST]]:
     bound: dict[str, list[ast.AST]] = defaultdict(list)
     params = callee.params
@@ -204,13 +199,13 @@ def bind_arguments(
             bound[kw.arg].append(kw.value)
             continue
         splat = kw.value
-        items = _dict_items(splat, host, index)
+        items = _dict_items(splat, host)
         if via is not None and isinstance(splat, ast.Name):
             caller_call, caller_host, helper_host = via
             if splat.id in helper_host.params:
-                arg = _argument_for(caller_call, splat.id, helper_host.params.index(splat.id))
+                arg = argument_for(caller_call, splat.id, helper_host.params.index(splat.id))
                 if arg is not None:
-                    items += _dict_items(arg, caller_host, index)
+                    items += _dict_items(arg, caller_host)
         for key, value in items:
             bound[key].append(value)
     return dict(bound)
@@ -329,65 +324,6 @@ class LaunchQueries:
             return None
         return values[0]
 
-    def resolve_callee(self, func: ast.AST) -> list[JitFunction]:
-        """`k`, `self.k`, `Cls.k`, `module.k` -> the @triton.jit function of that name.
-
-        A name defined twice means its last definition, as at run time (launches run
-        after the module is imported); `Cls.k` prefers a kernel defined in class `Cls`.
-        """
-        if isinstance(func, ast.Name):
-            found = self.by_name.get(func.id, [])
-            top_level = [k for k in found if k.owner is None]
-            return (top_level or found)[-1:]
-        if isinstance(func, ast.Attribute) and not self.aliases.resolve(func):
-            found = self.by_name.get(func.attr, [])
-            owner = func.value.id if isinstance(func.value, ast.Name) else None
-            in_class = [k for k in found if k.owner is not None and k.owner == owner]
-            return (in_class or found)[-1:]
-        return []
-
-    def _launch_targets(
-        self, kernel_expr: ast.AST, host: HostFunction
-    ) -> list[tuple[JitFunction, tuple | None]]:
-        """Kernels a launch can run. `via` is (outer call, host) when the kernel object
-        arrived as an argument of a launch helper, so the helper's callers bind the rest."""
-        direct = self._kernels_of(kernel_expr, host, depth=0)
-        if direct:
-            return [(k, None) for k in direct]
-        if isinstance(kernel_expr, ast.Name) and kernel_expr.id in host.params:
-            pos = host.params.index(kernel_expr.id)
-            found = []
-            for caller_call, caller_host in self._calls_to(host.name):
-                arg = _argument_for(caller_call, kernel_expr.id, pos)
-                if arg is None:
-                    continue
-                for k in self._kernels_of(arg, caller_host, depth=0):
-                    found.append((k, (caller_call, caller_host, host)))
-            return found
-        return []
-
-    def _kernels_of(self, expr: ast.AST, host: HostFunction, depth: int) -> list[JitFunction]:
-        if depth > MAX_HELPER_DEPTH:
-            return []
-        if isinstance(expr, ast.IfExp):
-            return self._kernels_of(expr.body, host, depth + 1) + self._kernels_of(
-                expr.orelse, host, depth + 1
-            )
-        found = self.resolve_callee(expr)
-        if found:
-            return found
-        if isinstance(expr, ast.Name):
-            out: list[JitFunction] = []
-            for value in host.assignments.get(expr.id, []):
-                if not isinstance(value, TupleElement):
-                    out += self._kernels_of(value, host, depth + 1)
-            return out
-        return []
-
-    def _calls_to(self, host_name: str) -> list[tuple[ast.Call, HostFunction]]:
-        calls = self._calls_by_name.get(host_name, [])
-        return [(c, h) for c, h in calls if not isinstance(c.func, ast.Subscript)]
-
     def host_values(
         self, expr: ast.AST, host: HostFunction | None, depth: int = 0
     ) -> list[tuple[ast.AST, tuple]]:
@@ -418,8 +354,8 @@ class LaunchQueries:
             # A launch helper's parameter: what its callers in this module pass.
             position = host.params.index(expr.id)
             out = []
-            for call, caller in self._calls_to(host.name):
-                arg = _argument_for(call, expr.id, position)
+            for call, caller in self.calls_to(host.name):
+                arg = argument_for(call, expr.id, position)
                 if arg is not None:
                     out += self.host_values(arg, caller, depth + 1)
             return out or [(expr, ())]

@@ -189,7 +189,7 @@ class PlatformQueries:
         if id(host) not in cache:
             cache[id(host)] = False  # a recursive call does not vouch for itself
             if host.name != "<module>":
-                calls = self._calls_to(host.name)
+                calls = self.calls_to(host.name)
                 cache[id(host)] = bool(_words(host.name) & GPU_WORDS) or (
                     bool(calls)
                     and all(
