@@ -278,8 +278,8 @@ def test_module_constants_and_simt_only_kernels():
             simt[(1,)](x, **opts)
         """
     )
-    assert ast.literal_eval(index.module_constant("PREC")) == "tf32"
-    assert index.module_constant("TWICE") is None
-    assert index.module_constant("GUARDED") is None
-    simt_only = index.simt_only_kernels()
+    assert ast.literal_eval(index.host.module_constant("PREC")) == "tf32"
+    assert index.host.module_constant("TWICE") is None
+    assert index.host.module_constant("GUARDED") is None
+    simt_only = index.host.simt_only_kernels()
     assert {k.name for k in index.kernels if id(k.node) in simt_only} == {"simt", "tuned"}

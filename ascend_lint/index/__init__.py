@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.gates import GateSite, GateUses, SequenceStart
+from ascend_lint.index.host import HostFacts, is_simt_only
 from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
-from ascend_lint.index.launches import CallBinding, HostFunction, is_simt_only
+from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.layout import ContigBranch, is_transposed_copy
 from ascend_lint.index.model import KernelIndex
 from ascend_lint.index.naming import is_head_count, is_length
@@ -63,6 +64,7 @@ __all__ = [
     "ContigBranch",
     "GateSite",
     "GateUses",
+    "HostFacts",
     "HostFunction",
     "JitFunction",
     "KernelIndex",

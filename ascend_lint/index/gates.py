@@ -481,7 +481,7 @@ class GateQueries:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
             arguments = {a.arg: a for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-        for value, _guards in self.host_values(expr, host):
+        for value, _guards in self.host.host_values(expr, host):
             if any(isinstance(n, ast.Constant) and n.value is None for n in walk(value)):
                 return True
             if isinstance(value, ast.Name) and _used_unconditionally(node, value.id):

@@ -134,7 +134,7 @@ class LayoutQueries:
         buffer path) can select the strided fallback with many heads. A module that passes
         the flag nowhere is trusted: the documented pattern is in use.
         """
-        for value, guards in self.flag_values(flag):
+        for value, guards in self.host.flag_values(flag):
             if isinstance(value, ast.Constant):
                 if value.value is True or (value.value is False and _guard_implies_one(guards)):
                     continue
@@ -156,7 +156,8 @@ class LayoutQueries:
                 for param, exprs in binding.args.items():
                     for expr in exprs:
                         if any(
-                            is_transposed_copy(v) for v, _ in self.host_values(expr, binding.host)
+                            is_transposed_copy(v)
+                            for v, _ in self.host.host_values(expr, binding.host)
                         ):
                             cache[id(binding.callee)].add(param)
             for _ in range(MAX_HELPER_DEPTH):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateQueries
+from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.launches import LaunchQueries
 from ascend_lint.index.layout import LayoutQueries
 from ascend_lint.index.platform import PlatformQueries
 from ascend_lint.index.quantities import QuantityQueries
@@ -25,7 +25,6 @@ from ascend_lint.index.syntax import names_in
 
 @dataclass
 class KernelIndex(
-    LaunchQueries,
     LayoutQueries,
     PlatformQueries,
     QuantityQueries,
@@ -37,7 +36,6 @@ class KernelIndex(
     _transposed_cache: dict[int, set[str]] | None = None
     _stride_cache: dict[tuple[int, str], Stride] = field(default_factory=dict)
     _divisor_cache: dict[int, set[str]] = field(default_factory=dict)
-    _host_values_cache: dict[tuple[int, int], list] = field(default_factory=dict)
     _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
     _quantity_cache: dict[tuple[int, int, str], object] = field(default_factory=dict)
     _task_loop_cache: dict[int, bool] = field(default_factory=dict)
@@ -57,7 +55,6 @@ class KernelIndex(
     _cuda_imports_cache: list | None = None
     _imports_cache: list | None = None
     _platform_hosts_cache: dict[int, bool] = field(default_factory=dict)
-    _simt_only_cache: set[int] | None = None
     _platform_flags_cache: dict[int, frozenset[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -85,6 +82,7 @@ class KernelIndex(
         self.launches_binding = core.launches_binding
         self.launches_binding_name = core.launches_binding_name
         self.argument_place = core.argument_place
+        self.host = HostFacts(core)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

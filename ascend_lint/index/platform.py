@@ -232,7 +232,7 @@ class PlatformQueries:
         """A host value that is a platform test, or that some platform test selects."""
         return is_platform_test(value) or any(
             is_platform_test(v) or any(is_platform_test(test) for test, _taken in guards)
-            for v, guards in self.host_values(value, host)
+            for v, guards in self.host.host_values(value, host)
         )
 
     def kernel_platform_guarded(self: KernelIndex, fn: JitFunction, stmt: ast.stmt) -> bool:

@@ -300,7 +300,7 @@ class QuantityQueries:
         if host is None:
             return [self._quantity(expr, None, receiver, 0)]
         out = []
-        for value, _guards in self.host_values(expr, host):
+        for value, _guards in self.host.host_values(expr, host):
             hint = expr.id if isinstance(expr, ast.Name) else receiver
             out.append(self._quantity(value, host, hint, 0))
         return out
@@ -323,7 +323,7 @@ class QuantityQueries:
         if depth > 2 * MAX_HELPER_DEPTH:
             return Quantity(Role.UNKNOWN, _Source(expr))
         if isinstance(expr, ast.Name) and host is not None:
-            values = self.host_values(expr, host)
+            values = self.host.host_values(expr, host)
             if values != [(expr, ())]:
                 return _max(self._quantity(v, host, expr.id, depth + 1) for v, _ in values)
         return self._quantity(expr, host, hint, depth + 1)
@@ -390,7 +390,7 @@ class QuantityQueries:
         divisors = (
             [
                 self._quantity(v, host, divisor.id, depth + 1)
-                for v, _ in self.host_values(divisor, host)
+                for v, _ in self.host.host_values(divisor, host)
             ]
             if isinstance(divisor, ast.Name) and host is not None
             else [self._sub(divisor, host, depth)]
@@ -401,7 +401,7 @@ class QuantityQueries:
         if limit is not None and limit >= _GRID_LIMIT_CAP * 8:
             return Quantity(Role.BUCKETED, f"`{show(count)}` in chunks of the grid limit")
         numerator = self._sub(count, host, depth, hint)
-        if _remaining_dimensions(count, divisor, self.host_values, host):
+        if _remaining_dimensions(count, divisor, self.host.host_values, host):
             return Quantity(Role.UNKNOWN, f"`{show(count)}` per row of its outer dimensions")
         if any(q.role.per_call for q in divisors):
             # n / f(n): blocks sized from a count stay about as many as chosen, but the
@@ -417,7 +417,7 @@ class QuantityQueries:
     def _literal_int(self: KernelIndex, expr: ast.AST, host: HostFunction | None) -> int | None:
         """The integer `expr` always is: a literal, or a name every assignment of which
         (local or module-level) is that same literal."""
-        values = self.host_values(expr, host) if host is not None else [(expr, ())]
+        values = self.host.host_values(expr, host) if host is not None else [(expr, ())]
         found: set[int] = set()
         for value, _ in values:
             if isinstance(value, ast.Name) and value.id in self.hosts[0].assignments:
@@ -485,7 +485,7 @@ class QuantityQueries:
                 factors.append(node)
         dims: dict[str, set[int]] = {}
         for factor in factors:
-            values = self.host_values(factor, host) if host is not None else [(factor, ())]
+            values = self.host.host_values(factor, host) if host is not None else [(factor, ())]
             if len(values) != 1:
                 continue
             found = _outer_dimension(values[0][0])
@@ -562,7 +562,7 @@ class QuantityQueries:
             return _max(
                 self._sub(v, helper, depth)
                 for ret in helper.returns
-                for v, _ in self.host_values(ret.value, helper)
+                for v, _ in self.host.host_values(ret.value, helper)
             )
         return Quantity(Role.UNKNOWN, shown)
 
@@ -576,7 +576,7 @@ class QuantityQueries:
     ) -> Quantity:
         """`math.prod(x.shape[:-1])` (the rows of `x` flattened), `prod(x.shape)` (its
         element count), `prod([B, T])` (as `B * T`)."""
-        values = self.host_values(factors, host) if host is not None else [(factors, ())]
+        values = self.host.host_values(factors, host) if host is not None else [(factors, ())]
         out = []
         for value, _ in values:
             if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
@@ -685,7 +685,7 @@ class QuantityQueries:
 
     def _flattened(self: KernelIndex, tensor: ast.AST, host: HostFunction | None) -> bool:
         """`x.view(-1, D)`, `x.reshape(-1, x.shape[-1])`, `x.flatten(0, -2)`."""
-        for value, _ in self.host_values(tensor, host):
+        for value, _ in self.host.host_values(tensor, host):
             if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
                 continue
             if value.func.attr == "flatten":
@@ -708,7 +708,7 @@ class QuantityQueries:
         if grid is None:
             return []
         out: list[list[ast.AST]] = []
-        for value, _ in self.host_values(grid, host) if host is not None else [(grid, ())]:
+        for value, _ in self.host.host_values(grid, host) if host is not None else [(grid, ())]:
             out += self._axes_of(value, host, 0)
         return out
 

@@ -101,7 +101,7 @@ class StrideQueries:
                 for expr in binding.args.get(name, []):
                     if ast.unparse(expr) in grid:
                         found.append(Stride(NON_UNIT, f"`{name}` is a grid extent (a count)"))
-                    for value, _guards in self.host_values(expr, binding.host):
+                    for value, _guards in self.host.host_values(expr, binding.host):
                         host = self._host_stride(value, binding.host)
                         found.append(Stride(host.kind, f"a launch binds `{name}` to {host.why}"))
         for binding in self.helper_calls:
@@ -172,7 +172,7 @@ class StrideQueries:
     def _rank(self: KernelIndex, tensor: ast.AST, host: HostFunction | None) -> int | None:
         """The number of dimensions of a host tensor, where the host shows it."""
         ranks = set()
-        for value, _ in self.host_values(tensor, host):
+        for value, _ in self.host.host_values(tensor, host):
             rank = _rank_of(value)
             if rank is None and isinstance(tensor, ast.Name) and host is not None:
                 rank = _unpacked_rank(tensor.id, host)
