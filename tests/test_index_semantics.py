@@ -150,13 +150,13 @@ def launch(x, y, s_bare):
 def test_stride_evidence_comes_from_the_launcher(param, kind):
     index = build(STRIDES)
     fn = kernel(index, "k")
-    assert index.stride_of(fn, ast.Name(param, ast.Load())).kind == kind
+    assert index.strides.stride_of(fn, ast.Name(param, ast.Load())).kind == kind
 
 
 def test_stride_products_and_literals():
     index = build(STRIDES)
     fn = kernel(index, "k")
-    stride = index.stride_of
+    stride = index.strides.stride_of
     assert stride(fn, ast.parse("1", mode="eval").body).kind == UNIT
     assert stride(fn, ast.parse("2", mode="eval").body).kind == NON_UNIT
     assert stride(fn, ast.parse("s_bare * BT", mode="eval").body).kind == NON_UNIT
@@ -177,7 +177,9 @@ def test_helper_strides_are_what_callers_pass():
             w = helper(x, H)
         """
     )
-    assert index.stride_of(kernel(index, "helper"), ast.Name("s", ast.Load())).kind == NON_UNIT
+    assert (
+        index.strides.stride_of(kernel(index, "helper"), ast.Name("s", ast.Load())).kind == NON_UNIT
+    )
 
 
 # -- sequences ----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from ascend_lint.index.layout import LayoutQueries
 from ascend_lint.index.platform import PlatformQueries
 from ascend_lint.index.quantities import QuantityQueries
 from ascend_lint.index.sequences import SequenceQueries
-from ascend_lint.index.strides import Stride, StrideQueries
+from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.syntax import names_in
 
 
@@ -29,17 +29,13 @@ class KernelIndex(
     PlatformQueries,
     QuantityQueries,
     SequenceQueries,
-    StrideQueries,
     GateQueries,
 ):
     core: CoreFacts
     _transposed_cache: dict[int, set[str]] | None = None
-    _stride_cache: dict[tuple[int, str], Stride] = field(default_factory=dict)
-    _divisor_cache: dict[int, set[str]] = field(default_factory=dict)
     _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
     _quantity_cache: dict[tuple[int, int, str], object] = field(default_factory=dict)
     _task_loop_cache: dict[int, bool] = field(default_factory=dict)
-    _min_rank_cache: dict[int, dict[str, int]] = field(default_factory=dict)
     _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _sequences_done: set[int] = field(default_factory=set)
@@ -83,6 +79,7 @@ class KernelIndex(
         self.launches_binding_name = core.launches_binding_name
         self.argument_place = core.argument_place
         self.host = HostFacts(core)
+        self.strides = StrideFacts(core, self.host)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

@@ -616,7 +616,7 @@ class QuantityQueries:
             index = -dim.operand.value
         if not isinstance(index, int):
             return Quantity(Role.UNKNOWN, shown)
-        rank = self._rank(tensor, host)
+        rank = self.strides.rank(tensor, host)
         return self._dimension_role(tensor, index, rank, host, hint, f"`{shown}`")
 
     def _unpacked_dimension(
@@ -676,7 +676,7 @@ class QuantityQueries:
         if hint and is_batch_name(hint):
             return Quantity(Role.BATCH, f"{shown}, a batch size")
         if rank is None:
-            rank = self.min_rank(tensor, host)
+            rank = self.strides.min_rank(tensor, host)
         if rank is not None and index < rank - 1:
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")
         if hint and is_sequence_length(hint):

@@ -91,7 +91,7 @@ class StridedTimeGather(Rule):
             stride = one_d_stride(call)
             if stride is None:
                 continue
-            evidence = index.stride_of(fn, stride)
+            evidence = index.strides.stride_of(fn, stride)
             if evidence.kind != NON_UNIT:
                 continue
             if not _block_along_time(call, stride, index.sequences(fn)):
@@ -150,7 +150,7 @@ class StridedTimeGather(Rule):
                 if not time or not rest:
                     continue
                 stride = _product(rest)
-                evidence = index.stride_of(fn, stride)
+                evidence = index.strides.stride_of(fn, stride)
                 if evidence.kind == NON_UNIT:
                     yield Finding(
                         call,
