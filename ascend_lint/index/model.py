@@ -17,7 +17,7 @@ from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.layout import LayoutQueries
 from ascend_lint.index.platform import PlatformQueries
-from ascend_lint.index.quantities import QuantityQueries
+from ascend_lint.index.quantities import QuantityFacts
 from ascend_lint.index.sequences import SequenceQueries
 from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.syntax import names_in
@@ -27,15 +27,12 @@ from ascend_lint.index.syntax import names_in
 class KernelIndex(
     LayoutQueries,
     PlatformQueries,
-    QuantityQueries,
     SequenceQueries,
     GateQueries,
 ):
     core: CoreFacts
     _transposed_cache: dict[int, set[str]] | None = None
     _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
-    _quantity_cache: dict[tuple[int, int, str], object] = field(default_factory=dict)
-    _task_loop_cache: dict[int, bool] = field(default_factory=dict)
     _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _sequences_done: set[int] = field(default_factory=set)
@@ -80,6 +77,7 @@ class KernelIndex(
         self.argument_place = core.argument_place
         self.host = HostFacts(core)
         self.strides = StrideFacts(core, self.host)
+        self.quantities = QuantityFacts(core, self.host, self.strides)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:
