@@ -192,7 +192,7 @@ class _GateRewrite:
             if not callers and not launched:
                 raise _NoFix  # launched from another file, which this fix cannot see
             member.helper = bool(callers)
-            if launched and p in index.transposed_params(f):
+            if launched and p in index.layout.transposed_params(f):
                 raise _NoFix  # already handed a transposed copy: ASC002's case
             if launched and self.index.hooks_read(f, p):
                 raise _NoFix  # a heuristic or autotune hook reads the tensor itself

@@ -154,7 +154,7 @@ def test_transposed_arguments_through_locals_and_helpers():
         """
     )
     [k] = index.kernels
-    assert index.transposed_params(k) == {"g", "beta"}
+    assert index.layout.transposed_params(k) == {"g", "beta"}
 
 
 def test_kernel_loops_and_branches_context():
@@ -236,14 +236,14 @@ def test_platform_guarded_code_and_flags():
         """
     )
     calls = {
-        call.lineno: index.platform_guarded(call)
+        call.lineno: index.platform.platform_guarded(call)
         for call, _ in index.host_calls
         if getattr(call.func, "attr", "") in ("device", "Event")
     }
     assert calls == {7: True, 9: True, 10: False, 11: True, 21: True}
     [k] = index.kernels
-    assert index.platform_flags(k) == frozenset({"USE_PDL"})
-    guarded = [index.kernel_platform_guarded(k, stmt) for call, stmt in k.calls]
+    assert index.platform.platform_flags(k) == frozenset({"USE_PDL"})
+    guarded = [index.platform.kernel_platform_guarded(k, stmt) for call, stmt in k.calls]
     assert guarded == [True, False]
 
 

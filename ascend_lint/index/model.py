@@ -15,8 +15,8 @@ from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateQueries
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.layout import LayoutQueries
-from ascend_lint.index.platform import PlatformQueries
+from ascend_lint.index.layout import LayoutFacts
+from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
 from ascend_lint.index.sequences import SequenceQueries
 from ascend_lint.index.strides import StrideFacts
@@ -25,14 +25,10 @@ from ascend_lint.index.syntax import names_in
 
 @dataclass
 class KernelIndex(
-    LayoutQueries,
-    PlatformQueries,
     SequenceQueries,
     GateQueries,
 ):
     core: CoreFacts
-    _transposed_cache: dict[int, set[str]] | None = None
-    _contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = field(default_factory=dict)
     _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     _sequences_done: set[int] = field(default_factory=set)
@@ -42,13 +38,6 @@ class KernelIndex(
     _row_counts_cache: dict[int, dict[str, str]] = field(default_factory=dict)
     _none_tests_cache: dict[int, frozenset[str]] = field(default_factory=dict)
     _readers_cache: dict[int, dict[str, list[str]]] = field(default_factory=dict)
-    _platform_spans_cache: list | None = None
-    _torch_names_cache: frozenset[str] | None = None
-    _device_lookups_cache: list | None = None
-    _cuda_imports_cache: list | None = None
-    _imports_cache: list | None = None
-    _platform_hosts_cache: dict[int, bool] = field(default_factory=dict)
-    _platform_flags_cache: dict[int, frozenset[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         core = self.core
@@ -78,6 +67,8 @@ class KernelIndex(
         self.host = HostFacts(core)
         self.strides = StrideFacts(core, self.host)
         self.quantities = QuantityFacts(core, self.host, self.strides)
+        self.layout = LayoutFacts(core, self.host)
+        self.platform = PlatformFacts(core, self.host)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

@@ -61,11 +61,11 @@ def _product(parts: list[ast.AST]) -> ast.AST:
 def _documented_fallback(index: KernelIndex, fn: JitFunction, stmt: ast.stmt) -> bool:
     """The legacy side of a `*_T_CONTIG` flag that launchers select only when the stride
     is 1 anyway (`G_T_CONTIG=HV != 1`)."""
-    branch = index.contig_branch(fn, stmt)
+    branch = index.layout.contig_branch(fn, stmt)
     return bool(
         branch
         and not branch.contig_side
-        and index.flag_selects_fallback_only_for_one_head(branch.flag)
+        and index.layout.flag_selects_fallback_only_for_one_head(branch.flag)
     )
 
 

@@ -55,10 +55,10 @@ class StalePointerMath(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:
-            transposed = index.transposed_params(fn)
+            transposed = index.layout.transposed_params(fn)
             launched_pointers = pointer_names(fn, transposed) if transposed else set()
             for stmt in fn.statements:
-                branch = index.contig_branch(fn, stmt)
+                branch = index.layout.contig_branch(fn, stmt)
                 if branch and not branch.contig_side:
                     continue  # the legacy side of a contig flag: the layout is the old one there
                 pointers = set(launched_pointers)

@@ -45,20 +45,24 @@ class CudaOnlyApi(Rule):
             return
         findings: list[Finding] = []
         reported: set[int] = set()  # calls inside a reported property lookup
-        for node, key in index.device_property_lookups() if has_keys else ():
-            if index.platform_guarded(node) or index.platform_only_host(index.host_at(node)):
+        for node, key in index.platform.device_property_lookups() if has_keys else ():
+            if index.platform.platform_guarded(node) or index.platform.platform_only_host(
+                index.platform.host_at(node)
+            ):
                 continue
             reported.update(id(n) for n in walk(node) if isinstance(n, ast.Call))
             findings.append(self._property(ctx, node, key))
-        torch = index.torch_names()
+        torch = index.platform.torch_names()
         for call, host in index.host_calls:
             if id(call) not in reported:
                 found = self._host_call(ctx, call, torch)
-                if found and not (index.platform_guarded(call) or index.platform_only_host(host)):
+                if found and not (
+                    index.platform.platform_guarded(call) or index.platform.platform_only_host(host)
+                ):
                     findings += found
-        imports = index.cuda_language_imports()
+        imports = index.platform.cuda_language_imports()
         for item in imports:
-            if not index.platform_guarded(item.node):
+            if not index.platform.platform_guarded(item.node):
                 findings.append(self._import(ctx, item.node, item.module))
         for fn in index.kernels:
             for call, stmt in fn.calls:
@@ -68,7 +72,7 @@ class CudaOnlyApi(Rule):
                 parts = dotted(call.func) or []
                 if imports and parts and parts[0] in index.aliases.members:
                     continue  # `libdevice.exp` of an imported CUDA module: reported at the import
-                if not index.kernel_platform_guarded(fn, stmt):
+                if not index.platform.kernel_platform_guarded(fn, stmt):
                     findings.append(
                         Finding(
                             call.func,

@@ -33,7 +33,7 @@ class TransposedBatchBase(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:
-            transposed = index.transposed_params(fn)
+            transposed = index.layout.transposed_params(fn)
             if not transposed:
                 continue
             seq = index.sequences(fn)
