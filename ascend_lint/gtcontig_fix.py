@@ -254,7 +254,7 @@ class _GateRewrite:
             raise _NoFix
         if member.helper:
             return
-        seq = self.index.sequences(fn)
+        seq = self.index.sequences.of(fn)
         lengths = [p for p in fn.params if p in seq.lengths]
         if not lengths and not seq.offsets_tables:
             lengths = [p for p in fn.params if is_sequence_length(p)]
@@ -314,7 +314,7 @@ class _GateRewrite:
         scaled = [
             i for i, f in enumerate(parts) if isinstance(f, ast.Name) and f.id == member.heads
         ]
-        seq = self.index.sequences(fn)
+        seq = self.index.sequences.of(fn)
         if len(scaled) > 1:
             raise _NoFix
         if not scaled:

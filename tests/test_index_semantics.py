@@ -199,7 +199,7 @@ def test_offsets_tables_are_found_by_use_whatever_their_name():
             tl.store(x + rows, tl.load(x + rows), mask=rows < end)
         """
     )
-    seq = index.sequences(kernel(index, "k"))
+    seq = index.sequences.of(kernel(index, "k"))
     assert seq.offsets_tables == {"cu_q_lens_ptr"}  # chunk_map's pair delimits no span
     assert {"start", "end"} <= seq.token_offsets
     assert "rows" in seq.time_vectors
@@ -224,7 +224,7 @@ def test_lengths_and_time_vectors_of_a_varlen_kernel():
             m_i = (i_t * BT + o_i) < T
         """
     )
-    seq = index.sequences(kernel(index, "k"))
+    seq = index.sequences.of(kernel(index, "k"))
     assert "T" in seq.lengths
     assert {"bos", "eos"} <= seq.token_offsets
     assert seq.time_vectors == {"o_t", "o_i"}  # o_i: bounded once offset by a chunk start
@@ -245,7 +245,7 @@ def test_helpers_learn_sequences_from_their_callers():
             v = helper(x, bos, eos - bos, BT)
         """
     )
-    seq = index.sequences(kernel(index, "helper"))
+    seq = index.sequences.of(kernel(index, "helper"))
     assert "start" in seq.token_offsets
     assert "o" in seq.time_vectors
 

@@ -324,7 +324,7 @@ class GateQueries:
         defs = self._start_definitions(fn, name)
         if not defs or name in fn.params:
             return None
-        seq = self.sequences(fn)
+        seq = self.sequences.of(fn)
         packed_at: Branch | None = None
         packed = False
         batch: tuple[str, str] | None = None
@@ -389,7 +389,7 @@ class GateQueries:
     ) -> list[tuple[ast.AST, tuple[Branch, ...], bool]]:
         """Each definition of `name`: (its value, the compile-time branches around it,
         whether it reads the kernel's offsets table)."""
-        tables = self.sequences(fn).offsets_tables
+        tables = self.sequences.of(fn).offsets_tables
         params = set(fn.params)
         out = []
         for order, raw in fn.definitions.get(name, ()):
@@ -402,13 +402,13 @@ class GateQueries:
     def sequence_starts(self: KernelIndex, fn: JitFunction) -> set[str]:
         """The token offsets of `fn` that `sequence_start` can describe."""
         return {
-            n for n in self.sequences(fn).token_offsets if self.sequence_start(fn, n) is not None
+            n for n in self.sequences.of(fn).token_offsets if self.sequence_start(fn, n) is not None
         }
 
     def start_derived(self: KernelIndex, fn: JitFunction) -> set[str]:
         """Every token offset and the locals computed from one (lengths, differences of
         starts, excepted)."""
-        return self._derived_from(fn, set(self.sequences(fn).token_offsets), "derived")
+        return self._derived_from(fn, set(self.sequences.of(fn).token_offsets), "derived")
 
     def batch_derived(self: KernelIndex, fn: JitFunction) -> set[str]:
         """Locals computed from a token offset that is not a packed varlen offset alone:
@@ -418,7 +418,7 @@ class GateQueries:
         if cached is not None:
             return cached  # without describing every start again
         roots = set()
-        for name in self.sequences(fn).token_offsets:
+        for name in self.sequences.of(fn).token_offsets:
             start = self.sequence_start(fn, name)
             if start is None or not start.packed or start.batch_index is not None:
                 roots.add(name)
@@ -429,7 +429,7 @@ class GateQueries:
         cached = self._derived_cache.get(key)
         if cached is not None:
             return cached
-        lengths = self.sequences(fn).lengths
+        lengths = self.sequences.of(fn).lengths
         derived = set(roots)
         deps = fn.dependencies()
         while True:  # to the end, not a bounded number of rounds: a missed name is unsafe
@@ -454,7 +454,7 @@ class GateQueries:
         if cached is not None:
             return cached
         counts: dict[str, str] = {}
-        for name in self.sequences(fn).token_offsets:
+        for name in self.sequences.of(fn).token_offsets:
             start = self.sequence_start(fn, name)
             if start is None or start.packed or start.length is None or name in fn.params:
                 continue

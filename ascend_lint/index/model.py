@@ -10,31 +10,24 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateQueries
 from ascend_lint.index.host import HostFacts
-from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.layout import LayoutFacts
 from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
-from ascend_lint.index.sequences import SequenceQueries
+from ascend_lint.index.sequences import SequenceFacts
 from ascend_lint.index.strides import StrideFacts
-from ascend_lint.index.syntax import names_in
 
 
 @dataclass
 class KernelIndex(
-    SequenceQueries,
     GateQueries,
 ):
     core: CoreFacts
     _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
     _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
-    _sequences_done: set[int] = field(default_factory=set)
     _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
-    _vector_cache: dict[int, set[str]] = field(default_factory=dict)
-    _vector_locals_cache: dict[int, set[str]] = field(default_factory=dict)
     _row_counts_cache: dict[int, dict[str, str]] = field(default_factory=dict)
     _none_tests_cache: dict[int, frozenset[str]] = field(default_factory=dict)
     _readers_cache: dict[int, dict[str, list[str]]] = field(default_factory=dict)
@@ -69,25 +62,8 @@ class KernelIndex(
         self.quantities = QuantityFacts(core, self.host, self.strides)
         self.layout = LayoutFacts(core, self.host)
         self.platform = PlatformFacts(core, self.host)
+        self.sequences = SequenceFacts(core)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:
         return cls(CoreFacts.scan(tree))
-
-    def vector_names(self, fn: JitFunction) -> set[str]:
-        """Locals assigned an expression with a `tl.arange` in it, and the parameters a
-        caller binds to an expression computed from one (`_gather(p, o_t)` makes `o_t`
-        of `_gather` a vector): where 1-D index vectors enter a function."""
-        cached = self._vector_cache.get(id(fn))
-        if cached is not None:
-            return cached
-        self._vector_cache[id(fn)] = names = self.assigned_from(fn, f"{LANGUAGE}.arange")
-        for binding in self.helper_calls_to(fn):
-            caller = binding.caller
-            if caller is None:
-                continue
-            vectors = self.vector_locals(caller)  # what the caller's vectors flow into
-            for param, exprs in binding.args.items():
-                if any(names_in(e) & vectors for e in exprs):
-                    names.add(param)
-        return names

@@ -94,7 +94,7 @@ class StridedTimeGather(Rule):
             evidence = index.strides.stride_of(fn, stride)
             if evidence.kind != NON_UNIT:
                 continue
-            if not _block_along_time(call, stride, index.sequences(fn)):
+            if not _block_along_time(call, stride, index.sequences.of(fn)):
                 continue
             if _documented_fallback(index, fn, stmt):
                 continue
@@ -123,7 +123,7 @@ class StridedTimeGather(Rule):
 
     def _vector_gathers(self, fn: JitFunction, ctx: RuleContext, fixes: dict) -> Iterator[Finding]:
         index = ctx.index
-        vectors = index.vector_locals(fn)
+        vectors = index.sequences.vector_locals(fn)
         if not vectors:
             return  # no `tl.arange` vector reaches this function
         accesses = [
@@ -134,7 +134,7 @@ class StridedTimeGather(Rule):
         ]
         if not accesses:
             return  # no 1-D vector access: the sequence facts are not needed
-        seq = index.sequences(fn)
+        seq = index.sequences.of(fn)
         if not seq.time_vectors:
             return
         keep = seq.time_vectors | seq.token_offsets | seq.lengths

@@ -85,7 +85,7 @@ class MaskedNegativeOffset(Rule):
     def _vectors(ctx: RuleContext, fn: JitFunction) -> set[str]:
         """Block values: derived from `tl.arange` or loaded from memory."""
         loaded = ctx.index.assigned_from(fn, f"{LANGUAGE}.load")
-        return pointer_names(fn, ctx.index.vector_names(fn) | loaded)
+        return pointer_names(fn, ctx.index.sequences.vector_names(fn) | loaded)
 
     @staticmethod
     def _unclamped_use(

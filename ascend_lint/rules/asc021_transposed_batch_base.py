@@ -36,7 +36,7 @@ class TransposedBatchBase(Rule):
             transposed = index.layout.transposed_params(fn)
             if not transposed:
                 continue
-            seq = index.sequences(fn)
+            seq = index.sequences.of(fn)
             if not seq.token_offsets:
                 continue
             for stmt in fn.statements:
