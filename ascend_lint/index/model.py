@@ -8,10 +8,10 @@ The queries live with the facts they are about (`LaunchQueries`, `LayoutQueries`
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ascend_lint.index.core import CoreFacts
-from ascend_lint.index.gates import GateQueries
+from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.layout import LayoutFacts
 from ascend_lint.index.platform import PlatformFacts
@@ -21,16 +21,8 @@ from ascend_lint.index.strides import StrideFacts
 
 
 @dataclass
-class KernelIndex(
-    GateQueries,
-):
+class KernelIndex:
     core: CoreFacts
-    _gate_cache: dict[tuple[int, str], object] = field(default_factory=dict)
-    _gate_pointer_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
-    _derived_cache: dict[tuple[int, str], set[str]] = field(default_factory=dict)
-    _row_counts_cache: dict[int, dict[str, str]] = field(default_factory=dict)
-    _none_tests_cache: dict[int, frozenset[str]] = field(default_factory=dict)
-    _readers_cache: dict[int, dict[str, list[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         core = self.core
@@ -63,6 +55,7 @@ class KernelIndex(
         self.layout = LayoutFacts(core, self.host)
         self.platform = PlatformFacts(core, self.host)
         self.sequences = SequenceFacts(core)
+        self.gates = GateFacts(core, self.host, self.sequences)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

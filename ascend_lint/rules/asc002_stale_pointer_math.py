@@ -75,7 +75,7 @@ class StalePointerMath(Rule):
             and isinstance(stmt.target, ast.Name)
             and stmt.target.id in pointers
         ):
-            term = legacy_term(stmt.value, ctx.index.whole_row_counts(fn))
+            term = legacy_term(stmt.value, ctx.index.gates.whole_row_counts(fn))
             if term is not None:
                 fix = transposed_fix(ctx, fn, stmt.value, None, None, length_name(fn))
                 yield Finding(stmt, self._message(stmt.target.id, term), fix=fix)
@@ -87,7 +87,7 @@ class StalePointerMath(Rule):
             if base is None or not (names_in(base) & pointers):
                 continue
             stride = one_d_stride(call)
-            term = legacy_term(base, ctx.index.whole_row_counts(fn))
+            term = legacy_term(base, ctx.index.gates.whole_row_counts(fn))
             if term is not None or (stride is not None and not is_literal(stride, 1)):
                 shown = term if term is not None else stride
                 root = pointer_root(base)
@@ -105,7 +105,7 @@ class StalePointerMath(Rule):
                 heads = [
                     t for t in additive_terms(node) if isinstance(t, ast.Name) and t.id in pointers
                 ]
-                term = legacy_term(node, ctx.index.whole_row_counts(fn))
+                term = legacy_term(node, ctx.index.gates.whole_row_counts(fn))
                 if heads and term is not None:
                     fix = transposed_fix(ctx, fn, node, heads[0].id, None, length_name(fn))
                     yield Finding(node, self._message(heads[0].id, term), fix=fix)

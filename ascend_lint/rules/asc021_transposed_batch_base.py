@@ -83,7 +83,7 @@ class TransposedBatchBase(Rule):
     ) -> tuple[ast.AST, str] | None:
         """(the fixed-length value of `bos`, the varlen test) when `stmt` can run with
         `bos` set to a batch offset that does not step over the heads."""
-        split = ctx.index.start_split(fn, bos)
+        split = ctx.index.gates.start_split(fn, bos)
         if split is None:
             return None
         fixed, varlen = split
