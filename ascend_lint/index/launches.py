@@ -1,10 +1,15 @@
-"""Launches and bindings: host functions, every `kernel[grid](...)` launch and every
-kernel-to-helper call, with the arguments bound to the callee's parameters.
+"""Launches and bindings, the data: host functions (their assignments, `kw['K'] = v`
+items, `ctx.attr = v` stores and returns, each with the if-guards around it), the
+`CallBinding` of a launch or a kernel-to-helper call, and how a call's arguments bind
+to the callee's parameters.
 
 Binding follows positional and keyword arguments, `**dict` splats (literals, `dict(...)`,
-`kw['KEY'] = v`), one level of launch helper (`_launch(kernel, kernel_kwargs=dict(...))`),
-and host values through local assignments and helper returns, each with the if-guards
-around it.
+`kw['KEY'] = v`) and one level of launch helper (`_launch(kernel, kernel_kwargs=dict(...))`).
+Which launches and helper calls there are is found by the core facts (`core`); what a
+host value holds is `host`.
+
+Depends on: `kernels` (the callee's parameters) and `syntax` only; no facts object.
+Costs: one pass over each host function's statements (`scan_host`), one binding per call.
 """
 
 from __future__ import annotations

@@ -1,14 +1,26 @@
-"""The kernel index: one object per module holding every fact the rules ask about.
+"""The kernel index: one object per module, composed of one facts object per kind of
+fact, whose dependencies run one way.
 
-`KernelIndex.build(tree)` walks the module once for kernels and host functions, once
-over host code for calls and dict displays, and binds every launch and helper call.
-The queries live with the facts they are about (`LaunchQueries`, `LayoutQueries`).
+`KernelIndex.build(tree)` scans the module into the core facts (`CoreFacts`: kernels,
+host functions, host calls, launches and helper calls bound to their callees) and
+builds on them, in this order, each facts object from exactly the ones below it:
+
+    core ─┬─> host ─┬─> strides ──> quantities      (quantities: also core, host)
+          │         ├─> layout
+          │         ├─> platform
+          │         └──────────────> gates          (gates: also core, sequences)
+          └─> sequences ───────────> gates
+
+The index holds them as `index.host`, `index.strides`, `index.quantities`,
+`index.layout`, `index.platform`, `index.sequences` and `index.gates`, and forwards
+the core's data and queries (`index.kernels`, `index.launches`, `index.calls_in`, ...);
+rules ask the index, never the tree. Building the facts objects costs nothing: each
+computes and caches what it is asked, on first use.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateFacts
@@ -20,12 +32,12 @@ from ascend_lint.index.sequences import SequenceFacts
 from ascend_lint.index.strides import StrideFacts
 
 
-@dataclass
 class KernelIndex:
-    core: CoreFacts
+    """Every fact the rules ask about one module (see the module doc)."""
 
-    def __post_init__(self) -> None:
-        core = self.core
+    def __init__(self, core: CoreFacts):
+        self.core = core
+        # The core's data, shared (not copied): what every layer and rule reads.
         self.tree = core.tree
         self.aliases = core.aliases
         self.kernels = core.kernels
@@ -38,8 +50,8 @@ class KernelIndex:
         self.host_by_name = core.host_by_name
         self.host_calls = core.host_calls
         self.host_dicts = core.host_dicts
+        # The core's queries, bound once: asking the index costs no extra call.
         self.resolve_callee = core.resolve_callee
-        self.calls_to = core.calls_to
         self.calls_in = core.calls_in
         self.assigned_from = core.assigned_from
         self.parents = core.parents
@@ -49,6 +61,7 @@ class KernelIndex:
         self.launches_binding = core.launches_binding
         self.launches_binding_name = core.launches_binding_name
         self.argument_place = core.argument_place
+        # The facts objects, lowest first.
         self.host = HostFacts(core)
         self.strides = StrideFacts(core, self.host)
         self.quantities = QuantityFacts(core, self.host, self.strides)

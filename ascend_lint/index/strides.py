@@ -59,6 +59,7 @@ class StrideFacts:
 
     def __init__(self, core: CoreFacts, host: HostFacts):
         self._core = core
+        self._aliases = core.aliases
         self._host_values = host.host_values
         self._stride_cache: dict[tuple[int, str], Stride] = {}
         self._divisor_cache: dict[int, set[str]] = {}
@@ -142,7 +143,7 @@ class StrideFacts:
             if (
                 isinstance(stmt, (ast.Assign, ast.AugAssign))
                 and isinstance(node.right, ast.Name)
-                and fn.is_runtime(node.left, self._core.aliases)
+                and fn.is_runtime(node.left, self._aliases)
             ):
                 out.add(node.right.id)
         return out
