@@ -70,7 +70,7 @@ def gate_contig_fix(
 ) -> Fix | None:
     """The unsafe fix for the gate `pointer` addresses in `fn`, or None. `memo` (one per
     file) keeps the answer for every finding on the same gate of the same kernel."""
-    param = index.gate_param(fn, pointer)
+    param = index.gates.gate_param(fn, pointer)
     if param is None:
         return None
     key = (id(fn), param)
@@ -177,7 +177,7 @@ class _GateRewrite:
                 if known.param != p:
                     raise _NoFix  # one function, two tensors routed through it
                 continue
-            uses = index.gate_uses(f, p)
+            uses = index.gates.gate_uses(f, p)
             if uses is None or (f is fn and not uses.sites):
                 raise _NoFix
             member = _Member(f, p, uses)
@@ -192,9 +192,9 @@ class _GateRewrite:
             if not callers and not launched:
                 raise _NoFix  # launched from another file, which this fix cannot see
             member.helper = bool(callers)
-            if launched and p in index.transposed_params(f):
+            if launched and p in index.layout.transposed_params(f):
                 raise _NoFix  # already handed a transposed copy: ASC002's case
-            if launched and self.index.hooks_read(f, p):
+            if launched and self.index.gates.hooks_read(f, p):
                 raise _NoFix  # a heuristic or autotune hook reads the tensor itself
             for binding in launched:
                 # Kernels launched with the same argument (one dict for two kernels, a
@@ -227,7 +227,7 @@ class _GateRewrite:
 
     def _owner_param(self, caller: JitFunction, expr: ast.AST) -> str | None:
         root = pointer_root(expr)
-        return self.index.gate_param(caller, root) if root else None
+        return self.index.gates.gate_param(caller, root) if root else None
 
     def _describe(self, member: _Member, origin: _Member | None) -> None:
         fn = member.fn
@@ -254,7 +254,7 @@ class _GateRewrite:
             raise _NoFix
         if member.helper:
             return
-        seq = self.index.sequences(fn)
+        seq = self.index.sequences.of(fn)
         lengths = [p for p in fn.params if p in seq.lengths]
         if not lengths and not seq.offsets_tables:
             lengths = [p for p in fn.params if is_sequence_length(p)]
@@ -314,7 +314,7 @@ class _GateRewrite:
         scaled = [
             i for i, f in enumerate(parts) if isinstance(f, ast.Name) and f.id == member.heads
         ]
-        seq = self.index.sequences(fn)
+        seq = self.index.sequences.of(fn)
         if len(scaled) > 1:
             raise _NoFix
         if not scaled:
@@ -328,7 +328,7 @@ class _GateRewrite:
                 or name in seq.time_vectors
                 or name in fn.loop_variables
                 or is_head_count(name)
-                or name in self.index.start_derived(fn)
+                or name in self.index.gates.start_derived(fn)
             ):
                 raise _NoFix
             return f"{name} * {member.t_seq}", "head"
@@ -340,7 +340,7 @@ class _GateRewrite:
             len(others) == 1
             and isinstance(inner, ast.BinOp)
             and isinstance(inner.op, (ast.Add, ast.Sub))
-            and _names(inner) & self.index.sequence_starts(fn)
+            and _names(inner) & self.index.gates.sequence_starts(fn)
         ):
             # `(bos + o_t) * HV`: the start and the offset inside the sequence apart
             out, kinds = [], set()
@@ -364,15 +364,15 @@ class _GateRewrite:
             ):
                 raise _NoFix
             rest = [f for f in others if not (isinstance(f, ast.Name) and f.id == member.length)]
-            if not rest or _names_of(rest) & self.index.start_derived(fn):
+            if not rest or _names_of(rest) & self.index.gates.start_derived(fn):
                 raise _NoFix
             head = " * ".join(factor_text(f) for f in rest)
             return f"{head} * {member.heads} * {member.t_seq}", "start"
         if len(others) == 1 and isinstance(inner, ast.Name):
-            start = self.index.sequence_start(fn, inner.id)
+            start = self.index.gates.sequence_start(fn, inner.id)
             if start is not None:
                 return self._start(member, start, variant, splits), "start"
-        row_counts = self.index.whole_row_counts(fn)
+        row_counts = self.index.gates.whole_row_counts(fn)
         rows = [f for f in others if isinstance(f, ast.Name) and f.id in row_counts]
         if rows and not member.helper:
             # `i_k * all * HV` with `all = B * T`: a leading axis (per-K-block partials),
@@ -383,17 +383,17 @@ class _GateRewrite:
                 len(rows) != 1
                 or row_counts[rows[0].id] != member.length
                 or not rest
-                or rest_names & self.index.start_derived(fn)
+                or rest_names & self.index.gates.start_derived(fn)
                 or rest_names & seq.time_vectors
             ):
                 raise _NoFix
             self.leading_axis = True
             return " * ".join(factor_text(f) for f in parts), "leading"
-        if names & self.index.batch_derived(fn):
+        if names & self.index.gates.batch_derived(fn):
             raise _NoFix  # built from a sequence start the index cannot split
         # A time index (`last_idx * HV`, `o_t * HV`): time is the unit-stride axis now;
         # a packed global token index (`bos + o_t` from cu_seqlens) is one too.
-        kind = "start" if names & self.index.start_derived(fn) else "time"
+        kind = "start" if names & self.index.gates.start_derived(fn) else "time"
         return " * ".join(factor_text(f) for f in others), kind
 
     def _start(self, member: _Member, start: SequenceStart, variant: str | None, splits) -> str:
@@ -681,7 +681,7 @@ class _GateRewrite:
         s, e = self._span(gate)
         gate_text = self.text[s:e]
         condition = flag_value
-        if self.index.may_be_none(host, gate) or self.index.hooks_test_none(
+        if self.index.gates.may_be_none(host, gate) or self.index.gates.hooks_test_none(
             member.fn, member.param
         ):
             condition = f"{gate_text} is not None and {condition}"
@@ -736,12 +736,12 @@ class _GateRewrite:
             suffix += 1
             buffer = f"{name}_t{suffix}"
         transposed = f"{name}.transpose(-1, -2)"
-        if self.index.holds_nothing_yet(host, out):
+        if self.index.gates.holds_nothing_yet(host, out):
             value = f"{name}.new_empty({transposed}.shape)"
         else:
             value = f"{transposed}.contiguous()"
         condition = flag_value
-        if self.index.may_be_none(host, out):
+        if self.index.gates.may_be_none(host, out):
             condition = f"{name} is not None and {condition}"
         nl = self.newline
         unit = "\t" if indent.startswith("\t") else "    "
@@ -765,7 +765,7 @@ class _GateRewrite:
         if not isinstance(gate, ast.Name):
             return True
         return any(
-            self.index.stores_through(binding.callee, param)
+            self.index.gates.stores_through(binding.callee, param)
             for binding, param in self.index.launches_binding_name(gate.id)
         )
 

@@ -28,8 +28,8 @@ def role_of(host_body: str, axis: str = "value") -> Role:
     source = KERNEL + f"\ndef launch(x, w, cores):\n{body}\n    k[({axis},)](x, 0, V=1)\n"
     index = KernelIndex.build(ast.parse(source))
     (binding,) = index.launches
-    (axes,) = index.grid_axes(binding.call, binding.host)
-    roles = {q.role for q in index.quantities(axes[0], binding.host)}
+    (axes,) = index.quantities.grid_axes(binding.call, binding.host)
+    roles = {q.role for q in index.quantities.of(axes[0], binding.host)}
     assert len(roles) == 1, roles
     return roles.pop()
 

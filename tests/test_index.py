@@ -154,7 +154,7 @@ def test_transposed_arguments_through_locals_and_helpers():
         """
     )
     [k] = index.kernels
-    assert index.transposed_params(k) == {"g", "beta"}
+    assert index.layout.transposed_params(k) == {"g", "beta"}
 
 
 def test_kernel_loops_and_branches_context():
@@ -236,14 +236,14 @@ def test_platform_guarded_code_and_flags():
         """
     )
     calls = {
-        call.lineno: index.platform_guarded(call)
+        call.lineno: index.platform.platform_guarded(call)
         for call, _ in index.host_calls
         if getattr(call.func, "attr", "") in ("device", "Event")
     }
     assert calls == {7: True, 9: True, 10: False, 11: True, 21: True}
     [k] = index.kernels
-    assert index.platform_flags(k) == frozenset({"USE_PDL"})
-    guarded = [index.kernel_platform_guarded(k, stmt) for call, stmt in k.calls]
+    assert index.platform.platform_flags(k) == frozenset({"USE_PDL"})
+    guarded = [index.platform.kernel_platform_guarded(k, stmt) for call, stmt in k.calls]
     assert guarded == [True, False]
 
 
@@ -278,8 +278,8 @@ def test_module_constants_and_simt_only_kernels():
             simt[(1,)](x, **opts)
         """
     )
-    assert ast.literal_eval(index.module_constant("PREC")) == "tf32"
-    assert index.module_constant("TWICE") is None
-    assert index.module_constant("GUARDED") is None
-    simt_only = index.simt_only_kernels()
+    assert ast.literal_eval(index.host.module_constant("PREC")) == "tf32"
+    assert index.host.module_constant("TWICE") is None
+    assert index.host.module_constant("GUARDED") is None
+    simt_only = index.host.simt_only_kernels()
     assert {k.name for k in index.kernels if id(k.node) in simt_only} == {"simt", "tuned"}

@@ -150,13 +150,13 @@ def launch(x, y, s_bare):
 def test_stride_evidence_comes_from_the_launcher(param, kind):
     index = build(STRIDES)
     fn = kernel(index, "k")
-    assert index.stride_of(fn, ast.Name(param, ast.Load())).kind == kind
+    assert index.strides.stride_of(fn, ast.Name(param, ast.Load())).kind == kind
 
 
 def test_stride_products_and_literals():
     index = build(STRIDES)
     fn = kernel(index, "k")
-    stride = index.stride_of
+    stride = index.strides.stride_of
     assert stride(fn, ast.parse("1", mode="eval").body).kind == UNIT
     assert stride(fn, ast.parse("2", mode="eval").body).kind == NON_UNIT
     assert stride(fn, ast.parse("s_bare * BT", mode="eval").body).kind == NON_UNIT
@@ -177,7 +177,9 @@ def test_helper_strides_are_what_callers_pass():
             w = helper(x, H)
         """
     )
-    assert index.stride_of(kernel(index, "helper"), ast.Name("s", ast.Load())).kind == NON_UNIT
+    assert (
+        index.strides.stride_of(kernel(index, "helper"), ast.Name("s", ast.Load())).kind == NON_UNIT
+    )
 
 
 # -- sequences ----------------------------------------------------------------------------
@@ -197,7 +199,7 @@ def test_offsets_tables_are_found_by_use_whatever_their_name():
             tl.store(x + rows, tl.load(x + rows), mask=rows < end)
         """
     )
-    seq = index.sequences(kernel(index, "k"))
+    seq = index.sequences.of(kernel(index, "k"))
     assert seq.offsets_tables == {"cu_q_lens_ptr"}  # chunk_map's pair delimits no span
     assert {"start", "end"} <= seq.token_offsets
     assert "rows" in seq.time_vectors
@@ -222,7 +224,7 @@ def test_lengths_and_time_vectors_of_a_varlen_kernel():
             m_i = (i_t * BT + o_i) < T
         """
     )
-    seq = index.sequences(kernel(index, "k"))
+    seq = index.sequences.of(kernel(index, "k"))
     assert "T" in seq.lengths
     assert {"bos", "eos"} <= seq.token_offsets
     assert seq.time_vectors == {"o_t", "o_i"}  # o_i: bounded once offset by a chunk start
@@ -243,7 +245,7 @@ def test_helpers_learn_sequences_from_their_callers():
             v = helper(x, bos, eos - bos, BT)
         """
     )
-    seq = index.sequences(kernel(index, "helper"))
+    seq = index.sequences.of(kernel(index, "helper"))
     assert "start" in seq.token_offsets
     assert "o" in seq.time_vectors
 

@@ -4,35 +4,52 @@ Rules never walk the syntax tree to rediscover kernels, aliases, constexpr-ness 
 launch bindings; they ask this index. It is built from the standard library's `ast`
 (fast, positions included); libcst is used only where source is rewritten (fixes).
 
-Where each kind of fact is computed:
+Where each kind of fact is computed (per kernel, then per module):
 
 * `aliases`    imports: which local names stand for `triton`, `triton.language` and members
 * `kernels`    `@triton.jit` functions: parameters, statements in order, the loops and
                branches around each, assignments, calls
 * `constexpr`  compile-time or runtime, for every value at the statement that reads it
 * `values`     per-kernel value facts: int64, loop-derived, program ids, pointers
-* `sequences`  offsets tables, token offsets, sequence lengths, time vectors (by use)
-* `strides`    whether a stride is unit, non-unit or unknown, and the evidence
-* `launches`   host functions, launches and helper calls, argument bindings, host values
-* `layout`     host layout: transposed copies and the stride-1 `*_CONTIG` flags
-* `quantities` what a host value counts (tokens, batch, model dims, cores) and grid axes
-* `gates`      how a kernel addresses a read-only gate, use by use; sequence starts
-* `platform`   code under a platform test, CUDA-only imports and device-property lookups
+* `launches`   host functions and their assignments, argument binding (`CallBinding`)
+* `core`       `CoreFacts`: the scanned module, launches and helper calls bound to their
+               callees, callee resolution, the calls in a kernel, bindings by callee
+* `host`       `HostFacts`: host values, launch options in dicts, SIMT-only mode, flags
+* `strides`    `StrideFacts`: whether a stride is unit, non-unit or unknown, and why
+* `quantities` `QuantityFacts`: what a host value counts (tokens, batch, model dims,
+               cores) and grid axes
+* `layout`     `LayoutFacts`: transposed copies and the stride-1 `*_CONTIG` flags
+* `platform`   `PlatformFacts`: code under a platform test, CUDA-only imports and
+               device-property lookups
+* `sequences`  offsets tables, token offsets, sequence lengths, time vectors (by use);
+               `SequenceFacts` adds what callers pass to helpers, and index vectors
+* `gates`      `GateFacts`: how a kernel addresses a read-only gate, use by use;
+               sequence starts; what the host does with a launch argument
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
-* `model`      `KernelIndex`, which builds the above once per module and answers queries
+* `model`      `KernelIndex`, the core and the facts objects above, built once per module
+
+The facts objects depend one way: `host` and `sequences` on the core, `strides`,
+`layout` and `platform` on the core and `host`, `quantities` also on `strides`, and
+`gates` on the core, `host` and `sequences`. Rules reach each as an attribute of the
+index (`index.strides.stride_of(...)`, `index.quantities.of(...)`).
 """
 
 from __future__ import annotations
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
-from ascend_lint.index.gates import GateSite, GateUses, SequenceStart
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.gates import GateFacts, GateSite, GateUses, SequenceStart
+from ascend_lint.index.host import HostFacts, is_simt_only
 from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
-from ascend_lint.index.launches import CallBinding, HostFunction, is_simt_only
-from ascend_lint.index.layout import ContigBranch, is_transposed_copy
+from ascend_lint.index.launches import CallBinding, HostFunction
+from ascend_lint.index.layout import ContigBranch, LayoutFacts, is_transposed_copy
 from ascend_lint.index.model import KernelIndex
 from ascend_lint.index.naming import is_head_count, is_length
-from ascend_lint.index.platform import is_platform_test
+from ascend_lint.index.platform import PlatformFacts, is_platform_test
+from ascend_lint.index.quantities import QuantityFacts
+from ascend_lint.index.sequences import SequenceFacts
+from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.syntax import (
     additive_terms,
     all_statements,
@@ -61,13 +78,21 @@ __all__ = [
     "CallBinding",
     "Context",
     "ContigBranch",
+    "CoreFacts",
+    "GateFacts",
     "GateSite",
     "GateUses",
+    "HostFacts",
     "HostFunction",
     "JitFunction",
     "KernelIndex",
+    "LayoutFacts",
     "Loop",
+    "PlatformFacts",
+    "QuantityFacts",
+    "SequenceFacts",
     "SequenceStart",
+    "StrideFacts",
     "ValueFacts",
     "additive_terms",
     "all_statements",

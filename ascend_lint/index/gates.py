@@ -16,21 +16,34 @@ Accesses that need nothing (`tl.load(p_g)`, `tl.store(p_dg, x)`, `tl.advance(p_g
 `g.dtype`) are not sites; `GateUses.writes` says whether any access writes. Any other
 use (a 2-D tile, the pointer as a stored value or on the right of `+`, a call the index
 cannot resolve) makes the answer None: the tensor is not accessed in a shape whose
-re-addressing is mechanical. Cost: one walk over the function's
-statements per (function, parameter), cached.
+re-addressing is mechanical.
+
+Also here: how a sequence start is defined (`sequence_start`, `start_split`) and what
+is computed from the starts, and what the host does with a launch argument (may it be
+None, does it hold nothing yet, do the kernel's decorators look at it), the questions
+the gate layout fix asks before it rewrites a launcher.
+
+Depends on: the core facts (helper bindings, aliases), `host` (what a launch argument
+holds) and `sequences` (token offsets and lengths, callers' included). Nothing else of
+the index depends on this object.
+
+Costs: one walk over the function's statements per (function, parameter), cached;
+the readers of each local once per function; the starts and what derives from them
+once per function; the None tests of a host function once per host function.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import Branch, JitFunction
-from ascend_lint.index.launches import CallBinding, HostFunction
+from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.naming import is_head_count, is_sequence_length
-from ascend_lint.index.sequences import broadcasts, strip_casts, table_read
+from ascend_lint.index.sequences import SequenceFacts, broadcasts, strip_casts, table_read
 from ascend_lint.index.syntax import (
     MAX_HELPER_DEPTH,
     children,
@@ -40,9 +53,6 @@ from ascend_lint.index.syntax import (
     walk,
 )
 from ascend_lint.index.values import pointer_root
-
-if TYPE_CHECKING:
-    from ascend_lint.index.model import KernelIndex
 
 _LOAD = f"{LANGUAGE}.load"
 _STORE = f"{LANGUAGE}.store"
@@ -78,19 +88,6 @@ class GateUses:
     writes: bool = False  # a store or an atomic through one of the pointers (here only)
 
 
-@dataclass
-class _CallMaps:
-    """Launch and helper bindings by callee, by argument node and by argument name, and
-    where each launch argument is set outside its call: built once per module."""
-
-    helper_by_call: dict[int, CallBinding] = field(default_factory=dict)
-    helpers_by_callee: dict[int, list[CallBinding]] = field(default_factory=dict)
-    launches_by_callee: dict[int, list[CallBinding]] = field(default_factory=dict)
-    launches_by_argument: dict[int, list[tuple[CallBinding, str]]] = field(default_factory=dict)
-    launches_by_name: dict[str, list[tuple[CallBinding, str]]] = field(default_factory=dict)
-    places: dict[int, tuple] = field(default_factory=dict)
-
-
 @dataclass(frozen=True)
 class SequenceStart:
     """Where a sequence-start local (`bos`) comes from: loaded from an offsets table
@@ -118,77 +115,23 @@ def _one_element(node: ast.AST | None) -> ast.AST | None:
     return None
 
 
-class GateQueries:
-    """The queries of `KernelIndex` about gate reads (mixed into it)."""
+class GateFacts:
+    """Gate accesses, sequence starts and what the host does with a launch argument
+    (see the module doc)."""
 
-    def parents(self: KernelIndex, fn: JitFunction) -> dict[int, ast.AST]:
-        """id(statement) -> the statement (or the kernel's def) whose block holds it."""
-        cached = self._parents_cache.get(id(fn))
-        if cached is None:
-            cached = {}
-            for node in (fn.node, *fn.statements):
-                for field in ("body", "orelse", "finalbody", "handlers"):
-                    block = getattr(node, field, None)
-                    if isinstance(block, list):
-                        for child in block:
-                            cached[id(child)] = node
-            self._parents_cache[id(fn)] = cached
-        return cached
+    def __init__(self, core: CoreFacts, host: HostFacts, sequences: SequenceFacts):
+        self._aliases = core.aliases
+        self._helper_binding = core.helper_binding
+        self._host_values = host.host_values
+        self._sequences = sequences
+        self._gate_cache: dict[tuple[int, str], GateUses | None] = {}
+        self._gate_pointer_cache: dict[tuple[int, str], set[str]] = {}
+        self._readers_cache: dict[int, dict[str, list[str]]] = {}
+        self._derived_cache: dict[tuple[int, str], set[str]] = {}
+        self._row_counts_cache: dict[int, dict[str, str]] = {}
+        self._none_tests_cache: dict[int, frozenset[str]] = {}
 
-    def _call_maps(self: KernelIndex) -> _CallMaps:
-        if self._call_maps_cache is None:
-            maps = _CallMaps()
-            for b in self.helper_calls:
-                maps.helper_by_call[id(b.call)] = b
-                maps.helpers_by_callee.setdefault(id(b.callee), []).append(b)
-            for b in self.launches:
-                maps.launches_by_callee.setdefault(id(b.callee), []).append(b)
-                for param, exprs in b.args.items():
-                    for e in exprs:
-                        maps.launches_by_argument.setdefault(id(e), []).append((b, param))
-                        if isinstance(e, ast.Name):
-                            maps.launches_by_name.setdefault(e.id, []).append((b, param))
-            for node, host in self.host_dicts:
-                for key, value in zip(node.keys, node.values):
-                    if isinstance(key, ast.Constant):
-                        maps.places.setdefault(id(value), ("dict", (node, key), host))
-            for call, host in self.host_calls:
-                if isinstance(call.func, ast.Name) and call.func.id == "dict":
-                    for k in call.keywords:
-                        if k.arg:
-                            maps.places.setdefault(id(k.value), ("call", call, host))
-            for host in self.hosts:
-                for var, items in host.key_assignments.items():
-                    for _key, value, stmt in items:
-                        maps.places.setdefault(id(value), ("item", (var, stmt), host))
-            self._call_maps_cache = maps
-        return self._call_maps_cache
-
-    def helper_binding(self: KernelIndex, call: ast.Call) -> CallBinding | None:
-        """The binding of a kernel-to-helper call."""
-        return self._call_maps().helper_by_call.get(id(call))
-
-    def helper_calls_to(self: KernelIndex, fn: JitFunction) -> list[CallBinding]:
-        return self._call_maps().helpers_by_callee.get(id(fn), [])
-
-    def launches_of(self: KernelIndex, fn: JitFunction) -> list[CallBinding]:
-        return self._call_maps().launches_by_callee.get(id(fn), [])
-
-    def launches_binding(self: KernelIndex, expr: ast.AST) -> list[tuple[CallBinding, str]]:
-        """(launch, parameter) for every launch that binds this very expression."""
-        return self._call_maps().launches_by_argument.get(id(expr), [])
-
-    def launches_binding_name(self: KernelIndex, name: str) -> list[tuple[CallBinding, str]]:
-        """(launch, parameter) for every launch that binds a host name spelled `name`."""
-        return self._call_maps().launches_by_name.get(name, [])
-
-    def argument_place(self: KernelIndex, expr: ast.AST):
-        """Where the host builds a launch argument outside the launch call, with its host:
-        ("dict", (display, key), host), ("call", `dict(...)` call, host) or
-        ("item", (variable, `kw['KEY'] = value` statement), host); None if elsewhere."""
-        return self._call_maps().places.get(id(expr))
-
-    def gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int = 0) -> set[str]:
+    def gate_pointers(self, fn: JitFunction, param: str, depth: int = 0) -> set[str]:
         """`param` and the locals holding addresses into it: sums rooted at one, block
         pointers over one, and what a helper returns when it returns such an address."""
         key = (id(fn), param)
@@ -197,7 +140,7 @@ class GateQueries:
             cached = self._gate_pointer_cache[key] = self._gate_pointers(fn, param, depth)
         return cached
 
-    def _gate_pointers(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> set[str]:
+    def _gate_pointers(self, fn: JitFunction, param: str, depth: int) -> set[str]:
         # To the end (an alias it missed would keep its legacy addressing), visiting only
         # the locals whose values read a name just found to be an address.
         readers = self._readers(fn)
@@ -212,7 +155,7 @@ class GateQueries:
                     frontier.append(name)
         return pointers
 
-    def _readers(self: KernelIndex, fn: JitFunction) -> dict[str, list[str]]:
+    def _readers(self, fn: JitFunction) -> dict[str, list[str]]:
         """name -> the locals one of whose assignments reads it."""
         cached = self._readers_cache.get(id(fn))
         if cached is None:
@@ -223,18 +166,16 @@ class GateQueries:
             self._readers_cache[id(fn)] = cached
         return cached
 
-    def _is_address(
-        self: KernelIndex, fn: JitFunction, value: ast.AST, pointers: set[str], depth: int
-    ) -> bool:
+    def _is_address(self, fn: JitFunction, value: ast.AST, pointers: set[str], depth: int) -> bool:
         if isinstance(value, (ast.BinOp, ast.Name)):
             return pointer_root(value) in pointers
         if not isinstance(value, ast.Call):
             return False
-        qual = self.aliases.resolve(value.func)
+        qual = self._aliases.resolve(value.func)
         if qual in (_MAKE_BLOCK_PTR, _ADVANCE):
             base = block_ptr_arg(value, "base") if qual == _MAKE_BLOCK_PTR else value.args[0]
             return base is not None and pointer_root(base) in pointers
-        binding = self.helper_binding(value) if qual is None else None
+        binding = self._helper_binding(value) if qual is None else None
         if binding is not None and depth < MAX_HELPER_DEPTH:
             for p, exprs in binding.args.items():
                 if any(pointer_root(e) in pointers for e in exprs):
@@ -243,9 +184,7 @@ class GateQueries:
                         return True
         return False
 
-    def gate_uses(
-        self: KernelIndex, fn: JitFunction, param: str, depth: int = 0
-    ) -> GateUses | None:
+    def gate_uses(self, fn: JitFunction, param: str, depth: int = 0) -> GateUses | None:
         """Every use of the addresses into `param`, or None if one of them is of a kind
         a mechanical re-addressing does not understand (see the module docstring)."""
         key = (id(fn), param)
@@ -256,7 +195,7 @@ class GateQueries:
         self._gate_cache[key] = result
         return result
 
-    def _gate_uses(self: KernelIndex, fn: JitFunction, param: str, depth: int) -> GateUses | None:
+    def _gate_uses(self, fn: JitFunction, param: str, depth: int) -> GateUses | None:
         pointers = self.gate_pointers(fn, param, depth)
         sites: dict[int, GateSite] = {}
         returns_pointer = writes = False
@@ -303,7 +242,7 @@ class GateQueries:
         return GateUses(frozenset(pointers), tuple(ordered), returns_pointer, writes)
 
     def _classify(
-        self: KernelIndex,
+        self,
         fn: JitFunction,
         stmt: ast.stmt,
         name: ast.Name,
@@ -333,7 +272,7 @@ class GateQueries:
             call = parents.get(id(parent))
         if not isinstance(call, ast.Call) or expr is call.func:
             return None
-        qual = self.aliases.resolve(call.func)
+        qual = self._aliases.resolve(call.func)
         if qual == _MAKE_BLOCK_PTR:
             if block_ptr_arg(call, "base") is not expr:
                 return None
@@ -361,7 +300,7 @@ class GateQueries:
             return True if bare and call.args and call.args[0] is expr else None
         if qual is not None:
             return None  # anything else of triton's
-        binding = self.helper_binding(call)
+        binding = self._helper_binding(call)
         if binding is not None:
             bound = [p for p, exprs in binding.args.items() if any(e is expr for e in exprs)]
             if len(bound) != 1 or depth >= MAX_HELPER_DEPTH:
@@ -377,40 +316,40 @@ class GateQueries:
             )
         return None
 
-    def stores_through(self: KernelIndex, fn: JitFunction, param: str) -> bool:
+    def stores_through(self, fn: JitFunction, param: str) -> bool:
         """Does `fn` write memory through an address into `param` (a store, an atomic)?
         Looser than `GateUses.writes`: any address expression that mentions a pointer."""
         pointers = self.gate_pointers(fn, param)
         for call, _stmt in fn.calls:
-            qual = self.aliases.resolve(call.func) or ""
+            qual = self._aliases.resolve(call.func) or ""
             if qual == _STORE or qual.startswith(_ATOMIC):
                 target = _written_pointer(call)
                 if target is not None and names_in(target) & pointers:
                     return True
         return False
 
-    def gate_param(self: KernelIndex, fn: JitFunction, pointer: str) -> str | None:
+    def gate_param(self, fn: JitFunction, pointer: str) -> str | None:
         """The pointer parameter whose addresses `pointer` holds, if exactly one."""
         if pointer in fn.params:
             return pointer
         # Only a parameter some address is rooted at can be the one.
-        candidates = fn.facts(self.aliases).pointers & set(fn.params)
+        candidates = fn.facts(self._aliases).pointers & set(fn.params)
         found = [p for p in fn.params if p in candidates and pointer in self.gate_pointers(fn, p)]
         return found[0] if len(found) == 1 else None
 
-    def sequence_start(self: KernelIndex, fn: JitFunction, name: str) -> SequenceStart | None:
+    def sequence_start(self, fn: JitFunction, name: str) -> SequenceStart | None:
         """How `name` is defined when it is a sequence start; None when it is not one,
         or when its definitions are not exactly the two documented ones."""
         defs = self._start_definitions(fn, name)
         if not defs or name in fn.params:
             return None
-        seq = self.sequences(fn)
+        seq = self._sequences.of(fn)
         packed_at: Branch | None = None
         packed = False
         batch: tuple[str, str] | None = None
         batch_at: Branch | None = None
         for raw, branches, from_table in defs:
-            value = strip_casts(raw, self.aliases)
+            value = strip_casts(raw, self._aliases)
             innermost = branches[-1] if branches else None
             if from_table:
                 if packed:
@@ -443,9 +382,7 @@ class GateQueries:
             return SequenceStart(name, False, batch[0], batch[1], None)
         return None
 
-    def start_split(
-        self: KernelIndex, fn: JitFunction, name: str
-    ) -> tuple[list[ast.AST], list[Branch]] | None:
+    def start_split(self, fn: JitFunction, name: str) -> tuple[list[ast.AST], list[Branch]] | None:
         """A token offset read from the offsets table under a branch and given another
         value elsewhere: (the other values, the branches around each table read). None
         when there is no such pair, or when another value's batch term carries the head
@@ -458,39 +395,41 @@ class GateQueries:
                 if branches:
                     varlen.append(branches[-1])
                 continue
-            value = strip_casts(raw, self.aliases)
+            value = strip_casts(raw, self._aliases)
             if any(is_head_count(f.id) for f in factors(value) if isinstance(f, ast.Name)):
                 return None
             fixed.append(raw)
         return (fixed, varlen) if fixed and varlen else None
 
     def _start_definitions(
-        self: KernelIndex, fn: JitFunction, name: str
+        self, fn: JitFunction, name: str
     ) -> list[tuple[ast.AST, tuple[Branch, ...], bool]]:
         """Each definition of `name`: (its value, the compile-time branches around it,
         whether it reads the kernel's offsets table)."""
-        tables = self.sequences(fn).offsets_tables
+        tables = self._sequences.of(fn).offsets_tables
         params = set(fn.params)
         out = []
         for order, raw in fn.definitions.get(name, ()):
-            read = table_read(raw, self.aliases, params)
+            read = table_read(raw, self._aliases, params)
             branches = fn.context(fn.statements[order]).branches
             out.append((raw, branches, read is not None and read.table in tables))
         return out
 
     # -- sequence starts and what is computed from them -------------------------------
-    def sequence_starts(self: KernelIndex, fn: JitFunction) -> set[str]:
+    def sequence_starts(self, fn: JitFunction) -> set[str]:
         """The token offsets of `fn` that `sequence_start` can describe."""
         return {
-            n for n in self.sequences(fn).token_offsets if self.sequence_start(fn, n) is not None
+            n
+            for n in self._sequences.of(fn).token_offsets
+            if self.sequence_start(fn, n) is not None
         }
 
-    def start_derived(self: KernelIndex, fn: JitFunction) -> set[str]:
+    def start_derived(self, fn: JitFunction) -> set[str]:
         """Every token offset and the locals computed from one (lengths, differences of
         starts, excepted)."""
-        return self._derived_from(fn, set(self.sequences(fn).token_offsets), "derived")
+        return self._derived_from(fn, set(self._sequences.of(fn).token_offsets), "derived")
 
-    def batch_derived(self: KernelIndex, fn: JitFunction) -> set[str]:
+    def batch_derived(self, fn: JitFunction) -> set[str]:
         """Locals computed from a token offset that is not a packed varlen offset alone:
         in packed storage a global token index is a time index like any other, in
         [B, T] storage (`bos = i_b * T`, or either) it carries the batch."""
@@ -498,18 +437,18 @@ class GateQueries:
         if cached is not None:
             return cached  # without describing every start again
         roots = set()
-        for name in self.sequences(fn).token_offsets:
+        for name in self._sequences.of(fn).token_offsets:
             start = self.sequence_start(fn, name)
             if start is None or not start.packed or start.batch_index is not None:
                 roots.add(name)
         return self._derived_from(fn, roots, "batch")
 
-    def _derived_from(self: KernelIndex, fn: JitFunction, roots: set[str], kind: str) -> set[str]:
+    def _derived_from(self, fn: JitFunction, roots: set[str], kind: str) -> set[str]:
         key = (id(fn), kind)
         cached = self._derived_cache.get(key)
         if cached is not None:
             return cached
-        lengths = self.sequences(fn).lengths
+        lengths = self._sequences.of(fn).lengths
         derived = set(roots)
         deps = fn.dependencies()
         while True:  # to the end, not a bounded number of rounds: a missed name is unsafe
@@ -524,7 +463,7 @@ class GateQueries:
         self._derived_cache[key] = derived
         return derived
 
-    def whole_row_counts(self: KernelIndex, fn: JitFunction) -> dict[str, str]:
+    def whole_row_counts(self, fn: JitFunction) -> dict[str, str]:
         """Locals that count whole sequences of a stored length, with that length
         (`all = B * T` -> {"all": "T"}, computed before a varlen branch rebinds `T`, in
         no loop). `all * HV` elements are whole `[T, HV]` planes, as many as in `[HV, T]`
@@ -534,7 +473,7 @@ class GateQueries:
         if cached is not None:
             return cached
         counts: dict[str, str] = {}
-        for name in self.sequences(fn).token_offsets:
+        for name in self._sequences.of(fn).token_offsets:
             start = self.sequence_start(fn, name)
             if start is None or start.packed or start.length is None or name in fn.params:
                 continue
@@ -548,7 +487,7 @@ class GateQueries:
         return counts
 
     # -- what the host does with a launch argument ------------------------------------
-    def may_be_none(self: KernelIndex, host: HostFunction | None, expr: ast.AST) -> bool:
+    def may_be_none(self, host: HostFunction | None, expr: ast.AST) -> bool:
         """Can a host argument be None where it is passed? Yes unless every value the host
         gives it is known and not None: a `None` among them (`x if g is not None else
         None`), a parameter without a non-optional annotation (`g=None`, `g`,
@@ -561,7 +500,7 @@ class GateQueries:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
             arguments = {a.arg: a for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-        for value, _guards in self.host_values(expr, host):
+        for value, _guards in self._host_values(expr, host):
             if any(isinstance(n, ast.Constant) and n.value is None for n in walk(value)):
                 return True
             if isinstance(value, ast.Name) and _used_unconditionally(node, value.id):
@@ -573,7 +512,7 @@ class GateQueries:
                     return True
         return ast.unparse(expr) in self._compared_with_none(host)
 
-    def _compared_with_none(self: KernelIndex, host: HostFunction) -> frozenset[str]:
+    def _compared_with_none(self, host: HostFunction) -> frozenset[str]:
         """The expressions (as text) a host function compares with None, found once."""
         cached = self._none_tests_cache.get(id(host))
         if cached is None:
@@ -585,7 +524,7 @@ class GateQueries:
             )
         return cached
 
-    def holds_nothing_yet(self: KernelIndex, host: HostFunction | None, expr: ast.AST) -> bool:
+    def holds_nothing_yet(self, host: HostFunction | None, expr: ast.AST) -> bool:
         """Is the launch argument `expr` a host local allocated uninitialised
         (`torch.empty(...)`, `x.new_empty(...)`, `torch.empty_like(x)`, or None) that
         nothing reads or writes before the launch (metadata such as `.shape` aside)? Its

@@ -126,7 +126,7 @@ class JitFunction:
 
     def sequences(self, aliases: Aliases) -> Sequences:
         """Offsets tables, token offsets, sequence lengths and time vectors of this kernel
-        (its own evidence; `KernelIndex.sequences` adds what callers pass to helpers)."""
+        (its own evidence; `SequenceFacts.of` adds what callers pass to helpers)."""
         if self._sequences is None:
             from ascend_lint.index.sequences import Sequences  # sequences builds on kernels
 

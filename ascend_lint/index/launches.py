@@ -1,25 +1,25 @@
-"""Launches and bindings: host functions, every `kernel[grid](...)` launch and every
-kernel-to-helper call, with the arguments bound to the callee's parameters.
+"""Launches and bindings, the data: host functions (their assignments, `kw['K'] = v`
+items, `ctx.attr = v` stores and returns, each with the if-guards around it), the
+`CallBinding` of a launch or a kernel-to-helper call, and how a call's arguments bind
+to the callee's parameters.
 
 Binding follows positional and keyword arguments, `**dict` splats (literals, `dict(...)`,
-`kw['KEY'] = v`), one level of launch helper (`_launch(kernel, kernel_kwargs=dict(...))`),
-and host values through local assignments and helper returns, each with the if-guards
-around it.
+`kw['KEY'] = v`) and one level of launch helper (`_launch(kernel, kernel_kwargs=dict(...))`).
+Which launches and helper calls there are is found by the core facts (`core`); what a
+host value holds is `host`.
+
+Depends on: `kernels` (the callee's parameters) and `syntax` only; no facts object.
+Costs: one pass over each host function's statements (`scan_host`), one binding per call.
 """
 
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, walk
-
-if TYPE_CHECKING:
-    from ascend_lint.index.model import KernelIndex
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH
 
 
 @dataclass
@@ -145,7 +145,7 @@ class TupleElement(ast.expr):
         self.width = width
 
 
-def _argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:
+def argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:
     for kw in call.keywords:
         if kw.arg == param:
             return kw.value
@@ -156,7 +156,7 @@ def _argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:
 
 
 def _dict_items(
-    expr: ast.AST, host: HostFunction | None, index: KernelIndex, depth: int = 0
+    expr: ast.AST, host: HostFunction | None, depth: int = 0
 ) -> list[tuple[str, ast.AST]]:
     """(key, value) pairs of a dict the host builds: literals, `dict(...)`, variables
     filled with `kw['K'] = v`, and dicts splatted into other dicts."""
@@ -166,20 +166,20 @@ def _dict_items(
     if isinstance(expr, ast.Dict):
         for k, v in zip(expr.keys, expr.values):
             if k is None:
-                items += _dict_items(v, host, index, depth + 1)
+                items += _dict_items(v, host, depth + 1)
             elif isinstance(k, ast.Constant) and isinstance(k.value, str):
                 items.append((k.value, v))
     elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict":
         for a in expr.args:
-            items += _dict_items(a, host, index, depth + 1)
+            items += _dict_items(a, host, depth + 1)
         for kw in expr.keywords:
             if kw.arg is None:
-                items += _dict_items(kw.value, host, index, depth + 1)
+                items += _dict_items(kw.value, host, depth + 1)
             else:
                 items.append((kw.arg, kw.value))
     elif isinstance(expr, ast.Name) and host is not None:
         for value in host.assignments.get(expr.id, []):
-            items += _dict_items(value, host, index, depth + 1)
+            items += _dict_items(value, host, depth + 1)
         for key, value, _stmt in host.key_assignments.get(expr.id, []):
             items.append((key, value))
     return items
@@ -190,7 +190,6 @@ def bind_arguments(
     callee: JitFunction,
     via: tuple | None,
     host: HostFunction | None,
-    index: KernelIndex,
 ) -> dict[str, list[ast.AST]]:
     bound: dict[str, list[ast.AST]] = defaultdict(list)
     params = callee.params
@@ -204,269 +203,13 @@ def bind_arguments(
             bound[kw.arg].append(kw.value)
             continue
         splat = kw.value
-        items = _dict_items(splat, host, index)
+        items = _dict_items(splat, host)
         if via is not None and isinstance(splat, ast.Name):
             caller_call, caller_host, helper_host = via
             if splat.id in helper_host.params:
-                arg = _argument_for(caller_call, splat.id, helper_host.params.index(splat.id))
+                arg = argument_for(caller_call, splat.id, helper_host.params.index(splat.id))
                 if arg is not None:
-                    items += _dict_items(arg, caller_host, index)
+                    items += _dict_items(arg, caller_host)
         for key, value in items:
             bound[key].append(value)
     return dict(bound)
-
-
-def is_simt_only(node: ast.AST) -> bool:
-    """Whether a launch call, `triton.Config(...)` or options dict selects Ascend's
-    SIMT-only compile mode (`compile_mode="simt_only"`, `force_simt_only=True`), where
-    GPU-style settings (num_warps, cache hints) reach the backend."""
-    pairs: list[tuple[str | None, ast.AST]] = []
-    if isinstance(node, ast.Call):
-        pairs = [(k.arg, k.value) for k in node.keywords]
-    elif isinstance(node, ast.Dict):
-        pairs = [
-            (k.value if isinstance(k, ast.Constant) else None, v)
-            for k, v in zip(node.keys, node.values)
-        ]
-    return any(_selects_simt_only(key, value) for key, value in pairs)
-
-
-def _selects_simt_only(key: str | None, value: ast.AST) -> bool:
-    if key == "compile_mode":
-        return isinstance(value, ast.Constant) and value.value == "simt_only"
-    if key == "force_simt_only":
-        return not (isinstance(value, ast.Constant) and value.value is False)
-    return False
-
-
-def _is_dict_builder(node: ast.AST) -> bool:
-    return isinstance(node, ast.Dict) or (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
-    )
-
-
-class LaunchQueries:
-    """What the host side passes to kernels: the queries of `KernelIndex` over launches."""
-
-    def option_dicts(self) -> Iterator[tuple[str, ast.AST, ast.AST]]:
-        """Launch options set in dicts that reach a call (`**kw`, `kernel_kwargs=dict(...)`):
-        yields (key, key-or-keyword node, the container node)."""
-        passed: dict[int, set[str]] = defaultdict(set)  # host -> dict variables passed on
-        containers: list[tuple[ast.AST, HostFunction]] = []
-        for call, host in self.host_calls:
-            for value in (*call.args, *(k.value for k in call.keywords)):
-                if isinstance(value, ast.Starred):
-                    value = value.value
-                if isinstance(value, ast.Name):
-                    passed[id(host)].add(value.id)
-                elif _is_dict_builder(value):
-                    containers.append((value, host))
-        for node, host in self.host_dicts:
-            for k, v in zip(node.keys, node.values):
-                if k is None and isinstance(v, ast.Name):
-                    passed[id(host)].add(v.id)
-        for host in self.hosts:
-            for name in sorted(passed.get(id(host), ())):
-                containers += [
-                    (v, host) for v in host.assignments.get(name, []) if _is_dict_builder(v)
-                ]
-                for key, _value, stmt in host.key_assignments.get(name, []):
-                    yield key, stmt, stmt
-        seen: set[int] = set()
-        for container, _host in containers:
-            for inner in walk(container):
-                if id(inner) in seen or not _is_dict_builder(inner):
-                    continue
-                seen.add(id(inner))
-                if isinstance(inner, ast.Dict):
-                    for k in inner.keys:
-                        if isinstance(k, ast.Constant) and isinstance(k.value, str):
-                            yield k.value, k, inner
-                else:
-                    for kw in inner.keywords:
-                        if kw.arg:
-                            yield kw.arg, kw, inner
-
-    def simt_only_kernels(self) -> set[int]:
-        """`id(kernel.node)` of kernels compiled in SIMT-only mode: a launch binds
-        `compile_mode="simt_only"` / `force_simt_only` (directly or through a splatted
-        dict), or a `triton.Config` of the kernel's own decorators selects it."""
-        if self._simt_only_cache is None:
-            found: set[int] = set()
-            for binding in self.launches:
-                if is_simt_only(binding.call) or any(
-                    _selects_simt_only(key, value)
-                    for key in ("compile_mode", "force_simt_only")
-                    for value in binding.args.get(key, [])
-                ):
-                    found.add(id(binding.callee.node))
-            for k in self.kernels:
-                for dec in k.node.decorator_list:
-                    if any(
-                        isinstance(n, (ast.Call, ast.Dict)) and is_simt_only(n) for n in walk(dec)
-                    ):
-                        found.add(id(k.node))
-            self._simt_only_cache = found
-        return self._simt_only_cache
-
-    def constant_in_kernel(self, fn: JitFunction, node: ast.AST) -> ast.Constant | None:
-        """`node` as a literal: itself, or the module constant a kernel reads by a name
-        that is neither a parameter nor a local (`input_precision=PREC`)."""
-        if (
-            isinstance(node, ast.Name)
-            and node.id not in fn.params
-            and node.id not in fn.assignments
-        ):
-            node = self.module_constant(node.id) or node
-        return node if isinstance(node, ast.Constant) else None
-
-    def module_constant(self, name: str) -> ast.AST | None:
-        """The value of a module-level name assigned exactly once (`PREC = "tf32"`),
-        as kernels read it when they are compiled; None when assigned several times,
-        under a condition, or not at all."""
-        values = self.hosts[0].assignments.get(name, [])
-        if len(values) != 1 or self.hosts[0].guards.get(id(values[0])):
-            return None
-        return values[0]
-
-    def resolve_callee(self, func: ast.AST) -> list[JitFunction]:
-        """`k`, `self.k`, `Cls.k`, `module.k` -> the @triton.jit function of that name.
-
-        A name defined twice means its last definition, as at run time (launches run
-        after the module is imported); `Cls.k` prefers a kernel defined in class `Cls`.
-        """
-        if isinstance(func, ast.Name):
-            found = self.by_name.get(func.id, [])
-            top_level = [k for k in found if k.owner is None]
-            return (top_level or found)[-1:]
-        if isinstance(func, ast.Attribute) and not self.aliases.resolve(func):
-            found = self.by_name.get(func.attr, [])
-            owner = func.value.id if isinstance(func.value, ast.Name) else None
-            in_class = [k for k in found if k.owner is not None and k.owner == owner]
-            return (in_class or found)[-1:]
-        return []
-
-    def _launch_targets(
-        self, kernel_expr: ast.AST, host: HostFunction
-    ) -> list[tuple[JitFunction, tuple | None]]:
-        """Kernels a launch can run. `via` is (outer call, host) when the kernel object
-        arrived as an argument of a launch helper, so the helper's callers bind the rest."""
-        direct = self._kernels_of(kernel_expr, host, depth=0)
-        if direct:
-            return [(k, None) for k in direct]
-        if isinstance(kernel_expr, ast.Name) and kernel_expr.id in host.params:
-            pos = host.params.index(kernel_expr.id)
-            found = []
-            for caller_call, caller_host in self._calls_to(host.name):
-                arg = _argument_for(caller_call, kernel_expr.id, pos)
-                if arg is None:
-                    continue
-                for k in self._kernels_of(arg, caller_host, depth=0):
-                    found.append((k, (caller_call, caller_host, host)))
-            return found
-        return []
-
-    def _kernels_of(self, expr: ast.AST, host: HostFunction, depth: int) -> list[JitFunction]:
-        if depth > MAX_HELPER_DEPTH:
-            return []
-        if isinstance(expr, ast.IfExp):
-            return self._kernels_of(expr.body, host, depth + 1) + self._kernels_of(
-                expr.orelse, host, depth + 1
-            )
-        found = self.resolve_callee(expr)
-        if found:
-            return found
-        if isinstance(expr, ast.Name):
-            out: list[JitFunction] = []
-            for value in host.assignments.get(expr.id, []):
-                if not isinstance(value, TupleElement):
-                    out += self._kernels_of(value, host, depth + 1)
-            return out
-        return []
-
-    def _calls_to(self, host_name: str) -> list[tuple[ast.Call, HostFunction]]:
-        calls = self._calls_by_name.get(host_name, [])
-        return [(c, h) for c, h in calls if not isinstance(c.func, ast.Subscript)]
-
-    def host_values(
-        self, expr: ast.AST, host: HostFunction | None, depth: int = 0
-    ) -> list[tuple[ast.AST, tuple]]:
-        """The expressions a host-side name can hold, with the if-guards around them.
-
-        Follows local assignments and tuple-unpacking of module-level helper returns.
-        """
-        if depth > MAX_HELPER_DEPTH or host is None:
-            return [(expr, ())]
-        key = (id(expr), id(host))
-        cached = self._host_values_cache.get(key)
-        if cached is None:
-            self._host_values_cache[key] = [(expr, ())]  # a cycle reads the expression itself
-            cached = self._host_values_cache[key] = self._host_values(expr, host, depth)
-        return cached
-
-    def _host_values(
-        self, expr: ast.AST, host: HostFunction, depth: int
-    ) -> list[tuple[ast.AST, tuple]]:
-        if isinstance(expr, ast.Name) and expr.id in host.assignments:
-            out: list[tuple[ast.AST, tuple]] = []
-            for value in host.assignments[expr.id]:
-                guards = host.guards.get(id(value), ())
-                for v, g in self.host_values(value, host, depth + 1):
-                    out.append((v, guards + g))
-            return out
-        if isinstance(expr, ast.Name) and expr.id in host.params:
-            # A launch helper's parameter: what its callers in this module pass.
-            position = host.params.index(expr.id)
-            out = []
-            for call, caller in self._calls_to(host.name):
-                arg = _argument_for(call, expr.id, position)
-                if arg is not None:
-                    out += self.host_values(arg, caller, depth + 1)
-            return out or [(expr, ())]
-        if isinstance(expr, ast.Call) and not isinstance(expr.func, ast.Attribute):
-            helper = self.host_by_name.get(call_name(expr.func) or "")
-            if helper is not None and helper is not host and helper.returns:
-                out = []
-                for ret in helper.returns:
-                    guards = helper.guards.get(id(ret), ())
-                    for v, g in self.host_values(ret.value, helper, depth + 1):
-                        out.append((v, guards + g))
-                return out
-        if isinstance(expr, TupleElement):
-            call = expr.value
-            helper = (
-                self.host_by_name.get(call_name(call.func)) if isinstance(call, ast.Call) else None
-            )
-            if helper is None:
-                return [(expr, ())]
-            out = []
-            for ret in helper.returns:
-                guards = helper.guards.get(id(ret), ())
-                if isinstance(ret.value, ast.Tuple) and len(ret.value.elts) > expr.index:
-                    for v, g in self.host_values(ret.value.elts[expr.index], helper, depth + 1):
-                        out.append((v, guards + g))
-            return out or [(expr, ())]
-        return [(expr, ())]
-
-    def flag_values(self, flag: str) -> list[tuple[ast.AST, tuple]]:
-        """Every value the host passes for a kernel parameter named `flag`, anywhere in the
-        module (keyword arguments, dict entries, `kw['FLAG'] = ...`), resolved through
-        local variables and helper returns, with their if-guards."""
-        out: list[tuple[ast.AST, tuple]] = []
-        for host in self.hosts:
-            for items in host.key_assignments.values():
-                out += [
-                    v
-                    for key, value, _ in items
-                    if key == flag
-                    for v in self.host_values(value, host)
-                ]
-        for call, host in self.host_calls:
-            for kw in call.keywords:
-                if kw.arg == flag:
-                    out += self.host_values(kw.value, host)
-        for node, host in self.host_dicts:
-            for k, v in zip(node.keys, node.values):
-                if isinstance(k, ast.Constant) and k.value == flag:
-                    out += self.host_values(v, host)
-        return out

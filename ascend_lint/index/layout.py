@@ -1,22 +1,28 @@
 """Host layout: which kernel parameters receive transposed storage
 (`x.transpose(1, 2).contiguous()` inline, through locals or helper returns), and what
-the host passes for the `*_T_CONTIG` flags that choose the stride-1 layout.
+the host passes for the `*_T_CONTIG` flags that choose the stride-1 layout, and which
+flags a kernel or helper receives and branches on.
+
+Depends on: the core facts (launches, helper calls) and `host` (the values of launch
+arguments and of the flags). Nothing else of the index depends on this object.
+
+Costs: the transposed parameters of every kernel in one pass over the launches and at
+most `MAX_HELPER_DEPTH` rounds over the helper calls, on first use; the flags of a
+function once per function; `flag_selects_fallback_only_for_one_head` follows every
+host value of the flag each time it is asked.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import TupleElement
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, names_in
 from ascend_lint.index.values import pointer_names
-
-if TYPE_CHECKING:
-    from ascend_lint.index.model import KernelIndex
-
 
 _LAYOUT_CHANGES = {"transpose", "permute", "swapaxes", "movedim"}
 
@@ -122,10 +128,16 @@ class ContigBranch:
     tensors: frozenset[str]  # the function's parameters stored that way on that side
 
 
-class LayoutQueries:
-    """The queries of `KernelIndex` about host layout."""
+class LayoutFacts:
+    """Transposed storage and stride-1 layout flags (see the module doc)."""
 
-    def flag_selects_fallback_only_for_one_head(self: KernelIndex, flag: str) -> bool:
+    def __init__(self, core: CoreFacts, host: HostFacts):
+        self._core = core
+        self._host = host
+        self._transposed_cache: dict[int, set[str]] | None = None
+        self._contig_cache: dict[int, dict[str, tuple[str, set[str]]]] = {}
+
+    def flag_selects_fallback_only_for_one_head(self, flag: str) -> bool:
         """True when every host value of `flag` can be False only where there is one head,
         so the legacy fallback in the flag's else branch reads with stride 1 anyway.
 
@@ -134,7 +146,7 @@ class LayoutQueries:
         buffer path) can select the strided fallback with many heads. A module that passes
         the flag nowhere is trusted: the documented pattern is in use.
         """
-        for value, guards in self.flag_values(flag):
+        for value, guards in self._host.flag_values(flag):
             if isinstance(value, ast.Constant):
                 if value.value is True or (value.value is False and _guard_implies_one(guards)):
                     continue
@@ -146,22 +158,23 @@ class LayoutQueries:
             return False
         return True
 
-    def transposed_params(self: KernelIndex, fn: JitFunction) -> set[str]:
+    def transposed_params(self, fn: JitFunction) -> set[str]:
         """Parameters of `fn` that receive transposed storage from some launch, directly or
         through the kernels that call this helper."""
         cache = self._transposed_cache
         if cache is None:
-            cache = {id(k): set() for k in self.kernels}
-            for binding in self.launches:
+            cache = {id(k): set() for k in self._core.kernels}
+            for binding in self._core.launches:
                 for param, exprs in binding.args.items():
                     for expr in exprs:
                         if any(
-                            is_transposed_copy(v) for v, _ in self.host_values(expr, binding.host)
+                            is_transposed_copy(v)
+                            for v, _ in self._host.host_values(expr, binding.host)
                         ):
                             cache[id(binding.callee)].add(param)
             for _ in range(MAX_HELPER_DEPTH):
                 changed = False
-                for binding in self.helper_calls:
+                for binding in self._core.helper_calls:
                     caller = binding.caller
                     if not cache[id(caller)]:
                         continue  # a caller with no transposed tensor passes none on
@@ -188,7 +201,7 @@ class LayoutQueries:
         flags = {p: (p, _named_tensor(p, fn)) for p in fn.params if _is_contig_flag_name(p)}
         self._contig_cache[id(fn)] = flags  # recursion guard
         if depth < MAX_HELPER_DEPTH:
-            for binding in self.helper_calls:
+            for binding in self._core.helper_calls:
                 if binding.callee is not fn or binding.caller is None:
                     continue
                 outer = self.contig_flags(binding.caller, depth + 1)

@@ -3,7 +3,16 @@ for CUDA-only things (torch's CUDA API, NVIDIA device properties, CUDA libdevice
 
 Ports keep a GPU path next to the NPU one (`if is_npu(): ... else: torch.cuda...`,
 `"npu" if _is_npu else "cuda"`); code under such a test is platform dispatch, not a
-CUDA dependency. The spans of that code are computed once per module, on first use.
+CUDA dependency.
+
+Depends on: the core facts (the tree, kernels, host functions, launches, the calls to
+a host function) and `host` (whether a launch value comes from a platform test).
+Nothing else of the index depends on this object.
+
+Costs: the spans of platform-tested code and the NVIDIA device-property lookups in
+one walk over host code, once per module on first use; the import statements once;
+the platform flags of a kernel once per kernel; `platform_only_host` once per host
+function; `host_at` and `platform_guarded` scan the host functions and the spans.
 """
 
 from __future__ import annotations
@@ -11,15 +20,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
+from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.syntax import LEAVES, all_statements, children, dotted, frozen_names, walk
-
-if TYPE_CHECKING:
-    from ascend_lint.index.launches import HostFunction
-    from ascend_lint.index.model import KernelIndex
 
 # Words that name a device platform in identifiers and strings (`is_npu`, `"cuda:0"`,
 # `torch.version.hip`, `IS_NVIDIA_HOPPER`, `current_platform`), matched as whole
@@ -100,10 +107,21 @@ class CudaImport:
     module: str  # the dotted module text to replace in a suggestion
 
 
-class PlatformQueries:
-    """Queries of `KernelIndex` about platform-specific code."""
+class PlatformFacts:
+    """Platform dispatch and CUDA-only code (see the module doc)."""
 
-    def platform_spans(self: KernelIndex) -> list[Span]:
+    def __init__(self, core: CoreFacts, host: HostFacts):
+        self._core = core
+        self._host_values = host.host_values
+        self._platform_spans_cache: list[Span] | None = None
+        self._device_lookups_cache: list[tuple[ast.AST, str]] | None = None
+        self._imports_cache: list[ast.Import | ast.ImportFrom] | None = None
+        self._platform_hosts_cache: dict[int, bool] = {}
+        self._platform_flags_cache: dict[int, frozenset[str]] = {}
+        self._cuda_imports_cache: list[CudaImport] | None = None
+        self._torch_names_cache: frozenset[str] | None = None
+
+    def platform_spans(self) -> list[Span]:
         """Source spans of host code that runs only on a tested platform: both sides and
         the test of an `if`/`elif`/conditional expression that tests the platform, the
         operands of `and` / `or` from a platform test on, the statements after an early exit
@@ -113,18 +131,18 @@ class PlatformQueries:
             self._scan_host_platform()
         return self._platform_spans_cache
 
-    def device_property_lookups(self: KernelIndex) -> list[tuple[ast.AST, str]]:
+    def device_property_lookups(self) -> list[tuple[ast.AST, str]]:
         """Host-code lookups of NVIDIA device properties (`props["multiprocessor_count"]`,
         `torch.cuda.get_device_properties(0).multi_processor_count`): (node, key)."""
         if self._device_lookups_cache is None:
             self._scan_host_platform()
         return self._device_lookups_cache
 
-    def _scan_host_platform(self: KernelIndex) -> None:
+    def _scan_host_platform(self) -> None:
         """One walk over host code (kernel bodies skipped, their decorators kept) for
         `platform_spans` and `device_property_lookups`."""
         spans: list[Span] = []
-        for stmt in all_statements(self.tree.body):
+        for stmt in all_statements(self._core.tree.body):
             for name in ("body", "orelse", "finalbody"):
                 block = getattr(stmt, name, None)
                 if isinstance(block, list):
@@ -133,10 +151,10 @@ class PlatformQueries:
                 _skip_decorator(d) for d in stmt.decorator_list
             ):
                 spans.append(_span(stmt))
-        spans += _after_early_exit(self.tree.body)
-        kernels = {id(k.node) for k in self.kernels}
+        spans += _after_early_exit(self._core.tree.body)
+        kernels = {id(k.node) for k in self._core.kernels}
         lookups: list[tuple[ast.AST, str]] = []
-        stack: list[ast.AST] = list(self.tree.body)
+        stack: list[ast.AST] = list(self._core.tree.body)
         while stack:
             node = stack.pop()
             kind = type(node)
@@ -164,24 +182,24 @@ class PlatformQueries:
         self._platform_spans_cache = spans
         self._device_lookups_cache = lookups
 
-    def _imports(self: KernelIndex) -> list[ast.Import | ast.ImportFrom]:
+    def _imports(self) -> list[ast.Import | ast.ImportFrom]:
         """The module's import statements, nested ones included: statements only, not
         the walk over every host expression that the platform spans need."""
         if self._imports_cache is None:
             self._imports_cache = [
                 stmt
-                for stmt in all_statements(self.tree.body)
+                for stmt in all_statements(self._core.tree.body)
                 if isinstance(stmt, (ast.Import, ast.ImportFrom))
             ]
         return self._imports_cache
 
-    def platform_guarded(self: KernelIndex, node: ast.AST) -> bool:
+    def platform_guarded(self, node: ast.AST) -> bool:
         """Whether `node` runs only on a platform the code tests for (see
         `platform_spans`): such code is dispatch, not a dependency on that platform."""
         start, end = _span(node)
         return any(s <= start and end <= e for s, e in self.platform_spans())
 
-    def platform_only_host(self: KernelIndex, host: HostFunction) -> bool:
+    def platform_only_host(self, host: HostFunction) -> bool:
         """Whether a host function is one platform's side of a dispatch: its name says
         it is the GPU path (`gpu_vector_add`, `run_cuda`), or every call of it in the
         module is under a platform test or inside such a function."""
@@ -189,7 +207,7 @@ class PlatformQueries:
         if id(host) not in cache:
             cache[id(host)] = False  # a recursive call does not vouch for itself
             if host.name != "<module>":
-                calls = self._calls_to(host.name)
+                calls = self._core.calls_to(host.name)
                 cache[id(host)] = bool(_words(host.name) & GPU_WORDS) or (
                     bool(calls)
                     and all(
@@ -199,17 +217,17 @@ class PlatformQueries:
                 )
         return cache[id(host)]
 
-    def host_at(self: KernelIndex, node: ast.AST) -> HostFunction:
+    def host_at(self, node: ast.AST) -> HostFunction:
         """The innermost host function (or the module) whose body holds `node`."""
         start, end = _span(node)
-        best, best_start = self.hosts[0], (0, 0)
-        for host in self.hosts[1:]:
+        best, best_start = self._core.hosts[0], (0, 0)
+        for host in self._core.hosts[1:]:
             s, e = _span(host.node)
             if best_start <= s <= start and end <= e:
                 best, best_start = host, s
         return best
 
-    def platform_flags(self: KernelIndex, fn: JitFunction) -> frozenset[str]:
+    def platform_flags(self, fn: JitFunction) -> frozenset[str]:
         """Constexpr parameters of `fn` that a launch sets from a platform test
         (`USE_PDL=_supports_pdl()` where the helper returns False under
         `if device_name == "npu"`, `IS_CUDA=x.is_cuda`): a branch on one of them is
@@ -217,7 +235,7 @@ class PlatformQueries:
         cache = self._platform_flags_cache
         if id(fn) not in cache:
             flags = set()
-            for binding in self.launches:
+            for binding in self._core.launches:
                 if binding.callee is not fn:
                     continue
                 for param, values in binding.args.items():
@@ -228,14 +246,14 @@ class PlatformQueries:
             cache[id(fn)] = frozenset(flags)
         return cache[id(fn)]
 
-    def _platform_dependent(self: KernelIndex, value: ast.AST, host) -> bool:
+    def _platform_dependent(self, value: ast.AST, host) -> bool:
         """A host value that is a platform test, or that some platform test selects."""
         return is_platform_test(value) or any(
             is_platform_test(v) or any(is_platform_test(test) for test, _taken in guards)
-            for v, guards in self.host_values(value, host)
+            for v, guards in self._host_values(value, host)
         )
 
-    def kernel_platform_guarded(self: KernelIndex, fn: JitFunction, stmt: ast.stmt) -> bool:
+    def kernel_platform_guarded(self, fn: JitFunction, stmt: ast.stmt) -> bool:
         """Whether a kernel statement sits under a compile-time branch on a platform
         flag (see `platform_flags`) or a test of the platform itself."""
         flags = self.platform_flags(fn)
@@ -244,7 +262,7 @@ class PlatformQueries:
             for branch in fn.context(stmt).branches
         )
 
-    def cuda_language_imports(self: KernelIndex) -> list[CudaImport]:
+    def cuda_language_imports(self) -> list[CudaImport]:
         """Imports of triton's CUDA-only language module, `triton.language.extra.cuda`
         (`from triton.language.extra.cuda import libdevice`, `import ....cuda.libdevice`,
         `from triton.language.extra import cuda`), anywhere in the module."""
@@ -266,7 +284,7 @@ class PlatformQueries:
         self._cuda_imports_cache = found
         return found
 
-    def torch_names(self: KernelIndex) -> frozenset[str]:
+    def torch_names(self) -> frozenset[str]:
         """Local names bound to the `torch` module (`import torch`, `import torch as th`)."""
         cached = self._torch_names_cache
         if cached is None:

@@ -22,8 +22,16 @@ only where the launch would fail anyway: the value keeps its role and the cap is
 in its evidence. Core caps (`min(n, C)` with `C` a core count, in any spelling) make it
 `CORES`.
 
-Cost: one walk of each expression, memoised per (expression, host function); names are
-followed through `host_values` (depth-bounded, cycles cut).
+The grids of a launch (`grid_axes`) and whether a kernel loops over its tasks itself
+(`has_task_loop`) are known here too, for the grid rules that ask what each axis counts.
+
+Depends on: the core facts (host functions, the calls in a kernel), `host` (what a
+name holds) and `strides` (the rank of a tensor, for `x.shape[k]`). Nothing else of
+the index depends on this object.
+
+Cost: one walk of each expression, memoised per (expression, host function, name);
+names are followed through `host_values` (depth-bounded, cycles cut); the task-loop
+test once per kernel.
 """
 
 from __future__ import annotations
@@ -32,9 +40,10 @@ import ast
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction, TupleElement
 from ascend_lint.index.naming import (
@@ -46,10 +55,8 @@ from ascend_lint.index.naming import (
     is_sequence_length,
     is_token_count,
 )
+from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, names_in, show
-
-if TYPE_CHECKING:
-    from ascend_lint.index.model import KernelIndex
 
 
 class Role(enum.IntEnum):
@@ -288,25 +295,33 @@ def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
     return None
 
 
-class QuantityQueries:
-    """The queries of `KernelIndex` about host quantities (mixed into it)."""
+class QuantityFacts:
+    """What host values count, and the grids of launches (see the module doc)."""
 
-    def quantities(
-        self: KernelIndex, expr: ast.AST, host: HostFunction | None, receiver: str = ""
-    ) -> list[Quantity]:
+    def __init__(self, core: CoreFacts, host: HostFacts, strides: StrideFacts):
+        self._core = core
+        self._module = core.hosts[0]
+        self._host_by_name = core.host_by_name
+        self._host_values = host.host_values
+        self._rank = strides.rank
+        self._min_rank = strides.min_rank
+        self._quantity_cache: dict[tuple[int, int, str], Quantity] = {}
+        self._task_loop_cache: dict[int, bool] = {}
+
+    def of(self, expr: ast.AST, host: HostFunction | None, receiver: str = "") -> list[Quantity]:
         """One quantity per value `expr` can hold (branches of the host, callers).
         `receiver` names the kernel parameter that takes the value: where the host
         passes a bare dimension (`k.shape[1]`), its name is the last evidence left."""
         if host is None:
             return [self._quantity(expr, None, receiver, 0)]
         out = []
-        for value, _guards in self.host_values(expr, host):
+        for value, _guards in self._host_values(expr, host):
             hint = expr.id if isinstance(expr, ast.Name) else receiver
             out.append(self._quantity(value, host, hint, 0))
         return out
 
     def _quantity(
-        self: KernelIndex, expr: ast.AST, host: HostFunction | None, hint: str, depth: int
+        self, expr: ast.AST, host: HostFunction | None, hint: str, depth: int
     ) -> Quantity:
         key = (id(expr), id(host), hint)
         cached = self._quantity_cache.get(key)
@@ -316,20 +331,20 @@ class QuantityQueries:
         return cached
 
     def _sub(
-        self: KernelIndex, expr: ast.AST, host: HostFunction | None, depth: int, hint: str = ""
+        self, expr: ast.AST, host: HostFunction | None, depth: int, hint: str = ""
     ) -> Quantity:
         """The largest role over the values a sub-expression can hold. `hint` is the name
         the enclosing value is stored under (`kv_group_num = q.shape[1] // k.shape[1]`)."""
         if depth > 2 * MAX_HELPER_DEPTH:
             return Quantity(Role.UNKNOWN, _Source(expr))
         if isinstance(expr, ast.Name) and host is not None:
-            values = self.host_values(expr, host)
+            values = self._host_values(expr, host)
             if values != [(expr, ())]:
                 return _max(self._quantity(v, host, expr.id, depth + 1) for v, _ in values)
         return self._quantity(expr, host, hint, depth + 1)
 
     def _compute_quantity(
-        self: KernelIndex, expr: ast.AST, host: HostFunction | None, hint: str, depth: int
+        self, expr: ast.AST, host: HostFunction | None, hint: str, depth: int
     ) -> Quantity:
         shown = _Source(expr)
         if isinstance(expr, ast.Constant):
@@ -378,7 +393,7 @@ class QuantityQueries:
         return Quantity(Role.UNKNOWN, shown)
 
     def _divided(
-        self: KernelIndex,
+        self,
         count: ast.AST,
         divisor: ast.AST,
         host: HostFunction | None,
@@ -390,7 +405,7 @@ class QuantityQueries:
         divisors = (
             [
                 self._quantity(v, host, divisor.id, depth + 1)
-                for v, _ in self.host_values(divisor, host)
+                for v, _ in self._host_values(divisor, host)
             ]
             if isinstance(divisor, ast.Name) and host is not None
             else [self._sub(divisor, host, depth)]
@@ -401,7 +416,7 @@ class QuantityQueries:
         if limit is not None and limit >= _GRID_LIMIT_CAP * 8:
             return Quantity(Role.BUCKETED, f"`{show(count)}` in chunks of the grid limit")
         numerator = self._sub(count, host, depth, hint)
-        if _remaining_dimensions(count, divisor, self.host_values, host):
+        if _remaining_dimensions(count, divisor, self._host_values, host):
             return Quantity(Role.UNKNOWN, f"`{show(count)}` per row of its outer dimensions")
         if any(q.role.per_call for q in divisors):
             # n / f(n): blocks sized from a count stay about as many as chosen, but the
@@ -414,14 +429,14 @@ class QuantityQueries:
             return Quantity(Role.UNKNOWN, f"`{show(count)}` in blocks sized from a count")
         return numerator
 
-    def _literal_int(self: KernelIndex, expr: ast.AST, host: HostFunction | None) -> int | None:
+    def _literal_int(self, expr: ast.AST, host: HostFunction | None) -> int | None:
         """The integer `expr` always is: a literal, or a name every assignment of which
         (local or module-level) is that same literal."""
-        values = self.host_values(expr, host) if host is not None else [(expr, ())]
+        values = self._host_values(expr, host) if host is not None else [(expr, ())]
         found: set[int] = set()
         for value, _ in values:
-            if isinstance(value, ast.Name) and value.id in self.hosts[0].assignments:
-                inner = self.hosts[0].assignments[value.id]
+            if isinstance(value, ast.Name) and value.id in self._module.assignments:
+                inner = self._module.assignments[value.id]
                 value = inner[0] if len(inner) == 1 else value
             if not (isinstance(value, ast.Constant) and type(value.value) is int):
                 return None
@@ -429,13 +444,13 @@ class QuantityQueries:
         return found.pop() if len(found) == 1 else None
 
     def _name_quantity(
-        self: KernelIndex,
+        self,
         name: ast.Name,
         host: HostFunction | None,
         depth: int,
         label: str | None = None,
     ) -> Quantity:
-        module = self.hosts[0]
+        module = self._module
         if (
             label is None
             and host is not module
@@ -456,7 +471,7 @@ class QuantityQueries:
         return Quantity(Role.UNKNOWN, label.strip("`"))
 
     def attribute_values(
-        self: KernelIndex, owner: str, attr: str, host: HostFunction | None
+        self, owner: str, attr: str, host: HostFunction | None
     ) -> list[tuple[ast.AST, HostFunction]]:
         """What `owner.attr` can hold where `host` reads it: the values stored by
         `owner.attr = value` in `host` itself, else in any function of the module (an
@@ -465,12 +480,12 @@ class QuantityQueries:
             return [(v, host) for v in host.attribute_assignments[(owner, attr)]]
         return [
             (v, other)
-            for other in self.hosts
+            for other in self._core.hosts
             for v in other.attribute_assignments.get((owner, attr), ())
         ]
 
     def _leading_dimensions_product(
-        self: KernelIndex, product: ast.BinOp, host: HostFunction | None
+        self, product: ast.BinOp, host: HostFunction | None
     ) -> Quantity | None:
         """`s * b` with `s, b, v = logits.shape`, `x.shape[0] * x.shape[1]`: two or more
         outer dimensions of one tensor multiplied are the rows of its flattened view, a
@@ -485,7 +500,7 @@ class QuantityQueries:
                 factors.append(node)
         dims: dict[str, set[int]] = {}
         for factor in factors:
-            values = self.host_values(factor, host) if host is not None else [(factor, ())]
+            values = self._host_values(factor, host) if host is not None else [(factor, ())]
             if len(values) != 1:
                 continue
             found = _outer_dimension(values[0][0])
@@ -504,7 +519,7 @@ class QuantityQueries:
         return None
 
     def _call_quantity(
-        self: KernelIndex,
+        self,
         call: ast.Call,
         host: HostFunction | None,
         hint: str,
@@ -557,17 +572,17 @@ class QuantityQueries:
             return Quantity(Role.LENGTH, f"`{shown}`, a value read from a tensor")
         if method_of is not None and name == "size" and len(call.args) == 1:
             return self._dimension(method_of, call.args[0], host, hint, shown)
-        helper = self.host_by_name.get(name) if not isinstance(call.func, ast.Attribute) else None
+        helper = self._host_by_name.get(name) if not isinstance(call.func, ast.Attribute) else None
         if helper is not None and helper.returns and helper is not host:
             return _max(
                 self._sub(v, helper, depth)
                 for ret in helper.returns
-                for v, _ in self.host_values(ret.value, helper)
+                for v, _ in self._host_values(ret.value, helper)
             )
         return Quantity(Role.UNKNOWN, shown)
 
     def _shape_product(
-        self: KernelIndex,
+        self,
         factors: ast.AST,
         host: HostFunction | None,
         depth: int,
@@ -576,7 +591,7 @@ class QuantityQueries:
     ) -> Quantity:
         """`math.prod(x.shape[:-1])` (the rows of `x` flattened), `prod(x.shape)` (its
         element count), `prod([B, T])` (as `B * T`)."""
-        values = self.host_values(factors, host) if host is not None else [(factors, ())]
+        values = self._host_values(factors, host) if host is not None else [(factors, ())]
         out = []
         for value, _ in values:
             if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
@@ -603,7 +618,7 @@ class QuantityQueries:
         return _max(out)
 
     def _dimension(
-        self: KernelIndex,
+        self,
         tensor: ast.AST,
         dim: ast.AST,
         host: HostFunction | None,
@@ -620,7 +635,7 @@ class QuantityQueries:
         return self._dimension_role(tensor, index, rank, host, hint, f"`{shown}`")
 
     def _unpacked_dimension(
-        self: KernelIndex, element: TupleElement, host: HostFunction | None, hint: str
+        self, element: TupleElement, host: HostFunction | None, hint: str
     ) -> Quantity:
         """`B, T, H, K = x.shape`: element `index` of `width`; also of a slice
         (`M, N = a.shape[-2:]`) and around a starred name (`B, T, *_ = x.shape`)."""
@@ -639,7 +654,7 @@ class QuantityQueries:
         return self._dimension_role(tensor, index, rank, host, hint, shown)
 
     def _dimension_role(
-        self: KernelIndex,
+        self,
         tensor: ast.AST,
         index: int,
         rank: int | None,
@@ -676,16 +691,16 @@ class QuantityQueries:
         if hint and is_batch_name(hint):
             return Quantity(Role.BATCH, f"{shown}, a batch size")
         if rank is None:
-            rank = self.min_rank(tensor, host)
+            rank = self._min_rank(tensor, host)
         if rank is not None and index < rank - 1:
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")
         if hint and is_sequence_length(hint):
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")
         return Quantity(Role.UNKNOWN, shown)
 
-    def _flattened(self: KernelIndex, tensor: ast.AST, host: HostFunction | None) -> bool:
+    def _flattened(self, tensor: ast.AST, host: HostFunction | None) -> bool:
         """`x.view(-1, D)`, `x.reshape(-1, x.shape[-1])`, `x.flatten(0, -2)`."""
-        for value, _ in self.host_values(tensor, host):
+        for value, _ in self._host_values(tensor, host):
             if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
                 continue
             if value.func.attr == "flatten":
@@ -699,21 +714,19 @@ class QuantityQueries:
         return False
 
     # -- grids -------------------------------------------------------------------------
-    def grid_axes(
-        self: KernelIndex, launch: ast.Call, host: HostFunction | None
-    ) -> list[list[ast.AST]]:
+    def grid_axes(self, launch: ast.Call, host: HostFunction | None) -> list[list[ast.AST]]:
         """The axes of each grid a launch can use: `kernel[(a, b)]`, `grid = (a,)`,
         `grid = lambda meta: (...)`, a local `def grid(meta): return (...)`."""
         grid = launch.func.slice if isinstance(launch.func, ast.Subscript) else None
         if grid is None:
             return []
         out: list[list[ast.AST]] = []
-        for value, _ in self.host_values(grid, host) if host is not None else [(grid, ())]:
+        for value, _ in self._host_values(grid, host) if host is not None else [(grid, ())]:
             out += self._axes_of(value, host, 0)
         return out
 
     def _axes_of(
-        self: KernelIndex, value: ast.AST, host: HostFunction | None, depth: int
+        self, value: ast.AST, host: HostFunction | None, depth: int
     ) -> list[list[ast.AST]]:
         if depth > MAX_HELPER_DEPTH:
             return []
@@ -726,14 +739,14 @@ class QuantityQueries:
                 value.orelse, host, depth + 1
             )
         if isinstance(value, ast.Name):
-            fn = self.host_by_name.get(value.id)
+            fn = self._host_by_name.get(value.id)
             if fn is not None and fn.returns:
                 return [
                     axes for ret in fn.returns for axes in self._axes_of(ret.value, fn, depth + 1)
                 ]
         return [[value]]
 
-    def has_task_loop(self: KernelIndex, fn: JitFunction) -> bool:
+    def has_task_loop(self, fn: JitFunction) -> bool:
         """Does the kernel loop over tasks itself? A loop whose bounds or step read the
         program count (`tl.num_programs`, or an extension module's alias of it such as
         `ext.num_programs`), or a grid-stride loop `range(pid, n, step)` that starts at
@@ -749,7 +762,7 @@ class QuantityQueries:
             for name, defs in fn.definitions.items()
             if any(id(fn.statements[order]) in program_counts for order, _ in defs)
         }
-        program_ids = self.assigned_from(fn, f"{LANGUAGE}.program_id")
+        program_ids = self._core.assigned_from(fn, f"{LANGUAGE}.program_id")
         runtime_params = set(fn.params) - fn.constexpr_params
         found = False
         for stmt in fn.statements:

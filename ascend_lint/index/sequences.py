@@ -15,6 +15,20 @@ Decided by use, not by name:
 
 Names are the last tie-breaker: only in a kernel with no offsets table at all does a
 parameter spelled like a length (`T`, `seq_len`) count as one.
+
+`Sequences` holds one kernel's own evidence (`JitFunction.sequences`); `SequenceFacts`
+adds, for a `@triton.jit` helper, what its callers bind to its parameters, and knows
+the 1-D index vectors of each function (`vector_names`, `vector_locals`): the locals
+assigned from a `tl.arange`, the helper parameters callers bind to one, and what is
+computed from those. The two vector queries call each other (a helper's vectors are
+its callers' vectors), so they live in one object.
+
+Depends on: the core facts (helper calls and their bindings, the calls in a kernel).
+`gates` receives this object.
+
+Costs: one walk per kernel for its own facts (kept on the kernel), a fixpoint over its
+definitions; the callers' facts are merged into a helper's once; the vectors of a
+function once per function.
 """
 
 from __future__ import annotations
@@ -22,21 +36,19 @@ from __future__ import annotations
 import ast
 import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, Aliases
+from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.naming import is_sequence_length
 from ascend_lint.index.syntax import (
     MAX_FIXPOINT_ROUNDS,
     additive_terms,
     frozen_names,
+    names_in,
     walk,
 )
 from ascend_lint.index.values import pointer_names
-
-if TYPE_CHECKING:
-    from ascend_lint.index.model import KernelIndex
 
 _LOAD = f"{LANGUAGE}.load"
 _ARANGE = f"{LANGUAGE}.arange"
@@ -299,32 +311,29 @@ _MAX_TERMS = 64
 _MAX_EXPANSION = 4
 
 
-class SequenceQueries:
-    """The queries of `KernelIndex` about sequences (mixed into it)."""
+class SequenceFacts:
+    """Sequence facts with what callers pass to helpers, and where 1-D index vectors
+    enter and flow (see the module doc)."""
 
-    def vector_locals(self: KernelIndex, fn: JitFunction) -> set[str]:
-        """`vector_names(fn)` and every local computed from one (`o = o_t * H`,
-        `p = x + o`): the names that may hold a 1-D index vector, found once per
-        function for the rules that ask (the set is shared: do not change it)."""
-        found = self._vector_locals_cache.get(id(fn))
-        if found is None:
-            roots = self.vector_names(fn)
-            found = pointer_names(fn, roots) if roots else set()
-            self._vector_locals_cache[id(fn)] = found
-        return found
+    def __init__(self, core: CoreFacts):
+        self._core = core
+        self._aliases = core.aliases
+        self._sequences_done: set[int] = set()
+        self._vector_cache: dict[int, set[str]] = {}
+        self._vector_locals_cache: dict[int, set[str]] = {}
 
-    def sequences(self: KernelIndex, fn: JitFunction) -> Sequences:
+    def of(self, fn: JitFunction) -> Sequences:
         """`fn.sequences()`, plus, for a `@triton.jit` helper, the helper parameters its
         callers bind to token offsets, sequence lengths and time vectors."""
-        seq = fn.sequences(self.aliases)
+        seq = fn.sequences(self._aliases)
         if id(fn) in self._sequences_done:
             return seq
         self._sequences_done.add(id(fn))
         learned = False
-        for binding in self.helper_calls:
+        for binding in self._core.helper_calls:
             if binding.callee is not fn or binding.caller is None:
                 continue
-            caller = self.sequences(binding.caller)
+            caller = self.of(binding.caller)
             for param, exprs in binding.args.items():
                 for expr in exprs:
                     if not isinstance(expr, ast.Name):
@@ -340,3 +349,32 @@ class SequenceQueries:
         if learned:
             seq._grow()
         return seq
+
+    def vector_names(self, fn: JitFunction) -> set[str]:
+        """Locals assigned an expression with a `tl.arange` in it, and the parameters a
+        caller binds to an expression computed from one (`_gather(p, o_t)` makes `o_t`
+        of `_gather` a vector): where 1-D index vectors enter a function."""
+        cached = self._vector_cache.get(id(fn))
+        if cached is not None:
+            return cached
+        self._vector_cache[id(fn)] = names = self._core.assigned_from(fn, _ARANGE)
+        for binding in self._core.helper_calls_to(fn):
+            caller = binding.caller
+            if caller is None:
+                continue
+            vectors = self.vector_locals(caller)  # what the caller's vectors flow into
+            for param, exprs in binding.args.items():
+                if any(names_in(e) & vectors for e in exprs):
+                    names.add(param)
+        return names
+
+    def vector_locals(self, fn: JitFunction) -> set[str]:
+        """`vector_names(fn)` and every local computed from one (`o = o_t * H`,
+        `p = x + o`): the names that may hold a 1-D index vector, found once per
+        function for the rules that ask (the set is shared: do not change it)."""
+        found = self._vector_locals_cache.get(id(fn))
+        if found is None:
+            roots = self.vector_names(fn)
+            found = pointer_names(fn, roots) if roots else set()
+            self._vector_locals_cache[id(fn)] = found
+        return found

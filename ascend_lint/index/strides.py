@@ -16,22 +16,26 @@ integer argument equal to 1 and a stride that is 1 at run time compiles as 1:
 * in a `@triton.jit` helper, what its callers pass.
 
 A bare stride argument with none of this evidence is unknown, and unknown is not a
-finding. Results are cached per (kernel, name).
+finding. The rank of a host tensor (`rank`, `min_rank`) is known here too, as the
+evidence for `x.stride(k)`; `quantities` asks it of `x.shape[k]`.
+
+Depends on: the core facts (launches and helper calls, host calls) and `host` (what a
+launch argument holds). `quantities` receives this object.
+
+Costs: results are cached per (kernel, name); the names a kernel divides an index by
+once per kernel; the highest `x.stride(k)` / `x.size(k)` once per host function.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.launches import TupleElement
+from ascend_lint.index.launches import HostFunction, TupleElement
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, factors, int_literal, show, walk
-
-if TYPE_CHECKING:
-    from ascend_lint.index.launches import HostFunction
-    from ascend_lint.index.model import KernelIndex
 
 UNIT = "unit"
 NON_UNIT = "non-unit"
@@ -50,10 +54,18 @@ class Stride:
 _UNKNOWN = Stride(None)
 
 
-class StrideQueries:
-    """The queries of `KernelIndex` about strides (mixed into it)."""
+class StrideFacts:
+    """What is known about the strides of kernels (see the module doc)."""
 
-    def stride_of(self: KernelIndex, fn: JitFunction, expr: ast.AST, depth: int = 0) -> Stride:
+    def __init__(self, core: CoreFacts, host: HostFacts):
+        self._core = core
+        self._aliases = core.aliases
+        self._host_values = host.host_values
+        self._stride_cache: dict[tuple[int, str], Stride] = {}
+        self._divisor_cache: dict[int, set[str]] = {}
+        self._min_rank_cache: dict[int, dict[str, int]] = {}
+
+    def stride_of(self, fn: JitFunction, expr: ast.AST, depth: int = 0) -> Stride:
         """What is known about the stride `expr` in kernel `fn`."""
         if depth > MAX_HELPER_DEPTH:
             return _UNKNOWN
@@ -76,7 +88,7 @@ class StrideQueries:
             return _UNKNOWN
         return self._name_stride(fn, expr.id, depth)
 
-    def _name_stride(self: KernelIndex, fn: JitFunction, name: str, depth: int) -> Stride:
+    def _name_stride(self, fn: JitFunction, name: str, depth: int) -> Stride:
         cache = self._stride_cache
         key = (id(fn), name)
         if key in cache:
@@ -93,18 +105,18 @@ class StrideQueries:
         cache[key] = result
         return result
 
-    def _param_stride(self: KernelIndex, fn: JitFunction, name: str, depth: int) -> Stride:
+    def _param_stride(self, fn: JitFunction, name: str, depth: int) -> Stride:
         found: list[Stride] = []
-        for binding in self.launches:
+        for binding in self._core.launches:
             if binding.callee is fn:
                 grid = _grid_extents(binding.call)
                 for expr in binding.args.get(name, []):
                     if ast.unparse(expr) in grid:
                         found.append(Stride(NON_UNIT, f"`{name}` is a grid extent (a count)"))
-                    for value, _guards in self.host_values(expr, binding.host):
+                    for value, _guards in self._host_values(expr, binding.host):
                         host = self._host_stride(value, binding.host)
                         found.append(Stride(host.kind, f"a launch binds `{name}` to {host.why}"))
-        for binding in self.helper_calls:
+        for binding in self._core.helper_calls:
             if binding.callee is fn and binding.caller is not None:
                 for expr in binding.args.get(name, []):
                     passed = self.stride_of(binding.caller, expr, depth + 1)
@@ -118,7 +130,7 @@ class StrideQueries:
             return Stride(NON_UNIT, f"`{name}` is a count the kernel divides an index by")
         return _UNKNOWN
 
-    def _divisors(self: KernelIndex, fn: JitFunction) -> set[str]:
+    def _divisors(self, fn: JitFunction) -> set[str]:
         """Names the kernel divides or reduces an index by: `i_bh // H`, `i_bh % H`
         (found once per kernel, however many of its strides are asked about)."""
         cached = self._divisor_cache.get(id(fn))
@@ -131,12 +143,12 @@ class StrideQueries:
             if (
                 isinstance(stmt, (ast.Assign, ast.AugAssign))
                 and isinstance(node.right, ast.Name)
-                and fn.is_runtime(node.left, self.aliases)
+                and fn.is_runtime(node.left, self._aliases)
             ):
                 out.add(node.right.id)
         return out
 
-    def _host_stride(self: KernelIndex, value: ast.AST, host: HostFunction | None) -> Stride:
+    def _host_stride(self, value: ast.AST, host: HostFunction | None) -> Stride:
         """A launch argument on the host side."""
         if isinstance(value, ast.Constant) and isinstance(value.value, int):
             return Stride(UNIT if value.value == 1 else NON_UNIT, f"the literal {value.value}")
@@ -161,7 +173,7 @@ class StrideQueries:
             shown = f"`{show(call)}`"
             if dim == -1:
                 return Stride(UNIT, f"{shown}, the innermost dimension")
-            rank = self._rank(call.func.value, host)
+            rank = self.rank(call.func.value, host)
             if rank is None:
                 return _UNKNOWN
             if dim == rank - 1:
@@ -169,17 +181,17 @@ class StrideQueries:
             return Stride(NON_UNIT, f"{shown}, an outer dimension of a {rank}-D tensor")
         return _UNKNOWN
 
-    def _rank(self: KernelIndex, tensor: ast.AST, host: HostFunction | None) -> int | None:
+    def rank(self, tensor: ast.AST, host: HostFunction | None) -> int | None:
         """The number of dimensions of a host tensor, where the host shows it."""
         ranks = set()
-        for value, _ in self.host_values(tensor, host):
+        for value, _ in self._host_values(tensor, host):
             rank = _rank_of(value)
             if rank is None and isinstance(tensor, ast.Name) and host is not None:
                 rank = _unpacked_rank(tensor.id, host)
             ranks.add(rank)
         return ranks.pop() if len(ranks) == 1 else None
 
-    def min_rank(self: KernelIndex, tensor: ast.AST, host: HostFunction | None) -> int | None:
+    def min_rank(self, tensor: ast.AST, host: HostFunction | None) -> int | None:
         """At least how many dimensions a host tensor has: `x.stride(2)` or `x.size(2)`
         anywhere in the host shows three. One pass over the host's calls, kept."""
         if not isinstance(tensor, ast.Name) or host is None:
@@ -187,7 +199,7 @@ class StrideQueries:
         highest = self._min_rank_cache.get(id(host))
         if highest is None:
             highest = self._min_rank_cache[id(host)] = {}
-            for call, owner in self.host_calls:
+            for call, owner in self._core.host_calls:
                 func = call.func
                 if (
                     owner is host

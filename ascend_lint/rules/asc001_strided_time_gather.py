@@ -61,11 +61,11 @@ def _product(parts: list[ast.AST]) -> ast.AST:
 def _documented_fallback(index: KernelIndex, fn: JitFunction, stmt: ast.stmt) -> bool:
     """The legacy side of a `*_T_CONTIG` flag that launchers select only when the stride
     is 1 anyway (`G_T_CONTIG=HV != 1`)."""
-    branch = index.contig_branch(fn, stmt)
+    branch = index.layout.contig_branch(fn, stmt)
     return bool(
         branch
         and not branch.contig_side
-        and index.flag_selects_fallback_only_for_one_head(branch.flag)
+        and index.layout.flag_selects_fallback_only_for_one_head(branch.flag)
     )
 
 
@@ -91,10 +91,10 @@ class StridedTimeGather(Rule):
             stride = one_d_stride(call)
             if stride is None:
                 continue
-            evidence = index.stride_of(fn, stride)
+            evidence = index.strides.stride_of(fn, stride)
             if evidence.kind != NON_UNIT:
                 continue
-            if not _block_along_time(call, stride, index.sequences(fn)):
+            if not _block_along_time(call, stride, index.sequences.of(fn)):
                 continue
             if _documented_fallback(index, fn, stmt):
                 continue
@@ -123,7 +123,7 @@ class StridedTimeGather(Rule):
 
     def _vector_gathers(self, fn: JitFunction, ctx: RuleContext, fixes: dict) -> Iterator[Finding]:
         index = ctx.index
-        vectors = index.vector_locals(fn)
+        vectors = index.sequences.vector_locals(fn)
         if not vectors:
             return  # no `tl.arange` vector reaches this function
         accesses = [
@@ -134,7 +134,7 @@ class StridedTimeGather(Rule):
         ]
         if not accesses:
             return  # no 1-D vector access: the sequence facts are not needed
-        seq = index.sequences(fn)
+        seq = index.sequences.of(fn)
         if not seq.time_vectors:
             return
         keep = seq.time_vectors | seq.token_offsets | seq.lengths
@@ -150,7 +150,7 @@ class StridedTimeGather(Rule):
                 if not time or not rest:
                     continue
                 stride = _product(rest)
-                evidence = index.stride_of(fn, stride)
+                evidence = index.strides.stride_of(fn, stride)
                 if evidence.kind == NON_UNIT:
                     yield Finding(
                         call,

@@ -55,10 +55,10 @@ class StalePointerMath(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:
-            transposed = index.transposed_params(fn)
+            transposed = index.layout.transposed_params(fn)
             launched_pointers = pointer_names(fn, transposed) if transposed else set()
             for stmt in fn.statements:
-                branch = index.contig_branch(fn, stmt)
+                branch = index.layout.contig_branch(fn, stmt)
                 if branch and not branch.contig_side:
                     continue  # the legacy side of a contig flag: the layout is the old one there
                 pointers = set(launched_pointers)
@@ -75,7 +75,7 @@ class StalePointerMath(Rule):
             and isinstance(stmt.target, ast.Name)
             and stmt.target.id in pointers
         ):
-            term = legacy_term(stmt.value, ctx.index.whole_row_counts(fn))
+            term = legacy_term(stmt.value, ctx.index.gates.whole_row_counts(fn))
             if term is not None:
                 fix = transposed_fix(ctx, fn, stmt.value, None, None, length_name(fn))
                 yield Finding(stmt, self._message(stmt.target.id, term), fix=fix)
@@ -87,7 +87,7 @@ class StalePointerMath(Rule):
             if base is None or not (names_in(base) & pointers):
                 continue
             stride = one_d_stride(call)
-            term = legacy_term(base, ctx.index.whole_row_counts(fn))
+            term = legacy_term(base, ctx.index.gates.whole_row_counts(fn))
             if term is not None or (stride is not None and not is_literal(stride, 1)):
                 shown = term if term is not None else stride
                 root = pointer_root(base)
@@ -105,7 +105,7 @@ class StalePointerMath(Rule):
                 heads = [
                     t for t in additive_terms(node) if isinstance(t, ast.Name) and t.id in pointers
                 ]
-                term = legacy_term(node, ctx.index.whole_row_counts(fn))
+                term = legacy_term(node, ctx.index.gates.whole_row_counts(fn))
                 if heads and term is not None:
                     fix = transposed_fix(ctx, fn, node, heads[0].id, None, length_name(fn))
                     yield Finding(node, self._message(heads[0].id, term), fix=fix)

@@ -41,7 +41,7 @@ class LaunchNumWarpsStages(Rule):
             for kw in call.keywords:
                 if kw.arg in KNOBS:
                     yield self._finding(ctx, kw, call, kw.arg, where, removals)
-        for key, node, container in index.option_dicts():
+        for key, node, container in index.host.option_dicts():
             if key in KNOBS and not is_simt_only(container):
                 yield self._finding(ctx, node, container, key, "launch options dict", removals)
 

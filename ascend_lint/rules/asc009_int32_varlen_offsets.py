@@ -54,7 +54,7 @@ class Int32VarlenOffsets(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
-            tables = ctx.index.sequences(fn).offsets_tables
+            tables = ctx.index.sequences.of(fn).offsets_tables
             for stmt in fn.statements:
                 if not isinstance(stmt, ast.Assign):
                     continue

@@ -22,9 +22,9 @@ class GridOverCoreCount(Rule):
         index = ctx.index
         reported: set[int] = set()
         for binding in index.launches:
-            if id(binding.call) in reported or index.has_task_loop(binding.callee):
+            if id(binding.call) in reported or index.quantities.has_task_loop(binding.callee):
                 continue
-            for axes in index.grid_axes(binding.call, binding.host):
+            for axes in index.quantities.grid_axes(binding.call, binding.host):
                 growing = self._growing_axis(ctx, axes, binding)
                 if growing is None:
                     continue
@@ -49,7 +49,7 @@ class GridOverCoreCount(Rule):
         ctx: RuleContext, axes: list[ast.AST], binding
     ) -> tuple[str, Quantity] | None:
         for axis in axes:
-            for quantity in ctx.index.quantities(axis, binding.host):
+            for quantity in ctx.index.quantities.of(axis, binding.host):
                 if quantity.role == Role.LENGTH:
                     return ast.unparse(axis), quantity
         return None

@@ -48,7 +48,7 @@ class PerCallConstexpr(Rule):
                     continue
                 for arg in binding.args.get(param, ()):
                     if id(arg) not in evidence:
-                        quantities = index.quantities(arg, binding.host, param)
+                        quantities = index.quantities.of(arg, binding.host, param)
                         per_call = [q for q in quantities if q.role.per_call]
                         evidence[id(arg)] = (arg, str(per_call[0].why)) if per_call else None
                     targets = receivers.setdefault(id(arg), [])

@@ -255,7 +255,7 @@ class _Module:
 
     def __init__(self, ctx: RuleContext) -> None:
         self.index = ctx.index
-        self.torch = ctx.index.torch_names()
+        self.torch = ctx.index.platform.torch_names()
         self._names: _Names | None = None
         # Local names some import binds to torch's CUDA module or a member of it; the
         # scopes are consulted only for these.
@@ -314,7 +314,7 @@ class _Module:
         origin = None
         through: list[ast.expr] = []
         for value, where in bindings:
-            if not isinstance(value, ast.expr) or self.index.platform_guarded(where):
+            if not isinstance(value, ast.expr) or self.index.platform.platform_guarded(where):
                 return None  # not followed, or chosen by a platform test
             inner = self.cuda_device(value, scope.host, depth + 1)
             if inner is None:
@@ -343,8 +343,10 @@ class CudaOnlyApi(Rule):
             return
         findings: list[Finding] = []
         reported: set[int] = set()  # calls inside a reported property lookup
-        for node, key in index.device_property_lookups() if has_keys else ():
-            if index.platform_guarded(node) or index.platform_only_host(index.host_at(node)):
+        for node, key in index.platform.device_property_lookups() if has_keys else ():
+            if index.platform.platform_guarded(node) or index.platform.platform_only_host(
+                index.platform.host_at(node)
+            ):
                 continue
             reported.update(id(n) for n in walk(node) if isinstance(n, ast.Call))
             findings.append(self._property(ctx, node, key))
@@ -357,13 +359,15 @@ class CudaOnlyApi(Rule):
         for call, host in index.host_calls:
             if id(call) not in reported:
                 found = self._host_call(ctx, module, call, host, device_calls, followed)
-                if found and not (index.platform_guarded(call) or index.platform_only_host(host)):
+                if found and not (
+                    index.platform.platform_guarded(call) or index.platform.platform_only_host(host)
+                ):
                     findings += found
         dropped = {id(device_calls[c]) for c in followed if c in device_calls}
         findings = [f for f in findings if id(f) not in dropped]
-        imports = index.cuda_language_imports()
+        imports = index.platform.cuda_language_imports()
         for item in imports:
-            if not index.platform_guarded(item.node):
+            if not index.platform.platform_guarded(item.node):
                 findings.append(self._import(ctx, item.node, item.module))
         for fn in index.kernels:
             for call, stmt in fn.calls:
@@ -373,7 +377,7 @@ class CudaOnlyApi(Rule):
                 parts = dotted(call.func) or []
                 if imports and parts and parts[0] in index.aliases.members:
                     continue  # `libdevice.exp` of an imported CUDA module: reported at the import
-                if not index.kernel_platform_guarded(fn, stmt):
+                if not index.platform.kernel_platform_guarded(fn, stmt):
                     findings.append(
                         Finding(
                             call.func,
@@ -461,7 +465,10 @@ class CudaOnlyApi(Rule):
         if (
             out
             and pending
-            and not (ctx.index.platform_guarded(call) or ctx.index.platform_only_host(host))
+            and not (
+                ctx.index.platform.platform_guarded(call)
+                or ctx.index.platform.platform_only_host(host)
+            )
         ):
             followed.update(id(v) for v in pending if isinstance(v, ast.Call))
         return out

@@ -36,7 +36,7 @@ class GpuOnlyMemoryHint(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
-        simt_only = index.simt_only_kernels()
+        simt_only = index.host.simt_only_kernels()
         for fn in index.kernels:
             if id(fn.node) in simt_only:
                 continue  # the A5 SIMT-only mode honours cache hints
@@ -171,7 +171,7 @@ def k(x, BLOCK: constexpr):
 def _is_hint(index: KernelIndex, fn: JitFunction, value: ast.AST, default: object) -> bool:
     """A known value (a literal or a module constant) other than the default: a value
     the kernel takes from a parameter (`sem=SEM`) may well be the default."""
-    known = index.constant_in_kernel(fn, value)
+    known = index.host.constant_in_kernel(fn, value)
     return (
         known is not None
         and known.value is not None  # `cache_modifier=None`: no hint either

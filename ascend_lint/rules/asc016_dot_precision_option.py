@@ -145,7 +145,7 @@ def k(a, b, o):
 
 
 def _constant(index: KernelIndex, fn: JitFunction, node: ast.AST) -> object:
-    known = index.constant_in_kernel(fn, node)
+    known = index.host.constant_in_kernel(fn, node)
     return None if known is None else known.value
 
 

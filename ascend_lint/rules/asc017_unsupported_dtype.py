@@ -295,7 +295,7 @@ def _dtype_value(expr: ast.AST | None, index: KernelIndex, depth: int = 0) -> st
         other = _dtype_value(expr.orelse, index, depth + 1)
         return body if body and other else None
     if isinstance(expr, ast.Name) and qual is None:
-        return _dtype_value(index.module_constant(expr.id), index, depth + 1)
+        return _dtype_value(index.host.module_constant(expr.id), index, depth + 1)
     return None
 
 
@@ -335,7 +335,7 @@ def _module_dtypes(
         for name in stmt_reads:
             if name in held or name in local or name in fn.params or name in fn.assignments:
                 continue
-            value = index.module_constant(name)
+            value = index.host.module_constant(name)
             if value is None or name in index.aliases.modules or name in index.aliases.members:
                 continue  # an import, not a constant
             qual = _dtype_value(value, index)

@@ -26,7 +26,7 @@ class VectorIntDivMod(Rule):
         for fn in index.kernels:
             if not fn.divisions:
                 continue
-            blocks = index.vector_locals(fn)
+            blocks = index.sequences.vector_locals(fn)
             for node, stmt in fn.divisions:
                 if not self._is_block(node.left, blocks, aliases):
                     continue

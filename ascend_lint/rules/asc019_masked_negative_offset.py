@@ -628,7 +628,7 @@ class MaskedNegativeOffset(Rule):
                 self._constant(ctx, value, binding.host, 0)
                 for binding in bindings
                 for expr in binding.args.get(name, ())
-                for value, _guards in index.host_values(expr, binding.host)
+                for value, _guards in index.host.host_values(expr, binding.host)
             ]
             if values and all(v == -1 for v in values):
                 found.add(name)
@@ -667,7 +667,7 @@ class MaskedNegativeOffset(Rule):
         """Lane-varying and loaded values: locals computed from `tl.arange` or `tl.load`,
         and the parameters a calling kernel binds to one of its own."""
         index = ctx.index
-        roots = index.vector_names(fn) | index.assigned_from(fn, _LOAD)
+        roots = index.sequences.vector_names(fn) | index.assigned_from(fn, _LOAD)
         for binding in index.helper_calls_to(fn):
             caller = binding.caller
             if caller is None or id(caller) in stack or id(caller) == id(fn):

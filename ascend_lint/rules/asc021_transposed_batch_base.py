@@ -33,10 +33,10 @@ class TransposedBatchBase(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:
-            transposed = index.transposed_params(fn)
+            transposed = index.layout.transposed_params(fn)
             if not transposed:
                 continue
-            seq = index.sequences(fn)
+            seq = index.sequences.of(fn)
             if not seq.token_offsets:
                 continue
             for stmt in fn.statements:
@@ -83,7 +83,7 @@ class TransposedBatchBase(Rule):
     ) -> tuple[ast.AST, str] | None:
         """(the fixed-length value of `bos`, the varlen test) when `stmt` can run with
         `bos` set to a batch offset that does not step over the heads."""
-        split = ctx.index.start_split(fn, bos)
+        split = ctx.index.gates.start_split(fn, bos)
         if split is None:
             return None
         fixed, varlen = split
