@@ -61,6 +61,12 @@ def role_of(host_body: str, axis: str = "value") -> Role:
         ("value = x.shape[0] // x.shape[1]", Role.BATCH),
         ("B, S = x.shape[:2]\nvalue = x.numel() // (B * S)", Role.UNKNOWN),
         ("num_slots, _, width = kv_cache.size()\nvalue = num_slots", Role.MODEL),
+        ("B, T, H, K, V = *x.shape, w.shape[-1]\nvalue = triton.cdiv(T, 64)", Role.LENGTH),
+        ("B, T, H, K, V = *x.shape, w.shape[-1]\nvalue = K", Role.MODEL),
+        ("rows, hidden = x.shape\nvalue = rows", Role.LENGTH),
+        ("batch, vocab = x.shape\nvalue = batch", Role.BATCH),
+        ("_, num_vectorcore = get_props()\nvalue = min(x.numel(), num_vectorcore)", Role.CORES),
+        ("stride_tok, stride_d = x.stride()\nvalue = stride_tok", Role.UNKNOWN),
     ],
 )
 def test_host_expression_roles(body, role):

@@ -115,6 +115,7 @@ def _host_targets(host: HostFunction, target: ast.AST, value: ast.AST, guards: t
         host.attribute_assignments.setdefault(key, []).append(value)
         host.guards[id(value)] = guards
     elif isinstance(target, (ast.Tuple, ast.List)):
+        value = _expand_starred_shape(value, len(target.elts))
         if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
             for elt, v in zip(target.elts, value.elts):
                 _host_targets(host, elt, v, guards)
@@ -126,9 +127,26 @@ def _host_targets(host: HostFunction, target: ast.AST, value: ast.AST, guards: t
                     # Remember "element i of this value" for tuple-returning helpers;
                     # after a starred name, counted from the end (`B, *_, D = x.shape`).
                     at = i - len(target.elts) if starred and i > starred[0] else i
-                    marker = TupleElement(value, at, width)
+                    marker = TupleElement(value, at, width, elt.id)
                     host.assignments.setdefault(elt.id, []).append(marker)
                     host.guards[id(marker)] = guards
+
+
+def _expand_starred_shape(value: ast.AST, width: int) -> ast.AST:
+    """`B, T, H, K, V = *k.shape, v.shape[-1]`: the starred shape stands for as many
+    dimensions as the names left for it, each an element of `k.shape` of that rank."""
+    if not isinstance(value, (ast.Tuple, ast.List)):
+        return value
+    starred = [i for i, e in enumerate(value.elts) if isinstance(e, ast.Starred)]
+    if len(starred) != 1 or width < len(value.elts) - 1:
+        return value
+    at = starred[0]
+    inner = value.elts[at].value
+    if not (isinstance(inner, ast.Attribute) and inner.attr == "shape"):
+        return value
+    rank = width - (len(value.elts) - 1)
+    spread = [TupleElement(inner, i, rank) for i in range(rank)]
+    return ast.Tuple([*value.elts[:at], *spread, *value.elts[at + 1 :]], ast.Load())
 
 
 class TupleElement(ast.expr):
@@ -138,11 +156,12 @@ class TupleElement(ast.expr):
 
     _fields = ("value",)
 
-    def __init__(self, value: ast.AST, index: int, width: int | None):
+    def __init__(self, value: ast.AST, index: int, width: int | None, name: str = ""):
         super().__init__()
         self.value = value
         self.index = index
         self.width = width
+        self.name = name  # the name it is unpacked into: the evidence its name gives
 
 
 def argument_for(call: ast.Call, param: str, position: int) -> ast.AST | None:

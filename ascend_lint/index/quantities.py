@@ -136,7 +136,10 @@ def _is_core_count_call(call: ast.Call) -> bool:
     """`get_num_cores("vector")`, `num_vector_cores()`, `get_npu_core_num()`: a helper
     whose name says it returns a core count."""
     name = (call_name(call.func) or "").lower()
-    return "core" in name and not name.startswith("set")
+    counts_cores = (
+        "core" in name or "multiprocessor" in name or name.endswith(("sm_count", "num_sms"))
+    )
+    return counts_cores and not name.startswith("set")
 
 
 def _core_key(node: ast.AST) -> bool:
@@ -358,7 +361,7 @@ class QuantityFacts:
         if isinstance(expr, ast.Name):
             return self._name_quantity(expr, host, depth)
         if isinstance(expr, TupleElement):
-            return self._unpacked_dimension(expr, host, hint or shown)
+            return self._unpacked_dimension(expr, host, expr.name or hint or str(shown))
         if _core_key(expr):
             return Quantity(Role.CORES, f"`{shown}`, the core count")
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute):
@@ -641,6 +644,12 @@ class QuantityFacts:
         (`M, N = a.shape[-2:]`) and around a starred name (`B, T, *_ = x.shape`)."""
         sliced = _shape_slice(element.value)
         if sliced is None:
+            # `_, cores = get_device_properties()`: where the value is not a shape, the
+            # name it is unpacked into is the last evidence left.
+            # Only a core count is trusted to a name this way: a count's name is too weak.
+            named = self._name_quantity(ast.Name(hint), None, 0, f"`{hint}`") if hint else None
+            if named is not None and named.role == Role.CORES:
+                return named
             return Quantity(Role.UNKNOWN, hint)
         tensor, start, stop = sliced
         index, rank = element.index, element.width
@@ -681,6 +690,10 @@ class QuantityFacts:
         if index == 0:
             if self._flattened(tensor, host):
                 return Quantity(Role.LENGTH, f"{shown}, the rows of a flattened view")
+            if rank == 2 and not (hint and (is_batch_name(hint) or is_model_dimension(hint))):
+                # `[rows, features]`: the leading dimension of a matrix of activations
+                # counts its rows (tokens), whatever the launcher calls it.
+                return Quantity(Role.LENGTH, f"{shown}, the rows of a 2-D tensor")
             if hint and (is_sequence_length(hint) or is_token_count(hint)):
                 return Quantity(Role.LENGTH, f"{shown}, a token or sequence count")
             if hint and is_model_dimension(hint):

@@ -187,6 +187,21 @@ def launch(q):
     B, T, H, K = q.shape
     k[(B * H,)](q, T, BT=64)
 """,
+        # a core count unpacked from a helper's tuple caps the grid
+        """
+import triton
+import triton.language as tl
+from .device import get_device_properties
+
+@triton.jit
+def k(x, n, D: tl.constexpr):
+    tl.program_id(0)
+
+def launch(x):
+    _, num_vectorcore = get_device_properties()
+    n = x.numel()
+    k[(min(n, num_vectorcore),)](x, n, D=64)
+""",
     ]
     INVALID = [
         Invalid(
@@ -378,5 +393,37 @@ def op(x):
     _launch(x, x.numel() // x.shape[-1])
 """,
             rows=[10],
+        ),
+        # a starred shape in the unpacked value: `T` is dimension 1 of `k_in`
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, o, T, BT: tl.constexpr):
+    i_t = tl.program_id(0)
+
+def launch(k_in, v):
+    B, T, H, K, V = *k_in.shape, v.shape[-1]
+    k[(triton.cdiv(T, 64), B * H)](k_in, v, T, BT=64)
+""",
+            rows=[11],
+        ),
+        # the leading dimension of a `[tokens, hidden]` matrix counts its rows
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def rows(x, n, D: tl.constexpr):
+    tl.program_id(0)
+
+def launch(x):
+    num_entries, hidden = x.shape
+    rows[(num_entries,)](x, num_entries, D=hidden)
+""",
+            rows=[11],
         ),
     ]
