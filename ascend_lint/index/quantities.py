@@ -245,6 +245,18 @@ def _outer_dimension(value: ast.AST) -> tuple[str, int] | None:
     return None
 
 
+def _factors(product: ast.AST) -> list[ast.AST]:
+    """The operands of `a * b * c` (the expression itself when it is no product)."""
+    factors, pending = [], [product]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            pending += (node.left, node.right)
+        else:
+            factors.append(node)
+    return factors
+
+
 def _remaining_dimensions(count: ast.AST, divisor: ast.AST, host_values, host) -> bool:
     """`x.numel() // (B * S)` with `B, S = x.shape[:2]`: the size of the dimensions left
     after the outer ones, a feature size rather than a count of anything."""
@@ -255,14 +267,7 @@ def _remaining_dimensions(count: ast.AST, divisor: ast.AST, host_values, host) -
     ):
         return False
     tensor = show(count.func.value)
-    factors, pending = [], [divisor]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-            pending += (node.left, node.right)
-        else:
-            factors.append(node)
-    for factor in factors:
+    for factor in _factors(divisor):
         values = host_values(factor, host) if host is not None else [(factor, ())]
         found = [_outer_dimension(v) for v, _ in values]
         if not found or any(f is None or f[0] != tensor for f in found):
@@ -493,14 +498,7 @@ class QuantityFacts:
         """`s * b` with `s, b, v = logits.shape`, `x.shape[0] * x.shape[1]`: two or more
         outer dimensions of one tensor multiplied are the rows of its flattened view, a
         count of tokens whatever the names say (a `[seq, batch, vocab]` launcher's rows)."""
-        factors: list[ast.AST] = []
-        pending: list[ast.AST] = [product]
-        while pending:
-            node = pending.pop()
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-                pending += (node.left, node.right)
-            else:
-                factors.append(node)
+        factors = _factors(product)
         dims: dict[str, set[int]] = {}
         for factor in factors:
             values = self._host_values(factor, host) if host is not None else [(factor, ())]
