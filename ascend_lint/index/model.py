@@ -9,13 +9,15 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         ├─> layout
           │         ├─> platform
           │         └──────────────> gates          (gates: also core, sequences)
-          └─> sequences ───────────> gates
+          ├─> sequences ───────────> gates
+          └─> widths
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
-`index.layout`, `index.platform`, `index.sequences` and `index.gates`, and forwards
-the core's data and queries (`index.kernels`, `index.launches`, `index.calls_in`, ...);
-rules ask the index, never the tree. Building the facts objects costs nothing: each
-computes and caches what it is asked, on first use.
+`index.layout`, `index.platform`, `index.sequences`, `index.gates` and
+`index.widths`, and forwards the core's data and queries (`index.kernels`,
+`index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
+Building the facts objects costs nothing: each computes and caches what it is asked,
+on first use.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
 from ascend_lint.index.sequences import SequenceFacts
 from ascend_lint.index.strides import StrideFacts
+from ascend_lint.index.widths import WidthFacts
 
 
 class KernelIndex:
@@ -69,6 +72,7 @@ class KernelIndex:
         self.platform = PlatformFacts(core, self.host)
         self.sequences = SequenceFacts(core)
         self.gates = GateFacts(core, self.host, self.sequences)
+        self.widths = WidthFacts(core)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:
