@@ -28,6 +28,9 @@ Where each kind of fact is computed (per kernel, then per module):
                sequence starts; what the host does with a launch argument
 * `widths`     `WidthFacts`: int64 or int32 per path at each read, and what kind of int
                (compile-time, specialisable argument, runtime tensor) a value is
+* `bounds`     `BoundFacts`: which index values can be negative where they are read,
+               lane-varying and loaded values, -1 sentinels bound at launches, guards
+               and early exits before an access, the table an index is loaded from
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
 * `model`      `KernelIndex`, the core and the facts objects above, built once per module
@@ -35,13 +38,15 @@ Where each kind of fact is computed (per kernel, then per module):
 The facts objects depend one way: `host` and `sequences` on the core, `strides`,
 `layout` and `platform` on the core and `host`, `quantities` also on `strides`, and
 `gates` on the core, `host` and `sequences`; `widths` on the core (and, per kernel,
-the reaching definitions of `constexpr`). Rules reach each as an attribute of the
+the reaching definitions of `constexpr`); `bounds` on the core, `host` and
+`sequences`. Rules reach each as an attribute of the
 index (`index.strides.stride_of(...)`, `index.quantities.of(...)`).
 """
 
 from __future__ import annotations
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateFacts, GateSite, GateUses, SequenceStart
 from ascend_lint.index.host import HostFacts, is_simt_only
@@ -79,6 +84,7 @@ __all__ = [
     "LANGUAGE",
     "TRITON",
     "Aliases",
+    "BoundFacts",
     "Branch",
     "CallBinding",
     "Context",

@@ -9,12 +9,13 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         ├─> layout
           │         ├─> platform
           │         └──────────────> gates          (gates: also core, sequences)
-          ├─> sequences ───────────> gates
+          ├─> sequences ─┬─────────> gates
+          │              └─────────> bounds         (bounds: also core, host)
           └─> widths
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
-`index.layout`, `index.platform`, `index.sequences`, `index.gates` and
-`index.widths`, and forwards the core's data and queries (`index.kernels`,
+`index.layout`, `index.platform`, `index.sequences`, `index.gates`, `index.widths`
+and `index.bounds`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import ast
 
+from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
@@ -73,6 +75,7 @@ class KernelIndex:
         self.sequences = SequenceFacts(core)
         self.gates = GateFacts(core, self.host, self.sequences)
         self.widths = WidthFacts(core)
+        self.bounds = BoundFacts(core, self.host, self.sequences)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:
