@@ -21,7 +21,10 @@ Where each kind of fact is computed (per kernel, then per module):
                cores) and grid axes
 * `layout`     `LayoutFacts`: transposed copies and the stride-1 `*_CONTIG` flags
 * `platform`   `PlatformFacts`: code under a platform test, CUDA-only imports and
-               device-property lookups
+               device-property lookups, callees in `torch.cuda` and names that always
+               hold a CUDA device
+* `scopes`     `HostNames`: which value a name read in host code stands for, by
+               Python's scoping (the bindings of each function and of the module)
 * `sequences`  offsets tables, token offsets, sequence lengths, time vectors (by use);
                `SequenceFacts` adds what callers pass to helpers, and index vectors
 * `gates`      `GateFacts`: how a kernel addresses a read-only gate, use by use;
@@ -36,11 +39,12 @@ Where each kind of fact is computed (per kernel, then per module):
 * `model`      `KernelIndex`, the core and the facts objects above, built once per module
 
 The facts objects depend one way: `host` and `sequences` on the core, `strides`,
-`layout` and `platform` on the core and `host`, `quantities` also on `strides`, and
-`gates` on the core, `host` and `sequences`; `widths` on the core (and, per kernel,
-the reaching definitions of `constexpr`); `bounds` on the core, `host` and
-`sequences`. Rules reach each as an attribute of the
-index (`index.strides.stride_of(...)`, `index.quantities.of(...)`).
+`layout` and `platform` on the core and `host` (`platform` also on `scopes`, which
+depends on the core only), `quantities` also on `strides`, `gates` on the core,
+`host` and `sequences`, `widths` on the core (and, per kernel, the reaching
+definitions of `constexpr`), and `bounds` on the core, `host` and `sequences`.
+Rules reach each as an attribute of the index (`index.strides.stride_of(...)`,
+`index.quantities.of(...)`).
 """
 
 from __future__ import annotations

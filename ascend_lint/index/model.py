@@ -7,7 +7,7 @@ builds on them, in this order, each facts object from exactly the ones below it:
 
     core ─┬─> host ─┬─> strides ──> quantities      (quantities: also core, host)
           │         ├─> layout
-          │         ├─> platform
+          │         ├─> platform                    (platform: also scopes, on core)
           │         └──────────────> gates          (gates: also core, sequences)
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host)
