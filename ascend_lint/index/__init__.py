@@ -9,7 +9,8 @@ Where each kind of fact is computed (per kernel, then per module):
 * `aliases`    imports: which local names stand for `triton`, `triton.language` and members
 * `kernels`    `@triton.jit` functions: parameters, statements in order, the loops and
                branches around each, assignments, calls
-* `constexpr`  compile-time or runtime, for every value at the statement that reads it
+* `constexpr`  compile-time or runtime, for every value at the statement that reads it;
+               the definitions of a name that reach a statement (`fn.reaching`)
 * `values`     per-kernel value facts: int64, loop-derived, program ids, pointers
 * `launches`   host functions and their assignments, argument binding (`CallBinding`)
 * `core`       `CoreFacts`: the scanned module, launches and helper calls bound to their
@@ -20,24 +21,36 @@ Where each kind of fact is computed (per kernel, then per module):
                cores) and grid axes
 * `layout`     `LayoutFacts`: transposed copies and the stride-1 `*_CONTIG` flags
 * `platform`   `PlatformFacts`: code under a platform test, CUDA-only imports and
-               device-property lookups
+               device-property lookups, callees in `torch.cuda` and names that always
+               hold a CUDA device
+* `scopes`     `HostNames`: which value a name read in host code stands for, by
+               Python's scoping (the bindings of each function and of the module)
 * `sequences`  offsets tables, token offsets, sequence lengths, time vectors (by use);
                `SequenceFacts` adds what callers pass to helpers, and index vectors
 * `gates`      `GateFacts`: how a kernel addresses a read-only gate, use by use;
                sequence starts; what the host does with a launch argument
+* `widths`     `WidthFacts`: int64 or int32 per path at each read, and what kind of int
+               (compile-time, specialisable argument, runtime tensor) a value is
+* `bounds`     `BoundFacts`: which index values can be negative where they are read,
+               lane-varying and loaded values, -1 sentinels bound at launches, guards
+               and early exits before an access, the table an index is loaded from
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
 * `model`      `KernelIndex`, the core and the facts objects above, built once per module
 
 The facts objects depend one way: `host` and `sequences` on the core, `strides`,
-`layout` and `platform` on the core and `host`, `quantities` also on `strides`, and
-`gates` on the core, `host` and `sequences`. Rules reach each as an attribute of the
-index (`index.strides.stride_of(...)`, `index.quantities.of(...)`).
+`layout` and `platform` on the core and `host` (`platform` also on `scopes`, which
+depends on the core only), `quantities` also on `strides`, `gates` on the core,
+`host` and `sequences`, `widths` on the core (and, per kernel, the reaching
+definitions of `constexpr`), and `bounds` on the core, `host` and `sequences`.
+Rules reach each as an attribute of the index (`index.strides.stride_of(...)`,
+`index.quantities.of(...)`).
 """
 
 from __future__ import annotations
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateFacts, GateSite, GateUses, SequenceStart
 from ascend_lint.index.host import HostFacts, is_simt_only
@@ -69,11 +82,13 @@ from ascend_lint.index.values import (
     pointer_names,
     pointer_root,
 )
+from ascend_lint.index.widths import IntKind, KernelWidths, WidthFacts
 
 __all__ = [
     "LANGUAGE",
     "TRITON",
     "Aliases",
+    "BoundFacts",
     "Branch",
     "CallBinding",
     "Context",
@@ -84,8 +99,10 @@ __all__ = [
     "GateUses",
     "HostFacts",
     "HostFunction",
+    "IntKind",
     "JitFunction",
     "KernelIndex",
+    "KernelWidths",
     "LayoutFacts",
     "Loop",
     "PlatformFacts",
@@ -94,6 +111,7 @@ __all__ = [
     "SequenceStart",
     "StrideFacts",
     "ValueFacts",
+    "WidthFacts",
     "additive_terms",
     "all_statements",
     "call_name",

@@ -18,6 +18,11 @@ is read, not to the name:
   even when every definition is a literal (`rejected = True` under a runtime `if`);
 * a value rebuilt from itself in a runtime loop changes every iteration: runtime.
 
+The reaching definitions themselves are public: `reaching(name, order)` gives the
+bindings of a name that some path brings to statement `order` (a binding on the other
+side of an `if` that encloses the read is left out unless a loop around both carries
+it over), for analyses that judge a value per path (`widths`).
+
 Cost: one bounded fixpoint per kernel over its definitions and `if` tests; reaching
 definitions are computed once per (name, statement) and cached.
 """
@@ -81,6 +86,7 @@ class CompileTime:
         self._jit_names = fn.jit_names
         self._defs: dict[str, list[Definition]] = {}
         self._reach_cache: dict[tuple[str, int], tuple[Definition, ...]] = {}
+        self._path_cache: dict[tuple[str, int], tuple[Definition, ...]] = {}
         self._test_runtime: dict[int, bool] = {}  # id(ast.If) -> its test is runtime
         self._loop_span = fn.loop_spans  # id(loop node) -> (first, last) order of its body
         self._order = fn.statement_order()
@@ -98,6 +104,32 @@ class CompileTime:
 
     def runtime_names_in(self, expr: ast.AST, at: ast.stmt | None = None) -> list[str]:
         return sorted(n for n in names_in(expr) if self.is_runtime(ast.Name(n, ast.Load()), at))
+
+    def reaching(self, name: str, order: int) -> tuple[Definition, ...]:
+        """The bindings of `name` that reach statement `order` along some path: the last
+        one that runs on every path to it, those after it that may not (bar those on the
+        other side of an `if` around the read, which no enclosing loop carries over),
+        and, in a loop, those later in the body, carried from the previous iteration.
+        The parameter binding, if any, has order -1."""
+        key = (name, order)
+        cached = self._path_cache.get(key)
+        if cached is not None:
+            return cached
+        ctx = self._contexts[order]
+        found: list[Definition] = []
+        for d in self._reaching(name, order):
+            if (d.order >= order or not self._other_side(d, ctx)) and not any(
+                d is seen for seen in found
+            ):
+                found.append(d)
+        result = tuple(found)
+        self._path_cache[key] = result
+        return result
+
+    def loop_of(self, d: Definition) -> int | None:
+        """The order of the `for` whose target `d` binds, or None (a parameter or an
+        assignment)."""
+        return d.order if d.fixed and d.order >= 0 else None
 
     # -- construction ---------------------------------------------------------------
     def _collect(self, fn: JitFunction) -> None:
@@ -242,6 +274,23 @@ class CompileTime:
         result = tuple(reach)
         self._reach_cache[key] = result
         return result
+
+    def _other_side(self, d: Definition, ctx: Context) -> bool:
+        """Is `d` on the other side of an `if` that the read sits in, with no loop around
+        the read that could carry it over?"""
+        if d.order < 0:
+            return False
+        for mine in self._contexts[d.order].branches:
+            for theirs in ctx.branches:
+                if mine.node is theirs.node and mine.taken != theirs.taken:
+                    at = self._order.get(id(mine.node), -1)
+                    return not any(
+                        first <= at <= end
+                        for first, end in (
+                            self._loop_span.get(id(loop.node), (0, -1)) for loop in ctx.loops
+                        )
+                    )
+        return False
 
     def _under_runtime_branch(self, d: Definition, ctx: Context | None) -> bool:
         """Is `d` inside a runtime `if` that does not also enclose the read?"""

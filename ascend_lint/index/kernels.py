@@ -4,7 +4,8 @@ For each kernel: its parameters, which are `tl.constexpr` and which are listed i
 `do_not_specialize`; every statement in source order with the loops and branches around
 it; the assignments to every local; and which names are runtime values (they can differ
 between program instances or launches) and which are compile-time constants. One pass
-over each kernel body, then a bounded fixpoint over its assignments.
+over each kernel body, then a bounded fixpoint over its assignments. The definitions
+of a name that reach a statement are asked with `fn.reaching(name, order)`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
-from ascend_lint.index.constexpr import CompileTime
+from ascend_lint.index.constexpr import CompileTime, Definition
 from ascend_lint.index.syntax import (
     all_params,
     frozen_names,
@@ -115,6 +116,11 @@ class JitFunction:
         self, expr: ast.AST, aliases: Aliases, at: ast.stmt | None = None
     ) -> list[str]:
         return self.compile_time.runtime_names_in(expr, at)
+
+    def reaching(self, name: str, order: int) -> tuple[Definition, ...]:
+        """The bindings of `name` that some path brings to statement `order` (see
+        `CompileTime.reaching`)."""
+        return self.compile_time.reaching(name, order)
 
     def facts(self, aliases: Aliases) -> ValueFacts:
         """int64 values, loop-derived values, program ids and pointers of this kernel."""

@@ -7,21 +7,25 @@ builds on them, in this order, each facts object from exactly the ones below it:
 
     core ─┬─> host ─┬─> strides ──> quantities      (quantities: also core, host)
           │         ├─> layout
-          │         ├─> platform
+          │         ├─> platform                    (platform: also scopes, on core)
           │         └──────────────> gates          (gates: also core, sequences)
-          └─> sequences ───────────> gates
+          ├─> sequences ─┬─────────> gates
+          │              └─────────> bounds         (bounds: also core, host)
+          └─> widths
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
-`index.layout`, `index.platform`, `index.sequences` and `index.gates`, and forwards
-the core's data and queries (`index.kernels`, `index.launches`, `index.calls_in`, ...);
-rules ask the index, never the tree. Building the facts objects costs nothing: each
-computes and caches what it is asked, on first use.
+`index.layout`, `index.platform`, `index.sequences`, `index.gates`, `index.widths`
+and `index.bounds`, and forwards the core's data and queries (`index.kernels`,
+`index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
+Building the facts objects costs nothing: each computes and caches what it is asked,
+on first use.
 """
 
 from __future__ import annotations
 
 import ast
 
+from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
@@ -30,6 +34,7 @@ from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
 from ascend_lint.index.sequences import SequenceFacts
 from ascend_lint.index.strides import StrideFacts
+from ascend_lint.index.widths import WidthFacts
 
 
 class KernelIndex:
@@ -69,6 +74,8 @@ class KernelIndex:
         self.platform = PlatformFacts(core, self.host)
         self.sequences = SequenceFacts(core)
         self.gates = GateFacts(core, self.host, self.sequences)
+        self.widths = WidthFacts(core)
+        self.bounds = BoundFacts(core, self.host, self.sequences)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

@@ -5,14 +5,29 @@ Ports keep a GPU path next to the NPU one (`if is_npu(): ... else: torch.cuda...
 `"npu" if _is_npu else "cuda"`); code under such a test is platform dispatch, not a
 CUDA dependency.
 
+Host code also spells CUDA through names: `from torch import cuda`, `from torch.cuda
+import Stream`, `DEVICE = "cuda"` ... `device=DEVICE`. `torch_cuda_call` says which
+callee is in `torch.cuda` however it is imported, and `cuda_device` which expression
+always names a CUDA device (a literal, `torch.device` of one, or a name every binding
+of which is one, none under a platform test), by Python's scoping (`scopes`).
+
 Depends on: the core facts (the tree, kernels, host functions, launches, the calls to
-a host function) and `host` (whether a launch value comes from a platform test).
+a host function), `host` (whether a launch value comes from a platform test) and the
+host-side name bindings of `scopes` (which depend on the core only):
+
+    core ──> host ──┐
+      │             ├──> platform
+      └──> scopes ──┘
+
 Nothing else of the index depends on this object.
 
 Costs: the spans of platform-tested code and the NVIDIA device-property lookups in
 one walk over host code, once per module on first use; the import statements once;
 the platform flags of a kernel once per kernel; `platform_only_host` once per host
-function; `host_at` and `platform_guarded` scan the host functions and the spans.
+function; `host_at` and `platform_guarded` scan the host functions and the spans;
+the host-side scopes on the first name asked (`torch_cuda_call` asks only for names an
+import binds to torch's CUDA module), each function's bindings once; `cuda_device`
+follows names at most 8 levels deep.
 """
 
 from __future__ import annotations
@@ -26,6 +41,7 @@ from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction
+from ascend_lint.index.scopes import HostNames, Imported
 from ascend_lint.index.syntax import LEAVES, all_statements, children, dotted, frozen_names, walk
 
 # Words that name a device platform in identifiers and strings (`is_npu`, `"cuda:0"`,
@@ -45,6 +61,8 @@ NVIDIA_DEVICE_PROPERTIES = frozenset(
     {"multiprocessor_count", "multi_processor_count", "max_shared_mem"}
 )
 Span = tuple[tuple[int, int], tuple[int, int]]
+TORCH_CUDA = "torch.cuda"
+_MAX_DEPTH = 8  # names followed through names
 
 
 def _words(text: str) -> set[str]:
@@ -107,6 +125,48 @@ class CudaImport:
     module: str  # the dotted module text to replace in a suggestion
 
 
+def is_cuda_string(node: ast.AST | None) -> bool:
+    """`"cuda"` or `"cuda:0"`: a CUDA device."""
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.value == "cuda" or node.value.startswith("cuda:"))
+    )
+
+
+def is_cuda_fstring(node: ast.AST | None) -> bool:
+    """`f"cuda:{rank}"`: a CUDA device picked by its index."""
+    if not isinstance(node, ast.JoinedStr) or not node.values:
+        return False
+    head = node.values[0]
+    return (
+        isinstance(head, ast.Constant)
+        and isinstance(head.value, str)
+        and head.value.startswith("cuda:")
+    )
+
+
+def is_torch_device(call: ast.Call, torch: frozenset[str]) -> bool:
+    """`torch.device(...)`, with `torch` under any local name."""
+    parts = dotted(call.func) or []
+    return parts[-2:] == ["torch", "device"] or (
+        len(parts) == 2 and parts[0] in torch and parts[1] == "device"
+    )
+
+
+def in_torch_cuda(qual: str) -> bool:
+    return qual == TORCH_CUDA or qual.startswith(TORCH_CUDA + ".")
+
+
+@dataclass
+class DeviceOrigin:
+    """Where a name's CUDA device comes from: the literal, and the assigned values the
+    name was followed through (the first one is the name's own assignment)."""
+
+    literal: ast.expr
+    through: list[ast.expr]
+
+
 class PlatformFacts:
     """Platform dispatch and CUDA-only code (see the module doc)."""
 
@@ -120,6 +180,8 @@ class PlatformFacts:
         self._platform_flags_cache: dict[int, frozenset[str]] = {}
         self._cuda_imports_cache: list[CudaImport] | None = None
         self._torch_names_cache: frozenset[str] | None = None
+        self._names: HostNames | None = None
+        self._torch_cuda_imports_cache: set[str] | None = None
 
     def platform_spans(self) -> list[Span]:
         """Source spans of host code that runs only on a tested platform: both sides and
@@ -298,6 +360,88 @@ class PlatformFacts:
                             )
             cached = self._torch_names_cache = frozenset(names)
         return cached
+
+    # -- host-side names: torch's CUDA module and CUDA devices ---------------------------
+    @property
+    def names(self) -> HostNames:
+        """What a name read in host code stands for (`scopes`), built on first use."""
+        if self._names is None:
+            self._names = HostNames(self._core)
+        return self._names
+
+    def torch_cuda_imports(self) -> set[str]:
+        """Local names some import binds to torch's CUDA module or a member of it
+        (`from torch import cuda`, `import torch.cuda as tc`): the scopes are consulted
+        only for these."""
+        found = self._torch_cuda_imports_cache
+        if found is None:
+            found = self._torch_cuda_imports_cache = set()
+            for stmt in self._imports():
+                if isinstance(stmt, ast.Import):
+                    found.update(a.asname for a in stmt.names if a.asname and in_torch_cuda(a.name))
+                elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                    found.update(
+                        a.asname or a.name
+                        for a in stmt.names
+                        if in_torch_cuda(f"{stmt.module}.{a.name}")
+                    )
+        return found
+
+    def torch_cuda(self, name: str, host) -> str | None:
+        """The qualified name of a local name bound only to torch's CUDA module or a
+        member of it: `cuda` after `from torch import cuda`, `tc` after
+        `import torch.cuda as tc`, `Stream` after `from torch.cuda import Stream`."""
+        found = self.names.bindings(name, host)
+        if found is None:
+            return None
+        quals = {value.qual if isinstance(value, Imported) else None for value, _ in found[1]}
+        qual = quals.pop() if len(quals) == 1 else None
+        return qual if qual and in_torch_cuda(qual) else None
+
+    def torch_cuda_call(self, func: ast.AST, host) -> tuple[list[str], list[str]] | None:
+        """The dotted callee as written and as qualified, when it is in `torch.cuda`
+        (`torch.cuda.synchronize`, `th.cuda.Stream`, `cuda.current_device` after
+        `from torch import cuda`, `Stream` after `from torch.cuda import Stream`)."""
+        parts = dotted(func) or []
+        if not parts:
+            return None
+        if len(parts) >= 3 and parts[0] in self.torch_names() and parts[1] == "cuda":
+            return parts, ["torch", *parts[1:]]
+        if parts[0] not in self.torch_cuda_imports():
+            return None
+        qual = self.torch_cuda(parts[0], host)
+        if qual is None:
+            return None
+        full = [*qual.split("."), *parts[1:]]
+        return (parts, full) if len(full) >= 3 else None
+
+    def cuda_device(self, expr: ast.AST, host, depth: int = 0) -> DeviceOrigin | None:
+        """Where `expr` always names a CUDA device: a `"cuda"` / `"cuda:0"` /
+        `f"cuda:{i}"` literal, `torch.device` of one, or a name every binding of which is
+        one of these (followed through simple assignments, none under a platform test)."""
+        if is_cuda_string(expr) or is_cuda_fstring(expr):
+            return DeviceOrigin(expr, [])
+        if depth >= _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Call) and is_torch_device(expr, self.torch_names()) and expr.args:
+            return self.cuda_device(expr.args[0], host, depth + 1)
+        if not isinstance(expr, ast.Name):
+            return None
+        found = self.names.bindings(expr.id, host)
+        if found is None:
+            return None
+        scope, bindings = found
+        origin = None
+        through: list[ast.expr] = []
+        for value, where in bindings:
+            if not isinstance(value, ast.expr) or self.platform_guarded(where):
+                return None  # not followed, or chosen by a platform test
+            inner = self.cuda_device(value, scope.host, depth + 1)
+            if inner is None:
+                return None
+            origin = origin or inner
+            through += [value, *inner.through]
+        return DeviceOrigin(origin.literal, through) if origin else None
 
 
 def _after_early_exit(block: list[ast.stmt]) -> list[Span]:

@@ -1,63 +1,32 @@
 """ASC007 late-int64-cast: `(a * b).to(tl.int64)` multiplies in int32 first, and `.to()`
 on a compile-time int (a constexpr, or an int argument Triton specialised) fails to compile.
 
-Whether an operand is already int64 is decided per reaching definition: a name is int64
-where it is read only if every definition that reaches the read makes it int64 (both
-sides of an `if`, constexpr tests included: each specialisation is compiled).
+Whether an operand is already int64, and what kind of int a receiver is, the index
+says per path (`index.widths`): a name is int64 where it is read only if every
+definition that reaches the read makes it int64. The rule matches the cast shapes,
+words the messages and builds the fixes.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import (
     LANGUAGE,
-    TRITON,
-    Aliases,
-    Context,
+    IntKind,
     JitFunction,
-    KernelIndex,
+    KernelWidths,
     ValueFacts,
     additive_terms,
     call_name,
     factors,
-    from_program_id,
     is_int64_cast,
     names_in,
 )
-from ascend_lint.index.syntax import all_params
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
-_INT64 = f"{LANGUAGE}.int64"
-_NARROW_INTS = frozenset(
-    f"{LANGUAGE}.{t}" for t in ("int1", "int8", "int16", "int32", "uint8", "uint16", "uint32")
-)
-# Calls whose value is an int32 tensor.
-_INT32_CALLS = frozenset(f"{LANGUAGE}.{f}" for f in ("program_id", "num_programs", "arange"))
-# Calls whose integer result takes the widest type of the arguments listed.
-_PROMOTING_CALLS = frozenset(
-    {f"{LANGUAGE}.{f}" for f in ("minimum", "maximum", "cdiv", "abs")} | {f"{TRITON}.cdiv"}
-)
-_BUILTIN_PROMOTING = frozenset({"min", "max", "abs"})
-_WHERE = f"{LANGUAGE}.where"
-_STATIC_RANGE = f"{LANGUAGE}.static_range"
-_RANGES = frozenset({"range", f"{LANGUAGE}.range"})
-_INT_OPS = (
-    ast.Add,
-    ast.Sub,
-    ast.Mult,
-    ast.FloorDiv,
-    ast.Mod,
-    ast.LShift,
-    ast.RShift,
-    ast.BitAnd,
-    ast.BitOr,
-    ast.BitXor,
-)
 
 
 def _products(expr: ast.AST) -> list[ast.BinOp]:
@@ -67,230 +36,6 @@ def _products(expr: ast.AST) -> list[ast.BinOp]:
         if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
             out.append(term)
     return out
-
-
-# Widths are three-valued: True int64, False int32 (or narrower), None not known.
-def _arithmetic(widths: list[bool | None]) -> bool | None:
-    """Integer arithmetic is int64 when one operand is, int32 when all are."""
-    if any(w is True for w in widths):
-        return True
-    if widths and all(w is False for w in widths):
-        return False
-    return None
-
-
-def _every_path(widths: list[bool | None]) -> bool | None:
-    """A value that depends on the path: int64 only when it is int64 on every path."""
-    if not widths:
-        return None
-    if any(w is False for w in widths):
-        return False
-    if all(w is True for w in widths):
-        return True
-    return None
-
-
-@dataclass(eq=False)
-class _Binding:
-    """One binding of a name in a kernel: the parameter (order -1), an assignment (its
-    value) or a loop target (`loop`, value None)."""
-
-    name: str
-    order: int  # index of the binding statement in `fn.statements`
-    value: ast.AST | None
-    loop: ast.For | None = None
-
-
-class _Widths:
-    """int64 or int32, per read: reaching definitions over the kernel's statements (the
-    last binding that runs on every path to the read, those after it under branches,
-    and, inside a loop, those later in the body carried from the previous iteration)."""
-
-    def __init__(self, fn: JitFunction, aliases: Aliases):
-        self.fn = fn
-        self.aliases = aliases
-        self._bindings: dict[str, list[_Binding]] = {}
-        self._reach: dict[tuple[str, int], list[_Binding]] = {}
-        self._binding_width: dict[int, bool | None] = {}
-        self._contexts: dict[int, Context] = {}
-
-    # -- bindings and reaching definitions ----------------------------------------------
-    def bindings(self, name: str) -> list[_Binding]:
-        found = self._bindings.get(name)
-        if found is None:
-            fn = self.fn
-            found = [_Binding(name, -1, None)] if name in fn.params else []
-            found += [_Binding(name, order, value) for order, value in fn.definitions.get(name, [])]
-            for order, _static in fn.loop_targets.get(name, []):
-                loop = fn.statements[order]
-                found.append(
-                    _Binding(name, order, None, loop if isinstance(loop, ast.For) else None)
-                )
-            found.sort(key=lambda b: b.order)
-            self._bindings[name] = found
-        return found
-
-    def _context(self, order: int) -> Context:
-        ctx = self._contexts.get(order)
-        if ctx is None:
-            ctx = self._contexts[order] = self.fn.context(self.fn.statements[order])
-        return ctx
-
-    def _dominates(self, binding: _Binding, ctx: Context) -> bool:
-        if binding.order < 0:
-            return True
-        own = self._context(binding.order)
-        if own is ctx:
-            return True
-        if len(own.loops) > len(ctx.loops) or len(own.branches) > len(ctx.branches):
-            return False
-        if any(a.node is not b.node for a, b in zip(own.loops, ctx.loops)):
-            return False
-        return all(
-            a.node is b.node and a.taken == b.taken for a, b in zip(own.branches, ctx.branches)
-        )
-
-    def _other_side(self, binding: _Binding, ctx: Context) -> bool:
-        """Is `binding` on the other side of an `if` that the read sits in, with no loop
-        around both that could carry it over to the read?"""
-        if binding.order < 0:
-            return False
-        for mine in self._context(binding.order).branches:
-            for theirs in ctx.branches:
-                if mine.node is theirs.node and mine.taken != theirs.taken:
-                    at = self.fn.statement_order().get(id(mine.node), -1)
-                    return not any(
-                        first <= at <= end
-                        for first, end in (
-                            self.fn.loop_spans.get(id(loop.node), (0, -1)) for loop in ctx.loops
-                        )
-                    )
-        return False
-
-    def reaching(self, name: str, order: int) -> list[_Binding]:
-        key = (name, order)
-        found = self._reach.get(key)
-        if found is not None:
-            return found
-        everything = self.bindings(name)
-        ctx = self._context(order)
-        last = None
-        reach: list[_Binding] = []
-        for binding in everything:
-            if binding.order >= order:
-                break
-            if self._dominates(binding, ctx):
-                last, reach = binding, []
-            elif not self._other_side(binding, ctx):
-                reach.append(binding)
-        if last is not None:
-            reach.append(last)
-        for loop in ctx.loops:
-            first, end = self.fn.loop_spans.get(id(loop.node), (order, order))
-            if last is not None and last.order >= first:
-                continue  # rebound every iteration before the read
-            reach += [b for b in everything if order <= b.order <= end and b not in reach]
-        self._reach[key] = reach
-        return reach
-
-    # -- widths ---------------------------------------------------------------------------
-    def name(self, name: str, order: int) -> bool | None:
-        reach = self.reaching(name, order)
-        return _every_path([self.binding(b) for b in reach])
-
-    def binding(self, binding: _Binding) -> bool | None:
-        key = id(binding)
-        if key in self._binding_width:
-            return self._binding_width[key]
-        self._binding_width[key] = None  # a value rebuilt from itself: not known meanwhile
-        if binding.order < 0:
-            width = self._parameter(binding.name)
-        elif isinstance(binding.value, ast.Constant) and binding.value.value in (0, 1, -1):
-            # `i_n = 0` on a single-sequence path: a product with it cannot wrap, so it
-            # is no evidence of an int32 multiply (nor of an int64 one)
-            width = None
-        elif binding.value is not None:
-            width = self.at(binding.value, binding.order)
-        elif binding.loop is not None:
-            width = self._loop_target(binding.loop, binding.order)
-        else:
-            width = None
-        self._binding_width[key] = width
-        return width
-
-    def _parameter(self, name: str) -> bool | None:
-        arg = next(a for a in all_params(self.fn.node.args) if a.arg == name)
-        ann = arg.annotation
-        if ann is not None:
-            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-                return True if ann.value.endswith("int64") else None
-            qual = self.aliases.resolve(ann)
-            if qual == _INT64:
-                return True
-            if qual in _NARROW_INTS or name in self.fn.constexpr_params:
-                return False
-            return None
-        # An int argument is passed as int32 (wider only for values past 2**31).
-        return False
-
-    def _loop_target(self, loop: ast.For, order: int) -> bool | None:
-        it = loop.iter
-        if not isinstance(it, ast.Call):
-            return None
-        qual = self.aliases.resolve(it.func) or call_name(it.func)
-        if qual == _STATIC_RANGE:
-            return False  # a Python int, int32 in arithmetic with tensors
-        if qual in _RANGES or (isinstance(it.func, ast.Name) and it.func.id == "range"):
-            return _arithmetic([self.at(a, order) for a in it.args])
-        return None
-
-    def at(self, expr: ast.AST, order: int) -> bool | None:
-        """The width of `expr` where statement `order` evaluates it."""
-        if isinstance(expr, ast.Name):
-            return self.name(expr.id, order)
-        if isinstance(expr, ast.Constant):
-            if isinstance(expr.value, int) and not isinstance(expr.value, bool):
-                return abs(expr.value) >= 2**31
-            return None
-        if isinstance(expr, ast.BinOp):
-            if not isinstance(expr.op, _INT_OPS):
-                return None
-            return _arithmetic([self.at(expr.left, order), self.at(expr.right, order)])
-        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd, ast.Invert)):
-            return self.at(expr.operand, order)
-        if isinstance(expr, ast.IfExp):
-            return _every_path([self.at(expr.body, order), self.at(expr.orelse, order)])
-        if isinstance(expr, ast.Call):
-            return self._call(expr, order)
-        return None
-
-    def _call(self, call: ast.Call, order: int) -> bool | None:
-        if is_int64_cast(call, self.aliases):
-            return True
-        target = _cast_target(call, self.aliases)
-        if target is not None:
-            return False if target in _NARROW_INTS else None
-        qual = self.aliases.resolve(call.func)
-        if qual in _INT32_CALLS:
-            return False
-        if qual in _PROMOTING_CALLS or (
-            qual is None and isinstance(call.func, ast.Name) and call.func.id in _BUILTIN_PROMOTING
-        ):
-            return _arithmetic([self.at(a, order) for a in call.args])
-        if qual == _WHERE and len(call.args) == 3:
-            return _arithmetic([self.at(a, order) for a in call.args[1:]])
-        return None  # a load, a helper: its own type
-
-
-def _cast_target(call: ast.Call, aliases: Aliases) -> str | None:
-    """The dtype of `x.to(dt)` / `tl.cast(x, dt)` (not a bitcast), qualified."""
-    if any(kw.arg == "bitcast" for kw in call.keywords):
-        return None
-    if isinstance(call.func, ast.Attribute) and call.func.attr == "to" and call.args:
-        return aliases.resolve(call.args[0])
-    if aliases.resolve(call.func) == f"{LANGUAGE}.cast" and len(call.args) >= 2:
-        return aliases.resolve(call.args[1])
-    return None
 
 
 class LateInt64Cast(Rule):
@@ -306,16 +51,16 @@ class LateInt64Cast(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         tl_name = next((local for local, mod in aliases.modules.items() if mod == LANGUAGE), None)
-        kinds = _Kinds(ctx.index)
+        facts_of_widths = ctx.index.widths
         for fn in ctx.index.kernels:
             runtime = fn.runtime_names
-            widths: _Widths | None = None
+            widths: KernelWidths | None = None
             for call, stmt in fn.calls:
                 if not is_int64_cast(call, aliases):
                     continue
                 facts = fn.facts(aliases)  # cached; kernels without a cast never compute it
                 if widths is None:
-                    widths = kinds.widths(fn)
+                    widths = facts_of_widths.of(fn)
                 order = fn.order_of(stmt)
                 method = isinstance(call.func, ast.Attribute) and call.func.attr == "to"
                 inner = call.func.value if method else call.args[0]
@@ -335,14 +80,15 @@ class LateInt64Cast(Rule):
                     continue
                 if not method:
                     continue
-                message = self._receiver_message(inner, fn, order, kinds)
+                kind = facts_of_widths.kind(inner, fn, order)
+                message = self._receiver_message(inner, widths, order, kind)
                 if message is not None:
                     yield Finding(call, message, fix=self._tl_cast_fix(ctx, call, inner, tl_name))
 
     # -- the product shape ----------------------------------------------------------------
     @staticmethod
     def _int32_product(
-        product: ast.BinOp, widths: _Widths, order: int, facts: ValueFacts, runtime: set[str]
+        product: ast.BinOp, widths: KernelWidths, order: int, facts: ValueFacts, runtime: set[str]
     ) -> bool:
         """An int32 multiply with a runtime operand. Its width is judged where the cast
         reads it, per reaching definition: a name cast to int64 on one path only is
@@ -360,7 +106,7 @@ class LateInt64Cast(Rule):
         self,
         product: ast.BinOp,
         fn: JitFunction,
-        widths: _Widths,
+        widths: KernelWidths,
         order: int,
         facts: ValueFacts,
         method: bool,
@@ -383,17 +129,18 @@ class LateInt64Cast(Rule):
 
     # -- `.to()` on one value -------------------------------------------------------------
     @staticmethod
-    def _receiver_message(inner: ast.AST, fn: JitFunction, order: int, kinds: _Kinds) -> str | None:
+    def _receiver_message(
+        inner: ast.AST, widths: KernelWidths, order: int, int_kind: IntKind
+    ) -> str | None:
         text = ast.unparse(inner)
-        widths = kinds.widths(fn)
-        if _is_program_id(inner, widths, order, kinds.facts(fn), kinds.aliases):
+        if widths.is_program_id(inner, order):
             return (
                 f"`.to(tl.int64)` on `{text}`, a program id: a program id is a runtime int32 "
                 "tensor, so this compiles and widens it before any multiply; write int64 index "
                 f"casts as `tl.cast({text}, tl.int64)`, the one spelling that works on tensors "
                 "and compile-time ints alike"
             )
-        kind, where = kinds.kind(inner, fn, order)
+        kind, where = int_kind.kind, _where(int_kind)
         if kind == "constexpr":
             what = where or "a compile-time int"
             return (
@@ -595,138 +342,41 @@ def k(x, BT: tl.constexpr, NS: tl.constexpr):
     ]
 
 
-class _Kinds:
-    """What the receiver of a `.to()` is when the kernel runs: a compile-time int
-    ("constexpr"), an int argument Triton may specialise ("argument"), or a runtime
-    tensor (None). A helper's parameter is what its callers pass."""
-
-    def __init__(self, index: KernelIndex):
-        self.index = index
-        self.aliases = index.aliases
-        self._widths: dict[int, _Widths] = {}
-        self._statements: dict[int, ast.stmt] = {}
-
-    def widths(self, fn: JitFunction) -> _Widths:
-        found = self._widths.get(id(fn))
-        if found is None:
-            found = self._widths[id(fn)] = _Widths(fn, self.aliases)
-        return found
-
-    def facts(self, fn: JitFunction) -> ValueFacts:
-        return fn.facts(self.aliases)
-
-    def kind(
-        self, expr: ast.AST, fn: JitFunction, order: int, depth: int = 0
-    ) -> tuple[str | None, str]:
-        """(kind, a description of where it comes from, or "")."""
-        widths = self.widths(fn)
-        if isinstance(expr, ast.Name):
-            reach = widths.reaching(expr.id, order)
-            if len(reach) == 1 and reach[0].order < 0:
-                return self._parameter(expr.id, fn, depth)
-        if _compile_time_int(expr, fn, widths, order):
-            if isinstance(expr, ast.Name):
-                return "constexpr", "a `tl.static_range` loop variable (a compile-time int)"
-            return "constexpr", "a compile-time int (constexprs, `tl.static_range` variables)"
-        return None, ""
-
-    def _parameter(self, name: str, fn: JitFunction, depth: int) -> tuple[str | None, str]:
-        if name in fn.constexpr_params:
-            return "constexpr", "a `tl.constexpr`"
-        if name in fn.do_not_specialize or name in self.facts(fn).pointers:
-            return None, ""
-        calls = self.index.helper_calls_to(fn)
-        launched = bool(self.index.launches_of(fn))
-        if not calls and not launched:
-            return "argument", f"an int argument of `{fn.name}` (if it is launched as a kernel)"
-        if launched or depth >= 3:
-            return "argument", ""
-        # a @triton.jit helper: its parameter holds what each caller passes
-        found: tuple[str | None, str] = (None, "")
-        for binding in calls:
-            caller = binding.caller
-            stmt = self._statement(binding.call, caller) if caller is not None else None
-            if caller is None or stmt is None:
-                return "argument", ""
-            for arg in binding.args.get(name, []):
-                kind, _ = self.kind(arg, caller, caller.order_of(stmt), depth + 1)
-                if kind is None:
-                    continue
-                where = (
-                    f"a parameter of helper `{fn.name}` to which `{caller.name}` passes "
-                    f"`{ast.unparse(arg)}`"
-                )
-                if kind == "constexpr":
-                    return kind, where + ", a compile-time int"
-                found = (kind, where + ", an int argument")
-        return found
-
-    def _statement(self, call: ast.Call, caller: JitFunction) -> ast.stmt | None:
-        if id(call) not in self._statements:
-            for c, stmt in caller.calls:
-                self._statements.setdefault(id(c), stmt)
-        return self._statements.get(id(call))
+def _where(kind: IntKind) -> str:
+    """Where an int kind comes from, in a few words ("" when there is nothing to say)."""
+    if kind.source == "static_range":
+        return "a `tl.static_range` loop variable (a compile-time int)"
+    if kind.source == "expression":
+        return "a compile-time int (constexprs, `tl.static_range` variables)"
+    if kind.source == "constexpr":
+        return "a `tl.constexpr`"
+    if kind.source == "unlaunched":
+        return f"an int argument of `{kind.function}` (if it is launched as a kernel)"
+    if kind.source == "helper":
+        where = (
+            f"a parameter of helper `{kind.function}` to which `{kind.caller}` passes "
+            f"`{ast.unparse(kind.arg)}`"
+        )
+        if kind.kind == "constexpr":
+            return where + ", a compile-time int"
+        return where + ", an int argument"
+    return ""
 
 
-def _is_program_id(
-    inner: ast.AST, widths: _Widths, order: int, facts: ValueFacts, aliases: Aliases
-) -> bool:
-    """`tl.program_id(...)`, or a name every reaching binding of which is one (plus or
-    minus an offset: `i_t = tl.program_id(1) + NT_OFFSET`)."""
-    if isinstance(inner, ast.Call):
-        return aliases.resolve(inner.func) == f"{LANGUAGE}.program_id"
-    if not isinstance(inner, ast.Name):
-        return False
-    reach = widths.reaching(inner.id, order)
-    return bool(reach) and all(
-        b.value is not None and from_program_id(b.value, facts.program_ids, aliases) for b in reach
-    )
-
-
-def _compile_time_int(inner: ast.AST, fn: JitFunction, widths: _Widths, order: int) -> bool:
-    """Arithmetic of constexpr parameters, `tl.static_range` variables and int literals,
-    naming at least one of the former: Triton evaluates it as a Python int. (A local
-    assigned from such a value is a tensor: assignments convert.)"""
-    seen_name = False
-    for node in ast.walk(inner):
-        if isinstance(node, ast.Name):
-            reach = widths.reaching(node.id, order)
-            if not reach:
-                return False
-            for b in reach:
-                static_loop = b.loop is not None and _is_static(b.loop, widths.aliases)
-                if not ((b.order < 0 and b.name in fn.constexpr_params) or static_loop):
-                    return False
-            seen_name = True
-        elif isinstance(node, ast.Constant):
-            if not isinstance(node.value, int):
-                return False
-        elif not isinstance(
-            node, (ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context)
-        ):
-            return False
-    return seen_name
-
-
-def _is_static(loop: ast.For, aliases: Aliases) -> bool:
-    return isinstance(loop.iter, ast.Call) and aliases.resolve(loop.iter.func) == _STATIC_RANGE
-
-
-def _describe(name: str, fn: JitFunction, widths: _Widths, order: int, facts: ValueFacts) -> str:
+def _describe(
+    name: str, fn: JitFunction, widths: KernelWidths, order: int, facts: ValueFacts
+) -> str:
     """What a factor of an int32 product is, in a few words."""
     reach = widths.reaching(name, order)
     if reach and all(b.order < 0 for b in reach):
         if name in fn.constexpr_params:
             return "a constexpr"
         return "an int kernel argument"
-    if reach and all(b.loop is not None for b in reach):
-        if all(_is_static(b.loop, widths.aliases) for b in reach):
+    if reach and all(widths.loop_of(b) is not None for b in reach):
+        if all(widths.is_static_loop(b) for b in reach):
             return "a `tl.static_range` variable"
         return "a loop variable"
-    if reach and all(
-        b.value is not None and from_program_id(b.value, facts.program_ids, widths.aliases)
-        for b in reach
-    ):
+    if widths.from_program_id_on_every_path(name, order):
         return "a program id"
     loop_var = _source_among(name, fn, fn.loop_variables)
     if loop_var is not None:
@@ -754,7 +404,7 @@ def _source_among(name: str, fn: JitFunction, sources: set[str]) -> str | None:
     return None
 
 
-def _one_path_note(product: ast.BinOp, widths: _Widths, order: int) -> str:
+def _one_path_note(product: ast.BinOp, widths: KernelWidths, order: int) -> str:
     """For a name that is int64 on some paths and int32 on others (the product's own
     operands first, then what their int32 bindings are computed from): where it is int32."""
     todo = [(name, order) for name in sorted(names_in(product))]

@@ -5,323 +5,34 @@ Host code spells CUDA in more ways than `torch.cuda.X(...)` and `device="cuda"`:
 imports (`from torch import cuda`, `from torch.cuda import Stream`) and through names
 (`DEVICE = "cuda"` ... `device=DEVICE`). Both are followed by Python's scoping, over
 simple bindings only; a name bound in any other way, or under a platform test, is not.
+The index resolves the names (`index.platform.torch_cuda_call`, `cuda_device`, over the
+host-side scopes of `scopes`); the rule picks the calls, words the messages and builds
+the suggestions.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from ascend_lint.codemods import node_text, replace_node
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import call_name, dotted
-from ascend_lint.index.platform import CUDA_LANGUAGE, NVIDIA_DEVICE_PROPERTIES
-from ascend_lint.index.syntax import all_params, all_statements, children, walk
+from ascend_lint.index.platform import (
+    CUDA_LANGUAGE,
+    NVIDIA_DEVICE_PROPERTIES,
+    DeviceOrigin,
+    PlatformFacts,
+    is_cuda_fstring,
+    is_cuda_string,
+    is_torch_device,
+)
+from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 CANN_LANGUAGE = "triton.language.extra.cann"
 # Probing for CUDA is how code finds out it is not on a GPU.
 PROBES = frozenset({"is_available", "is_initialized", "device_count"})
-
-
-def _is_cuda_string(node: ast.AST | None) -> bool:
-    return (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and (node.value == "cuda" or node.value.startswith("cuda:"))
-    )
-
-
-def _is_cuda_fstring(node: ast.AST | None) -> bool:
-    """`f"cuda:{rank}"`: a CUDA device picked by its index."""
-    if not isinstance(node, ast.JoinedStr) or not node.values:
-        return False
-    head = node.values[0]
-    return (
-        isinstance(head, ast.Constant)
-        and isinstance(head.value, str)
-        and head.value.startswith("cuda:")
-    )
-
-
-def _is_torch_device(call: ast.Call, torch: frozenset[str]) -> bool:
-    """`torch.device(...)`, with `torch` under any local name."""
-    parts = dotted(call.func) or []
-    return parts[-2:] == ["torch", "device"] or (
-        len(parts) == 2 and parts[0] in torch and parts[1] == "device"
-    )
-
-
-# ----------------------------------------------------------------------------- names
-
-TORCH_CUDA = "torch.cuda"
-MAX_DEPTH = 8  # names followed through names
-
-
-@dataclass(frozen=True)
-class _Imported:
-    """A name bound by an import: the qualified name it stands for."""
-
-    qual: str
-
-
-@dataclass
-class _Scope:
-    """The names one function (or the module) binds, each with every (value, statement)
-    that binds it in that scope. Nested functions and class bodies are scopes of their
-    own; what a lambda or comprehension binds is counted here, as not followed."""
-
-    host: object  # the HostFunction of this scope
-    # name -> [(value, where)]: the assigned expression, the imported module or member,
-    # or None for a binding whose value is not followed (a parameter, a loop target,
-    # `with ... as`, `+=`, unpacking, `def`, a lambda's or a comprehension's variable)
-    bindings: dict[str, list[tuple[ast.expr | _Imported | None, ast.AST]]] = field(
-        default_factory=dict
-    )
-    declared_global: set[str] = field(default_factory=set)
-    declared_nonlocal: set[str] = field(default_factory=set)
-
-    @classmethod
-    def scan(cls, host) -> _Scope:
-        node = host.node
-        scope = cls(host)
-        body = node.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for arg in all_params(node.args):
-                scope._bind(arg.arg, None, node)
-        stack: list[ast.AST] = list(reversed(body))
-        while stack:
-            item = stack.pop()
-            kind = type(item)
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                scope._bind(item.name, None, item)
-                outer = list(item.decorator_list)
-                if kind is not ast.ClassDef:
-                    outer += [d for d in (*item.args.defaults, *item.args.kw_defaults) if d]
-                stack.extend(outer)  # evaluated here; a walrus in one binds here
-            elif kind is ast.Lambda:
-                for arg in all_params(item.args):
-                    scope._bind(arg.arg, None, item)
-                stack.append(item.body)
-            elif kind is ast.Assign:
-                for target in item.targets:
-                    scope._assign(target, item.value, item)
-                stack.append(item.value)
-            elif kind is ast.AnnAssign:
-                scope._assign(item.target, item.value, item)
-                if item.value is not None:
-                    stack.append(item.value)
-            elif kind is ast.Import:
-                for alias in item.names:
-                    if alias.asname:
-                        scope._bind(alias.asname, _Imported(alias.name), item)
-                    else:  # `import torch.cuda` binds `torch`
-                        scope._bind(alias.name.split(".")[0], None, item)
-            elif kind is ast.ImportFrom:
-                for alias in item.names:
-                    local = alias.asname or alias.name
-                    known = item.module and not item.level and alias.name != "*"
-                    value = _Imported(f"{item.module}.{alias.name}") if known else None
-                    scope._bind(local, value, item)
-            elif kind is ast.Global:
-                scope.declared_global.update(item.names)
-            elif kind is ast.Nonlocal:
-                scope.declared_nonlocal.update(item.names)
-            elif kind is ast.Name:
-                if not isinstance(item.ctx, ast.Load):  # loop, `with`, `+=`, `del`, walrus
-                    scope._bind(item.id, None, item)
-            else:
-                name = getattr(item, "name", None)  # `except E as name`, `case P(x) as name`
-                if isinstance(name, str) and not isinstance(item, ast.alias):
-                    scope._bind(name, None, item)
-                rest = getattr(item, "rest", None)  # `case {**rest}`
-                if isinstance(rest, str):
-                    scope._bind(rest, None, item)
-                stack.extend(reversed(children(item)))
-        return scope
-
-    def _bind(self, name: str, value: ast.expr | _Imported | None, where: ast.AST) -> None:
-        self.bindings.setdefault(name, []).append((value, where))
-
-    def _assign(self, target: ast.AST, value: ast.expr | None, stmt: ast.AST) -> None:
-        if isinstance(target, ast.Name):
-            self._bind(target.id, value, stmt)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            same_shape = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(
-                target.elts
-            )
-            for i, elt in enumerate(target.elts):
-                if same_shape and not isinstance(elt, ast.Starred):
-                    self._assign(elt, value.elts[i], stmt)
-                else:
-                    for name in walk(elt):
-                        if isinstance(name, ast.Name):
-                            self._bind(name.id, None, stmt)
-        # `x.attr = ...` and `x[i] = ...` bind no name
-
-
-class _Names:
-    """What a name read in host code stands for, by Python's scoping: the innermost
-    enclosing function that binds it, else the module. Every binding of the name in that
-    scope counts, wherever it is (a later `DEVICE = get_device()` makes `DEVICE` unknown)."""
-
-    def __init__(self, index) -> None:
-        self.index = index
-        self.module = _Scope.scan(index.hosts[0])
-        self._scopes: dict[int, _Scope] = {id(index.hosts[0]): self.module}
-        self._chains: dict[int, list[_Scope]] = {}
-        self._global_writes: set[str] | None = None
-
-    def _scope(self, host) -> _Scope:
-        scope = self._scopes.get(id(host))
-        if scope is None:
-            scope = self._scopes[id(host)] = _Scope.scan(host)
-        return scope
-
-    def _chain(self, host) -> list[_Scope]:
-        """The function scopes around `host`, innermost first, then the module (class
-        bodies are skipped, as Python skips them)."""
-        chain = self._chains.get(id(host))
-        if chain is None:
-            around = []
-            if host is not self.index.hosts[0]:
-                start, end = _span(host.node)
-                for other in self.index.hosts[1:]:
-                    s, e = _span(other.node)
-                    if s <= start and end <= e:
-                        around.append((s, other))
-            around.sort(key=lambda item: item[0], reverse=True)
-            chain = [self._scope(h) for _s, h in around]
-            chain.append(self.module)
-            self._chains[id(host)] = chain
-        return chain
-
-    def bindings(
-        self, name: str, host
-    ) -> tuple[_Scope, list[tuple[ast.expr | _Imported | None, ast.AST]]] | None:
-        """The scope that binds `name` where `host` reads it, with every binding there;
-        None for a name bound nowhere in the module (a builtin, a star import) or one
-        that a function rebinds with `nonlocal` / `global`."""
-        for scope in self._chain(host):
-            if scope is self.module or name in scope.declared_global:
-                break
-            if name in scope.declared_nonlocal:
-                return None
-            if name in scope.bindings:
-                return scope, scope.bindings[name]
-        if self._global_writes is None:
-            self._global_writes = set()
-            for other in self.index.hosts[1:]:
-                self._global_writes |= self._scope(other).declared_global
-        if name in self._global_writes or name not in self.module.bindings:
-            return None
-        return self.module, self.module.bindings[name]
-
-    def torch_cuda(self, name: str, host) -> str | None:
-        """The qualified name of a local name bound only to torch's CUDA module or a
-        member of it: `cuda` after `from torch import cuda`, `tc` after
-        `import torch.cuda as tc`, `Stream` after `from torch.cuda import Stream`."""
-        found = self.bindings(name, host)
-        if found is None:
-            return None
-        quals = {value.qual if isinstance(value, _Imported) else None for value, _ in found[1]}
-        qual = quals.pop() if len(quals) == 1 else None
-        return qual if qual and _in_torch_cuda(qual) else None
-
-
-def _in_torch_cuda(qual: str) -> bool:
-    return qual == TORCH_CUDA or qual.startswith(TORCH_CUDA + ".")
-
-
-def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
-    return (node.lineno, node.col_offset), (
-        node.end_lineno or node.lineno,
-        node.end_col_offset or 0,
-    )
-
-
-@dataclass
-class _Origin:
-    """Where a name's CUDA device comes from: the literal, and the assigned values the
-    name was followed through (the first one is the name's own assignment)."""
-
-    literal: ast.expr
-    through: list[ast.expr]
-
-
-class _Module:
-    """Per-module state of one check: the torch names and the name resolver."""
-
-    def __init__(self, ctx: RuleContext) -> None:
-        self.index = ctx.index
-        self.torch = ctx.index.platform.torch_names()
-        self._names: _Names | None = None
-        # Local names some import binds to torch's CUDA module or a member of it; the
-        # scopes are consulted only for these.
-        self.cuda_imports: set[str] = set()
-        for stmt in all_statements(ctx.index.tree.body):
-            if isinstance(stmt, ast.Import):
-                self.cuda_imports.update(
-                    a.asname for a in stmt.names if a.asname and _in_torch_cuda(a.name)
-                )
-            elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
-                self.cuda_imports.update(
-                    a.asname or a.name
-                    for a in stmt.names
-                    if _in_torch_cuda(f"{stmt.module}.{a.name}")
-                )
-
-    @property
-    def names(self) -> _Names:
-        if self._names is None:
-            self._names = _Names(self.index)
-        return self._names
-
-    def torch_cuda_call(self, func: ast.AST, host) -> tuple[list[str], list[str]] | None:
-        """The dotted callee as written and as qualified, when it is in `torch.cuda`
-        (`torch.cuda.synchronize`, `th.cuda.Stream`, `cuda.current_device` after
-        `from torch import cuda`, `Stream` after `from torch.cuda import Stream`)."""
-        parts = dotted(func) or []
-        if not parts:
-            return None
-        if len(parts) >= 3 and parts[0] in self.torch and parts[1] == "cuda":
-            return parts, ["torch", *parts[1:]]
-        if parts[0] not in self.cuda_imports:
-            return None
-        qual = self.names.torch_cuda(parts[0], host)
-        if qual is None:
-            return None
-        full = [*qual.split("."), *parts[1:]]
-        return (parts, full) if len(full) >= 3 else None
-
-    def cuda_device(self, expr: ast.AST, host, depth: int = 0) -> _Origin | None:
-        """Where `expr` always names a CUDA device: a `"cuda"` / `"cuda:0"` /
-        `f"cuda:{i}"` literal, `torch.device` of one, or a name every binding of which is
-        one of these (followed through simple assignments, none under a platform test)."""
-        if _is_cuda_string(expr) or _is_cuda_fstring(expr):
-            return _Origin(expr, [])
-        if depth >= MAX_DEPTH:
-            return None
-        if isinstance(expr, ast.Call) and _is_torch_device(expr, self.torch) and expr.args:
-            return self.cuda_device(expr.args[0], host, depth + 1)
-        if not isinstance(expr, ast.Name):
-            return None
-        found = self.names.bindings(expr.id, host)
-        if found is None:
-            return None
-        scope, bindings = found
-        origin = None
-        through: list[ast.expr] = []
-        for value, where in bindings:
-            if not isinstance(value, ast.expr) or self.index.platform.platform_guarded(where):
-                return None  # not followed, or chosen by a platform test
-            inner = self.cuda_device(value, scope.host, depth + 1)
-            if inner is None:
-                return None
-            origin = origin or inner
-            through += [value, *inner.through]
-        return _Origin(origin.literal, through) if origin else None
 
 
 class CudaOnlyApi(Rule):
@@ -350,7 +61,7 @@ class CudaOnlyApi(Rule):
                 continue
             reported.update(id(n) for n in walk(node) if isinstance(n, ast.Call))
             findings.append(self._property(ctx, node, key))
-        module = _Module(ctx)
+        platform = index.platform
         # `torch.device("cuda")` findings by call, and the assigned values that reported
         # uses of a name were followed through: `DEVICE = torch.device("cuda")` is
         # reported where DEVICE is used, not also where it is assigned.
@@ -358,7 +69,7 @@ class CudaOnlyApi(Rule):
         followed: set[int] = set()
         for call, host in index.host_calls:
             if id(call) not in reported:
-                found = self._host_call(ctx, module, call, host, device_calls, followed)
+                found = self._host_call(ctx, platform, call, host, device_calls, followed)
                 if found and not (
                     index.platform.platform_guarded(call) or index.platform.platform_only_host(host)
                 ):
@@ -391,7 +102,7 @@ class CudaOnlyApi(Rule):
     def _host_call(
         self,
         ctx: RuleContext,
-        module: _Module,
+        platform: PlatformFacts,
         call: ast.Call,
         host,
         device_calls: dict[int, Finding],
@@ -402,24 +113,23 @@ class CudaOnlyApi(Rule):
 
         def device_use(node: ast.AST, value: ast.AST, where: str) -> Finding | None:
             """A device argument: a CUDA literal, or a name that always holds one."""
-            if _is_cuda_string(value) or _is_cuda_fstring(value):
+            if is_cuda_string(value) or is_cuda_fstring(value):
                 return self._device_string(ctx, node, value, where)
             if isinstance(value, ast.Name):
-                origin = module.cuda_device(value, host)
+                origin = platform.cuda_device(value, host)
                 if origin is not None:
                     pending.extend(origin.through)
                     return self._device_name(ctx, node, value, origin, where)
             return None
 
         parts = dotted(call.func) or []
-        in_cuda = module.torch_cuda_call(call.func, host)
+        torch = platform.torch_names()
+        in_cuda = platform.torch_cuda_call(call.func, host)
         if in_cuda is not None:
             written, qual = in_cuda
             if qual[-1] not in PROBES:
                 # `torch` as this module spells it (`th.cuda.X` -> `th.npu.X`)
-                spelled = (
-                    written[0] if written[0] in module.torch else min(module.torch, default="torch")
-                )
+                spelled = written[0] if written[0] in torch else min(torch, default="torch")
                 suggestion = ".".join([spelled, "npu", *qual[2:]])
                 shown = ".".join(written)
                 where = f"`{shown}`" + (f" (`{'.'.join(qual)}`)" if written != qual else "")
@@ -431,14 +141,14 @@ class CudaOnlyApi(Rule):
                         fix=self._suggest(ctx, call.func, suggestion, f"Use `{suggestion}`"),
                     )
                 )
-        elif _is_torch_device(call, module.torch):
+        elif is_torch_device(call, torch):
             if call.args:
                 found = device_use(call.args[0], call.args[0], "torch.device({})")
                 if found is not None:
                     device_calls[id(call)] = found
                     out.append(found)
         elif isinstance(call.func, ast.Attribute) and call_name(call.func) == "cuda":
-            if not (len(parts) == 2 and parts[0] in module.torch):
+            if not (len(parts) == 2 and parts[0] in torch):
                 out.append(
                     Finding(
                         call.func,
@@ -494,7 +204,7 @@ class CudaOnlyApi(Rule):
         )
 
     def _device_name(
-        self, ctx: RuleContext, node: ast.AST, name: ast.Name, origin: _Origin, where: str
+        self, ctx: RuleContext, node: ast.AST, name: ast.Name, origin: DeviceOrigin, where: str
     ) -> Finding:
         literal = node_text(ctx.source, origin.literal)
         source = origin.through[0] if origin.through else origin.literal
