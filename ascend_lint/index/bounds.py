@@ -153,31 +153,38 @@ def _same(a: ast.AST, b: ast.AST) -> bool:
     return type(a) is type(b) and ast.dump(a) == ast.dump(b)
 
 
+def _comparisons(test: ast.AST, holds: bool) -> Iterator[tuple[ast.Compare, bool]]:
+    """The comparisons that must all be true (`holds`) or all false (not `holds`) where
+    an `if` test is true or false: through `and`/`&` (where it holds), `or`/`|` (where
+    it does not) and `not`, which flips it."""
+    parts = [(test, holds)]
+    while parts:
+        node, now = parts.pop()
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            parts.append((node.operand, not now))
+            continue
+        joins = (ast.And, ast.BitAnd) if now else (ast.Or, ast.BitOr)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, joins):
+            parts += [(v, now) for v in node.values]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, joins):
+            parts += [(node.left, now), (node.right, now)]
+        elif isinstance(node, ast.Compare):
+            yield node, now
+
+
 def _guards(
     test: ast.AST, holds: bool, value: ast.AST, sentinels: frozenset[str] = frozenset()
 ) -> bool:
     """Whether an `if` test bounds `value` from below where it `holds` (is true) or not:
     `if slot >= 0:` around the access, `if slot < 0: return` or `if slot == -1: return`
     before it, `else` of `if o < 0:`."""
-    parts = [test]
-    while parts:
-        node = parts.pop()
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            if _guards(node.operand, not holds, value, sentinels):
+    for node, now in _comparisons(test, holds):
+        for left, op, right in comparison_pairs(node):
+            if not now:
+                op = _NEGATED[type(op)]() if type(op) in _NEGATED else None
+            found = lower_bound(left, op, right, sentinels) if op is not None else None
+            if found is not None and _same(found[0], value):
                 return True
-            continue
-        joins = (ast.And, ast.BitAnd) if holds else (ast.Or, ast.BitOr)
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, joins):
-            parts += node.values
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, joins):
-            parts += [node.left, node.right]
-        elif isinstance(node, ast.Compare):
-            for left, op, right in comparison_pairs(node):
-                if not holds:
-                    op = _NEGATED[type(op)]() if type(op) in _NEGATED else None
-                found = lower_bound(left, op, right, sentinels) if op is not None else None
-                if found is not None and _same(found[0], value):
-                    return True
     return False
 
 
@@ -197,30 +204,20 @@ def _floors(test: ast.AST, holds: bool, params: frozenset[str]) -> list[ast.AST]
     `t0 >= W` true, `t_off` of `t_off < -(width - 1)` false, `i_t * BT` of
     `i_t * BT >= W`. The bound must be made of kernel arguments only (`i_t * BT >= T`
     says nothing about how large `T` is)."""
-    parts, found = [test], []
-    while parts:
-        node = parts.pop()
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            found += _floors(node.operand, not holds, params)
-            continue
-        joins = (ast.And, ast.BitAnd) if holds else (ast.Or, ast.BitOr)
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, joins):
-            parts += node.values
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, joins):
-            parts += [node.left, node.right]
-        elif isinstance(node, ast.Compare):
-            for left, op, right in comparison_pairs(node):
-                above = (ast.GtE, ast.Gt) if holds else (ast.Lt, ast.LtE)
-                below = (ast.LtE, ast.Lt) if holds else (ast.Gt, ast.GtE)
-                for bounded, other, ops in ((left, right, above), (right, left, below)):
-                    bounded = strip_casts(bounded)
-                    if (
-                        isinstance(bounded, (ast.Name, ast.BinOp))
-                        and isinstance(op, ops)
-                        and names_in(bounded) - params
-                        and names_in(other) <= params
-                    ):
-                        found.append(bounded)
+    found = []
+    for node, now in _comparisons(test, holds):
+        above = (ast.GtE, ast.Gt) if now else (ast.Lt, ast.LtE)
+        below = (ast.LtE, ast.Lt) if now else (ast.Gt, ast.GtE)
+        for left, op, right in comparison_pairs(node):
+            for bounded, other, ops in ((left, right, above), (right, left, below)):
+                bounded = strip_casts(bounded)
+                if (
+                    isinstance(bounded, (ast.Name, ast.BinOp))
+                    and isinstance(op, ops)
+                    and names_in(bounded) - params
+                    and names_in(other) <= params
+                ):
+                    found.append(bounded)
     return found
 
 
