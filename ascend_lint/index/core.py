@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ascend_lint.index.aliases import TRITON, Aliases
+from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.kernels import JitFunction, KernelScanner, as_jit, make_jit
 from ascend_lint.index.launches import (
     CallBinding,
@@ -285,6 +285,16 @@ class CoreFacts:
         return [(c, h) for c, h in calls if not isinstance(c.func, ast.Subscript)]
 
     # -- calls in kernels ----------------------------------------------------------------
+    def arange_extents(self, fn: JitFunction) -> set[str]:
+        """Constexpr parameters `fn` uses as the extent of a `tl.arange(0, P)`: an axis
+        the kernel holds whole in one block, which only a power of two can be."""
+        found = {
+            call.args[1].id
+            for call, _stmt in self.calls_in(fn, f"{LANGUAGE}.arange")
+            if len(call.args) == 2 and isinstance(call.args[1], ast.Name)
+        }
+        return found & fn.constexpr_params
+
     def calls_in(self, fn: JitFunction, qual: str) -> list[tuple[ast.Call, ast.stmt]]:
         """The calls in `fn` to the triton function `qual` (`triton.language.load`), with
         the statement that holds each; every call is resolved once per kernel."""

@@ -58,6 +58,7 @@ class KernelIndex:
         # The core's queries, bound once: asking the index costs no extra call.
         self.resolve_callee = core.resolve_callee
         self.calls_in = core.calls_in
+        self.arange_extents = core.arange_extents
         self.assigned_from = core.assigned_from
         self.parents = core.parents
         self.helper_binding = core.helper_binding

@@ -42,7 +42,14 @@ from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.scopes import HostNames, Imported
-from ascend_lint.index.syntax import LEAVES, all_statements, children, dotted, frozen_names, walk
+from ascend_lint.index.syntax import (
+    LEAVES,
+    all_statements,
+    children,
+    dotted,
+    frozen_names,
+    mentioned_texts,
+)
 
 # Words that name a device platform in identifiers and strings (`is_npu`, `"cuda:0"`,
 # `torch.version.hip`, `IS_NVIDIA_HOPPER`, `current_platform`), matched as whole
@@ -73,18 +80,7 @@ def is_platform_test(expr: ast.AST) -> bool:
     """Whether a condition looks at the device platform: it mentions a platform word in
     a name, an attribute or a string (`is_npu()`, `device == "npu"`,
     `torch.cuda.is_available()`, `hasattr(torch, "npu")`, `x.is_cuda`)."""
-    for node in walk(expr):
-        if isinstance(node, ast.Name):
-            text = node.id
-        elif isinstance(node, ast.Attribute):
-            text = node.attr
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value
-        else:
-            continue
-        if _words(text) & PLATFORM_WORDS:
-            return True
-    return False
+    return any(_words(text) & PLATFORM_WORDS for text in mentioned_texts(expr))
 
 
 def _span(node: ast.AST) -> Span:

@@ -56,7 +56,14 @@ from ascend_lint.index.naming import (
     is_token_count,
 )
 from ascend_lint.index.strides import StrideFacts
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, names_in, show
+from ascend_lint.index.syntax import (
+    MAX_HELPER_DEPTH,
+    call_name,
+    factors,
+    int_literal,
+    names_in,
+    show,
+)
 
 
 class Role(enum.IntEnum):
@@ -166,19 +173,6 @@ def _core_key(node: ast.AST) -> bool:
     return False
 
 
-def _int_of(node: ast.AST | None) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -node.operand.value
-    return None
-
-
 def _shape_of(node: ast.AST) -> ast.AST | None:
     """The tensor of `x.shape` / `x.size()`."""
     if isinstance(node, ast.Attribute) and node.attr == "shape":
@@ -204,7 +198,7 @@ def _shape_slice(node: ast.AST) -> tuple[ast.AST, int | None, int | None] | None
         bounds = node.slice
         if tensor is None or bounds.step is not None:
             return None
-        start, stop = _int_of(bounds.lower), _int_of(bounds.upper)
+        start, stop = int_literal(bounds.lower), int_literal(bounds.upper)
         if (bounds.lower is not None and start is None) or (
             bounds.upper is not None and stop is None
         ):
@@ -230,7 +224,7 @@ def _outer_dimension(value: ast.AST) -> tuple[str, int] | None:
                 return None
         return (show(tensor), index) if index is not None and index >= 0 else None
     if isinstance(value, ast.Subscript) and _shape_of(value.value) is not None:
-        index = _int_of(value.slice)
+        index = int_literal(value.slice)
         if index is not None and index >= 0:
             return show(_shape_of(value.value)), index
     if (
@@ -239,22 +233,10 @@ def _outer_dimension(value: ast.AST) -> tuple[str, int] | None:
         and value.func.attr == "size"
         and len(value.args) == 1
     ):
-        index = _int_of(value.args[0])
+        index = int_literal(value.args[0])
         if index is not None and index >= 0:
             return show(value.func.value), index
     return None
-
-
-def _factors(product: ast.AST) -> list[ast.AST]:
-    """The operands of `a * b * c` (the expression itself when it is no product)."""
-    factors, pending = [], [product]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-            pending += (node.left, node.right)
-        else:
-            factors.append(node)
-    return factors
 
 
 def _remaining_dimensions(count: ast.AST, divisor: ast.AST, host_values, host) -> bool:
@@ -267,7 +249,7 @@ def _remaining_dimensions(count: ast.AST, divisor: ast.AST, host_values, host) -
     ):
         return False
     tensor = show(count.func.value)
-    for factor in _factors(divisor):
+    for factor in factors(divisor):
         values = host_values(factor, host) if host is not None else [(factor, ())]
         found = [_outer_dimension(v) for v, _ in values]
         if not found or any(f is None or f[0] != tensor for f in found):
@@ -319,7 +301,11 @@ class QuantityFacts:
     def of(self, expr: ast.AST, host: HostFunction | None, receiver: str = "") -> list[Quantity]:
         """One quantity per value `expr` can hold (branches of the host, callers).
         `receiver` names the kernel parameter that takes the value: where the host
-        passes a bare dimension (`k.shape[1]`), its name is the last evidence left."""
+        passes a bare dimension (`k.shape[1]`), its name is the last evidence left, and
+        a parameter named as a flag (`HAS_TOKENS`, `RETURN_*`) takes two values,
+        whatever its value's name says."""
+        if receiver and is_flag_name(receiver):
+            return [Quantity(Role.BOOLEAN, f"`{receiver}`, a flag")]
         if host is None:
             return [self._quantity(expr, None, receiver, 0)]
         out = []
@@ -498,9 +484,9 @@ class QuantityFacts:
         """`s * b` with `s, b, v = logits.shape`, `x.shape[0] * x.shape[1]`: two or more
         outer dimensions of one tensor multiplied are the rows of its flattened view, a
         count of tokens whatever the names say (a `[seq, batch, vocab]` launcher's rows)."""
-        factors = _factors(product)
+        operands = factors(product)
         dims: dict[str, set[int]] = {}
-        for factor in factors:
+        for factor in operands:
             values = self._host_values(factor, host) if host is not None else [(factor, ())]
             if len(values) != 1:
                 continue
@@ -513,7 +499,7 @@ class QuantityFacts:
             if len(indices) >= 2 and indices == set(range(len(indices))):
                 if any(
                     isinstance(f, ast.Name) and (is_head_name(f.id) or is_model_dimension(f.id))
-                    for f in factors
+                    for f in operands
                 ):
                     continue
                 return Quantity(Role.LENGTH, f"`{show(product)}`, the rows of `{tensor}` flattened")

@@ -192,6 +192,18 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         yield node
 
 
+def mentioned_texts(node: ast.AST) -> Iterator[str]:
+    """The names, attribute names and strings written in an expression: what a test
+    that looks at a platform or a SoC by its spelling reads."""
+    for n in walk(node):
+        if isinstance(n, ast.Name):
+            yield n.id
+        elif isinstance(n, ast.Attribute):
+            yield n.attr
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            yield n.value
+
+
 def own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
     """Nodes of a statement, not descending into nested statements. The kernel scan and
     several rules each visit every statement: the nodes are gathered once and kept on

@@ -5,18 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import LANGUAGE, JitFunction
-from ascend_lint.index.quantities import is_flag_name
+from ascend_lint.index.quantities import Role
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
-
-def _arange_extents(ctx: RuleContext, fn: JitFunction) -> set[str]:
-    """Constexpr parameters the kernel uses as the extent of a `tl.arange`."""
-    found = set()
-    for call, _stmt in ctx.index.calls_in(fn, f"{LANGUAGE}.arange"):
-        if len(call.args) == 2 and isinstance(call.args[1], ast.Name):
-            found.add(call.args[1].id)
-    return found & fn.constexpr_params
 
 
 class PerCallConstexpr(Rule):
@@ -34,21 +24,19 @@ class PerCallConstexpr(Rule):
         # (`kernel = k_a if c else k_b`), it names every kernel whose constexpr receives it.
         receivers: dict[int, list[tuple[str, str]]] = {}
         evidence: dict[int, tuple[ast.AST, str] | None] = {}  # id(arg) -> (arg, why)
-        extents: dict[int, set[str]] = {}
         for binding in index.launches:
             callee = binding.callee
-            if id(callee.node) not in extents:
-                extents[id(callee.node)] = _arange_extents(ctx, callee)
+            # `tl.arange(0, HC)`: the kernel holds the whole axis in one block, which
+            # only a power of two fixed by the model can be.
+            extents = index.arange_extents(callee)
             for param in callee.params:
-                if param not in callee.constexpr_params or is_flag_name(param):
-                    continue  # a flag has two values, whatever its value's name says
-                if param in extents[id(callee.node)]:
-                    # `tl.arange(0, HC)`: the kernel holds the whole axis in one block,
-                    # which only a power of two fixed by the model can be.
+                if param not in callee.constexpr_params or param in extents:
                     continue
                 for arg in binding.args.get(param, ()):
                     if id(arg) not in evidence:
                         quantities = index.quantities.of(arg, binding.host, param)
+                        if all(q.role == Role.BOOLEAN for q in quantities):
+                            continue  # a flag has two values: nothing to remember
                         per_call = [q for q in quantities if q.role.per_call]
                         evidence[id(arg)] = (arg, str(per_call[0].why)) if per_call else None
                     targets = receivers.setdefault(id(arg), [])

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from ascend_lint.index import LANGUAGE, JitFunction, KernelIndex, own_nodes
-from ascend_lint.index.syntax import all_params, walk
+from ascend_lint.index.syntax import all_params, mentioned_texts, walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # triton.language's float64 and fp8 dtypes (and their short aliases).
@@ -395,18 +395,7 @@ def _soc_test(test: ast.AST) -> bool | None:
 
 
 def _names_soc(node: ast.AST) -> bool:
-    for n in walk(node):
-        if isinstance(n, ast.Name):
-            text = n.id
-        elif isinstance(n, ast.Attribute):
-            text = n.attr
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
-            text = n.value
-        else:
-            continue
-        if _CAPABLE_SOC.search(text.lower()):
-            return True
-    return False
+    return any(_CAPABLE_SOC.search(text.lower()) for text in mentioned_texts(node))
 
 
 def _on_capable_soc(fn: JitFunction, stmt: ast.stmt) -> bool:
