@@ -25,11 +25,13 @@ Columns:
 * ``vs fla_cuda`` / ``vs fla_ascend``: this row's kernel ms divided by that peer's for
   the same shape and op (below 1 is faster).
 
-Core grids on a GPU: a GPU has no AI cores, so the reference kernels' 1-D grid (and
-FLA's Ascend kernels' ``num_aicore`` / ``num_vectorcore``) is given ``--cores``
-programs, by default ``--programs-per-sm`` times the streaming-multiprocessor count
-(several programs per SM hide memory latency the way several resident blocks do).
-``--core-sweep`` times the reference and FLA's Ascend kernels at other multiples.
+Core grids on a GPU: the reference wrappers are called as a user calls them, with no
+``ASCEND_LINT_*_CORES`` override, so their 1-D grid is the device default of
+``reference_kernels.core_grid`` (``PROGRAMS_PER_SM`` programs per streaming
+multiprocessor on CUDA, the core count on an NPU); FLA's Ascend kernels' ``num_aicore`` /
+``num_vectorcore`` lookup is answered with that same count.  ``--cores N`` overrides it
+for both (through the environment variables).  ``--core-sweep`` times the reference and
+FLA's Ascend kernels at other multiples of the SM count.
 
 It runs on ``npu`` when ``torch_npu`` imports, else on ``cuda``; ``--smoke`` runs tiny
 fp32 shapes on CPU under the interpreter to check the script (FLA is skipped there).
@@ -67,7 +69,7 @@ from reference_kernels import core_grid  # noqa: E402
 from reference_kernels import torch_reference as oracle  # noqa: E402
 
 # (B, T, H, HV, K=V)
-SHAPES = [(2, 2048, 4, 8, 64), (2, 8192, 4, 16, 64)]
+SHAPES = [(2, 2048, 4, 8, 64), (2, 8192, 4, 16, 64), (2, 8192, 8, 16, 128)]
 BT = 64
 OPS = ("chunk_fwd_o", "chunk_bwd_dv_local", "chunk_bwd_dqkwg")
 FLA_ASCEND_MODULE = "fla.ops.common.backends.triton_ascend.chunk_o"
@@ -333,8 +335,13 @@ def main():
     ap.add_argument("--out", required=True, help="Markdown file to write")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--iters", type=int, default=50)
-    ap.add_argument("--cores", type=int, default=None, help="programs of a core-grid launch")
-    ap.add_argument("--programs-per-sm", type=int, default=4)
+    ap.add_argument(
+        "--cores",
+        type=int,
+        default=None,
+        help="programs of a core-grid launch (default: the device default of core_grid, "
+        "as a user gets it)",
+    )
     ap.add_argument(
         "--core-sweep",
         default="1,2,8",
@@ -356,14 +363,22 @@ def main():
         SHAPES, dtype = [(2, 130, 2, 4, 32)], torch.float32
     dev_name = backend.get_device_name(0)
     sms = torch.cuda.get_device_properties(0).multi_processor_count if device == "cuda" else None
-    if args.cores is None:
-        args.cores = sms * args.programs_per_sm if sms else core_grid.num_ai_cores()
+    for name in (core_grid.AI_CORES_ENV, core_grid.VECTOR_CORES_ENV):
+        os.environ.pop(name, None)
+    override = args.cores
+    if override is None:
+        # What the wrappers pick by themselves on this device (no override set).
+        args.cores = core_grid.num_ai_cores(0 if device == "cuda" else None)
     cores = {"n": args.cores}
 
     def set_cores(n):
-        cores["n"] = n
-        os.environ[core_grid.AI_CORES_ENV] = str(n)
-        os.environ[core_grid.VECTOR_CORES_ENV] = str(n)
+        """n programs for both peers; None: the wrappers' own device default."""
+        cores["n"] = args.cores if n is None else n
+        for name in (core_grid.AI_CORES_ENV, core_grid.VECTOR_CORES_ENV):
+            if n is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = str(n)
 
     notes = []
     fla, versions = ({}, {}) if args.no_fla else load_fla(device, cores, notes)
@@ -379,7 +394,7 @@ def main():
         shape = f"B={B} T={T} H={H} HV={HV} K=V={D}"
         x = make_inputs(B, T, H, HV, D, device, dtype)
         refs = {name: fn() for name, fn in oracles(x).items()}
-        set_cores(args.cores)
+        set_cores(override)
         for label, make_ops in impls.items():
             for op_name, fn in make_ops(x).items():
                 tag = f"{shape} {label} {op_name}"
@@ -405,9 +420,9 @@ def main():
                         continue
                     sweep_rows.append(dict(shape=shape, impl=label, op=op_name, mult=mult, **r))
                     print(sweep_rows[-1], flush=True)
-        set_cores(args.cores)
+        set_cores(override)
 
-    write_report(args, device, dev_name, dtype, sms, versions, rows, sweep_rows, notes)
+    write_report(args, override, device, dev_name, dtype, sms, versions, rows, sweep_rows, notes)
     ours_ok = all(r["err"] < 2e-2 for r in rows if r["impl"] in ("reference", "gpu_habits"))
     if not ours_ok:
         sys.exit(1)
@@ -420,13 +435,18 @@ def _peer(rows, r, peer):
     return None
 
 
-def write_report(args, device, dev_name, dtype, sms, versions, rows, sweep_rows, notes):
+def write_report(args, override, device, dev_name, dtype, sms, versions, rows, sweep_rows, notes):
     cmd = "python " + " ".join([sys.argv[0], *sys.argv[1:]])
     fla_v = ", ".join(f"{k} {v}" for k, v in versions.items()) or "not installed"
     cores_how = (
         f"{args.cores} programs ({args.cores // sms} per SM x {sms} SMs)"
         if sms and args.cores % sms == 0
         else f"{args.cores} programs"
+    )
+    cores_how += (
+        f" (--cores {override}, set through {core_grid.AI_CORES_ENV})"
+        if override is not None
+        else f" (the wrappers' device default, no {core_grid.AI_CORES_ENV} set)"
     )
     lines = [
         "# Chunk output kernels: reference vs legacy layout vs flash-linear-attention",
@@ -441,21 +461,25 @@ def write_report(args, device, dev_name, dtype, sms, versions, rows, sweep_rows,
         "  (o; dv; dq, dk, dw, dg); ok when the worst is < 2e-2",
         "* kernel ms: device time per call of the op's Triton kernels (torch.profiler; torch glue",
         "  excluded for every implementation); op ms: events around the whole call, glue included",
-        "* vs fla_cuda / vs fla_ascend: kernel ms of the row divided by the peer's (same shape and op)",
+        "* vs fla_cuda / vs fla_ascend: kernel ms of the row divided by the peer's (same shape and op);",
+        "  op vs fla_cuda: the same for op ms, each implementation's host glue included (the",
+        "  reference's gate transpose is its own glue; FLA's CUDA kernels read the gate as it is)",
         "",
-        "| shape | implementation | op | error | ok | kernel ms | op ms | vs fla_cuda | vs fla_ascend | kernels (ms each) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| shape | implementation | op | error | ok | kernel ms | op ms | vs fla_cuda | vs fla_ascend | op vs fla_cuda | kernels (ms each) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         ratios = []
         for peer in ("fla_cuda", "fla_ascend"):
             p = _peer(rows, r, peer)
             ratios.append(f"{r['kernel'] / p['kernel']:.2f}x" if p and p["kernel"] else "-")
+        p = _peer(rows, r, "fla_cuda")
+        ratios.append(f"{r['op_ms'] / p['op_ms']:.2f}x" if p and p["op_ms"] else "-")
         kern = f"{r['kernel']:.4f}" + ("" if r["how"] == "profiler" else " (events)")
         lines.append(
             f"| {r['shape']} | {r['impl']} | {r['op']} | {', '.join(f'{e:.1e}' for e in r['errs'])} "
             f"| {'yes' if r['err'] < 2e-2 else 'NO'} | {kern} | {r['op_ms']:.4f} "
-            f"| {ratios[0]} | {ratios[1]} | {', '.join(r['names'])} |"
+            f"| {ratios[0]} | {ratios[1]} | {ratios[2]} | {', '.join(r['names'])} |"
         )
     if sweep_rows:
         lines += [

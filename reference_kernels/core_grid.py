@@ -14,13 +14,18 @@ Which count to use:
 Where the counts come from, first match wins:
 
 1. the environment variables ``ASCEND_LINT_AI_CORES`` / ``ASCEND_LINT_VECTOR_CORES``
-   (a positive integer): to use part of a device, to exercise the task loops with few
-   programs in tests, or to give the count of resident programs on a machine that has
-   no NPU (the GPU benchmark in ``benchmarks/bench_kernels.py`` does this);
+   (a positive integer): an override, to use part of a device or to exercise the task
+   loops with few programs in tests;
 2. triton's active driver, when it is the NPU one: ``num_aicore`` / ``num_vectorcore``
    from ``driver.active.utils.get_device_properties(device_index)``;
-3. the counts of an Ascend 910B, :data:`DEFAULT_AI_CORES` and
-   :data:`DEFAULT_VECTOR_CORES` (the interpreter and other non-NPU drivers).
+3. triton's active driver, when it is the CUDA one (the same kernels run unchanged on a
+   GPU): :data:`PROGRAMS_PER_SM` programs per streaming multiprocessor for both counts.
+   A GPU has no AI cores; several resident programs per SM hide memory latency the way
+   several resident blocks do.  On an H200 (132 SMs) the reference kernels at 4 programs
+   per SM run at 0.78x-1.2x flash-linear-attention's CUDA kernels, while the 910B's 24
+   programs left them 4.7x-8.8x slower (``benchmarks/KERNELS_RESULTS.md``);
+4. the counts of an Ascend 910B, :data:`DEFAULT_AI_CORES` and
+   :data:`DEFAULT_VECTOR_CORES` (the interpreter and other drivers).
 
 The device is the one that holds the kernel's input tensor; no CUDA API is used.
 
@@ -45,6 +50,7 @@ __all__ = [
     "AI_CORES_ENV",
     "DEFAULT_AI_CORES",
     "DEFAULT_VECTOR_CORES",
+    "PROGRAMS_PER_SM",
     "VECTOR_CORES_ENV",
     "num_ai_cores",
     "num_vector_cores",
@@ -56,6 +62,8 @@ __all__ = [
 DEFAULT_AI_CORES = 24
 #: Vector cores of an Ascend 910B (two per AI core), used when no NPU driver is active.
 DEFAULT_VECTOR_CORES = 48
+#: Programs per streaming multiprocessor of a core-grid launch on a CUDA GPU (see above).
+PROGRAMS_PER_SM = 4
 AI_CORES_ENV = "ASCEND_LINT_AI_CORES"
 VECTOR_CORES_ENV = "ASCEND_LINT_VECTOR_CORES"
 
@@ -74,18 +82,23 @@ def _count_from_env(name: str) -> int | None:
 
 
 @functools.cache
-def _npu_properties(device_index: int | None) -> tuple[int, int] | None:
-    """(num_aicore, num_vectorcore) from triton's active driver if it is the NPU one."""
+def _driver_core_counts(device_index: int | None) -> tuple[int, int] | None:
+    """(AI cores, vector cores) of the device triton's active driver runs on: the NPU's
+    own counts, or :data:`PROGRAMS_PER_SM` x the SM count of a CUDA GPU for both."""
     try:
         driver = triton.runtime.driver.active
-        if driver.get_current_target().backend != "npu":
-            return None
+        backend = driver.get_current_target().backend
         index = driver.get_current_device() if device_index is None else device_index
         props = driver.utils.get_device_properties(index)
-        return int(props["num_aicore"]), int(props["num_vectorcore"])
+        if backend == "npu":
+            return int(props["num_aicore"]), int(props["num_vectorcore"])
+        if backend == "cuda":
+            programs = PROGRAMS_PER_SM * int(props["multiprocessor_count"])
+            return programs, programs
     except Exception:
         # No active driver (interpreter, CPU-only machine) or one without these keys.
         return None
+    return None
 
 
 def _device_index(device: torch.device | torch.Tensor | int | None) -> int | None:
@@ -96,14 +109,18 @@ def _device_index(device: torch.device | torch.Tensor | int | None) -> int | Non
     return device
 
 
+def _core_counts(device: torch.device | torch.Tensor | int | None) -> tuple[int, int] | None:
+    return _driver_core_counts(_device_index(device))
+
+
 def num_ai_cores(device: torch.device | torch.Tensor | int | None = None) -> int:
     """AI-core count of ``device`` (a tensor, a device or an index): the grid of a
     core-grid kernel that uses ``tl.dot``."""
     count = _count_from_env(AI_CORES_ENV)
     if count is not None:
         return count
-    props = _npu_properties(_device_index(device))
-    return DEFAULT_AI_CORES if props is None else props[0]
+    counts = _core_counts(device)
+    return DEFAULT_AI_CORES if counts is None else counts[0]
 
 
 def num_vector_cores(device: torch.device | torch.Tensor | int | None = None) -> int:
@@ -111,8 +128,8 @@ def num_vector_cores(device: torch.device | torch.Tensor | int | None = None) ->
     count = _count_from_env(VECTOR_CORES_ENV)
     if count is not None:
         return count
-    props = _npu_properties(_device_index(device))
-    return DEFAULT_VECTOR_CORES if props is None else props[1]
+    counts = _core_counts(device)
+    return DEFAULT_VECTOR_CORES if counts is None else counts[1]
 
 
 # ---------------------------------------------------------------------------
