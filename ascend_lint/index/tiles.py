@@ -34,7 +34,8 @@ Configurations (`configs`): each `triton.Config` of `@triton.autotune`, combined
 the constexpr values every launch in the module passes as the same integer (through the
 host value model: locals, module constants, helper returns) and the parameters'
 defaults. Unbounded blocks (`unbounded`): a constexpr a launch sets to
-`triton.next_power_of_2(<a tensor dimension>)` on every path, with no `min` cap.
+`triton.next_power_of_2(<a token, row or element count>)` on every path, with no `min`
+cap.
 
 Depends on: the core facts (kernels, launches), `host` (what a launch argument holds)
 and `quantities` (what a host value counts). Nothing else of the index depends on it.
@@ -54,8 +55,8 @@ from ascend_lint.index.aliases import LANGUAGE, TRITON
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import DTYPE_NAMES, JitFunction
-from ascend_lint.index.launches import CallBinding, HostFunction, TupleElement
-from ascend_lint.index.naming import is_batch_name, is_sequence_length, is_token_count
+from ascend_lint.index.launches import CallBinding, HostFunction
+from ascend_lint.index.naming import is_batch_name
 from ascend_lint.index.quantities import QuantityFacts, Role
 from ascend_lint.index.syntax import call_name, int_literal, names_in, show
 from ascend_lint.index.values import pointer_root
@@ -125,8 +126,9 @@ _KEEP_SHAPE = frozenset(
 # scalars of the program, and hints that return their first argument unchanged
 _SCALAR_CALLS = frozenset({"program_id", "num_programs", "cdiv"})
 _HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "assume"})
+# how many host names `_capped` follows before it gives up looking for a cap
+_MAX_FOLLOWED_NAMES = 32
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
-_DIMENSION_ROLES = frozenset({Role.MODEL, Role.LENGTH, Role.BATCH})
 # the largest power of two tried when solving for the block an unbounded size overflows at
 _MAX_SOLVED_BLOCK = 1 << 24
 
@@ -194,8 +196,6 @@ class UnboundedBlock:
     launch: CallBinding
     value: ast.Call  # the `next_power_of_2(...)` call
     dimension: str  # its argument, as written
-    per_call: bool  # a token, row or element count: grows with the input, unlike a
-    # model size or a batch
 
 
 @dataclass(frozen=True)
@@ -563,26 +563,11 @@ class TileFacts:
                     everywhere.add(name)
         if shapes.mixed:
             # Only what a dot's result feeds is surely on the vector core.
-            derived = {
-                n for n, ts in tiles.items() if all(self._from_dot(shapes, t.node) for t in ts)
-            }
+            derived = _fed_by_dot(fn, shapes, tiles)
             tiles = {n: ts for n, ts in tiles.items() if n in derived}
             everywhere &= derived
         live = _LiveSets(frozenset(tiles)).of(fn.node.body)
         return KernelTiles(tiles, live, shapes.mixed, frozenset(everywhere))
-
-    def _from_dot(self, shapes: _KernelShapes, node: ast.AST) -> bool:
-        """A value computed from a `tl.dot` result by vector ops (not the dot itself,
-        not an accumulation into it)."""
-        if isinstance(node, ast.Call) and shapes._qual(node) == "dot":
-            return False
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            if any(
-                isinstance(s, ast.Call) and shapes._qual(s) == "dot"
-                for s in (node.left, node.right)
-            ):
-                return False
-        return any(isinstance(n, ast.Call) and shapes._qual(n) == "dot" for n in ast.walk(node))
 
     def _tile(self, shapes: _KernelShapes, name: str, value: ast.AST, in_loop: bool) -> Tile | None:
         shape, size, data = shapes.of(value)
@@ -739,30 +724,84 @@ class TileFacts:
                     if not values or len(calls) != len(values):
                         continue  # capped (or not a power of two) on some path
                     call = calls[0]
-                    if not all(self._is_dimension(c.args[0], launch.host) for c in calls):
+                    if not all(self._grows(c.args[0], launch.host) for c in calls):
                         continue
-                    per_call = all(self._per_call(c.args[0], launch.host) for c in calls)
-                    out.append(UnboundedBlock(param, launch, call, show(call.args[0]), per_call))
+                    out.append(UnboundedBlock(param, launch, call, show(call.args[0])))
         return out
 
-    def _per_call(self, expr: ast.AST, host: HostFunction | None) -> bool:
-        """A token, row or element count: by the host value model, or by its name."""
-        if isinstance(expr, ast.Name):
-            if is_batch_name(expr.id):
-                return False
-            if is_token_count(expr.id) or is_sequence_length(expr.id):
-                return True
-        return all(q.role == Role.LENGTH for q in self._quantities.of(expr, host))
-
-    def _is_dimension(self, expr: ast.AST, host: HostFunction | None) -> bool:
-        """A tensor's dimension or element count, however the host spells it: a count
-        the host value model sees growing with the input, or a size read off a tensor."""
-        quantities = self._quantities.of(expr, host)
-        if not quantities or not all(q.role in _DIMENSION_ROLES for q in quantities):
+    def _grows(self, expr: ast.AST, host: HostFunction | None) -> bool:
+        """A token, row or element count of the input (the host value model's
+        `LENGTH`): it grows with each call's data. A model dimension (hidden size, head
+        dim, conv width) or a batch is bounded by the model and the server, which the
+        code does not show; such blocks are judged by the configs the launches give."""
+        if isinstance(expr, ast.Name) and is_batch_name(expr.id):
             return False
-        if all(q.role == Role.LENGTH for q in quantities):
+        quantities = self._quantities.of(expr, host)
+        if not quantities or not all(q.role == Role.LENGTH for q in quantities):
+            return False
+        return not self._capped(expr, host, set())
+
+    def _capped(self, expr: ast.AST, host: HostFunction | None, seen: set[str]) -> bool:
+        """Whether a `min(...)` bounds some value `expr` is computed from (`n = min(a,
+        b)`, `cdiv(min(n, cap), k)`): then the count is not unbounded on every path."""
+        for value, _ in self._host.host_values(expr, host):
+            for node in ast.walk(value):
+                if isinstance(node, ast.Call) and call_name(node.func) == "min":
+                    return True
+                if (
+                    isinstance(node, ast.Name)
+                    and node is not expr
+                    and node.id not in seen
+                    and len(seen) < _MAX_FOLLOWED_NAMES
+                ):
+                    seen.add(node.id)
+                    if self._capped(node, host, seen):
+                        return True
+        return False
+
+
+def _fed_by_dot(fn: JitFunction, shapes: _KernelShapes, tiles: dict[str, list[Tile]]) -> set[str]:
+    """The tile locals computed by vector ops from a `tl.dot` result: not the dot's own
+    result, nor an accumulator it adds into (`acc += tl.dot(...)`), which stay with the
+    cube core."""
+
+    def is_dot(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and shapes._qual(node) == "dot"
+
+    def accumulates(name: str, node: ast.AST) -> bool:
+        if is_dot(node):
             return True
-        return any(_spells_dimension(v) for v, _ in self._host.host_values(expr, host))
+        return (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Add)
+            and any(is_dot(side) for side in (node.left, node.right))
+            and name in names_in(node)
+        )
+
+    def filled(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and shapes._qual(node) in _FILLED
+
+    results = {
+        name
+        for name, values in fn.assignments.items()
+        if any(accumulates(name, v) for v in values)
+        and all(accumulates(name, v) or filled(v) for v in values)
+    }
+    fed: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name in tiles:
+            if name in fed or name in results:
+                continue
+            sources = results | fed
+            if any(
+                any(is_dot(n) for n in ast.walk(t.node)) or names_in(t.node) & sources
+                for t in tiles[name]
+            ):
+                fed.add(name)
+                grown = True
+    return fed
 
 
 def _is_power_of_two_call(node: ast.AST) -> bool:
@@ -771,17 +810,6 @@ def _is_power_of_two_call(node: ast.AST) -> bool:
         and (call_name(node.func) or "") in _POWER_OF_TWO
         and len(node.args) == 1
     )
-
-
-def _spells_dimension(node: ast.AST) -> bool:
-    """`x.shape[-1]`, `x.size(1)`, `x.numel()`, `n, d = x.shape`: read from a tensor."""
-    if isinstance(node, TupleElement):
-        return _spells_dimension(node.value)
-    if isinstance(node, ast.Subscript):
-        node = node.value
-    if isinstance(node, ast.Attribute) and node.attr == "shape":
-        return True
-    return isinstance(node, ast.Call) and (call_name(node.func) or "") in ("size", "numel")
 
 
 def _tensor_element_bytes(value: ast.AST, core: CoreFacts) -> int | None:
