@@ -25,15 +25,18 @@ class UbOverflow(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         tiles, target = ctx.index.tiles, ctx.target
         for fn in ctx.index.kernels:
+            configs = tiles.configs(fn)
+            blocks = tiles.unbounded(fn)
+            if not blocks and not any(config.values for config in configs):
+                continue  # nothing sizes the tiles: no estimate to make
             kernel = tiles.of(fn)
             if not kernel.tiles:
                 continue
-            configs = tiles.configs(fn)
             for config in configs:
                 peak = tiles.peak(fn, config.values, target)
                 if peak is not None and peak.bits > target.capacity_bits:
                     yield Finding(config.node, self._overflow(fn.name, kernel, config, peak, ctx))
-            for block in tiles.unbounded(fn):
+            for block in blocks:
                 message = self._unbounded(fn, kernel, block, configs, ctx)
                 if message is not None:
                     yield Finding(block.value, message)
