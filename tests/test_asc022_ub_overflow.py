@@ -364,3 +364,25 @@ def test_a_count_bounded_by_a_min_upstream_is_not_unbounded():
     assert lint_code(code, select="ASC022").diagnostics == []
     uncapped = code.replace("min(limit, n_tokens)", "n_tokens + limit")
     assert len(lint_code(uncapped, select="ASC022").diagnostics) == 1
+
+
+def test_each_launch_is_its_own_configuration():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def fill(y, BN: tl.constexpr):
+        o = tl.arange(0, BN)
+        z = tl.zeros([BN], dtype=tl.float32)
+        tl.store(y + o, z + 1.0)
+
+    def small(y):
+        fill[(1,)](y, BN=1024)
+
+    def large(y):
+        fill[(1,)](y, BN=65536)
+    """
+    assert _peaks(code) == {"fill": [1024 * 32, 65536 * 32]}
+    (finding,) = lint_code(code, select="ASC022").diagnostics
+    assert finding.start.row == 15 and "BN=65536 (the launch at line 15)" in finding.message

@@ -31,11 +31,11 @@ from a dot's result (which the vector core must hold) are counted, with dimensio
 split over the two vector cores.
 
 Configurations (`configs`): each `triton.Config` of `@triton.autotune`, combined with
-the constexpr values every launch in the module passes as the same integer (through the
-host value model: locals, module constants, helper returns) and the parameters'
-defaults. Unbounded blocks (`unbounded`): a constexpr a launch sets to
+the constexpr values each launch in the module passes as one integer (through the host
+value model: locals, module constants, helper returns) and the parameters' defaults.
+Unbounded blocks (`unbounded`): a constexpr a launch sets to
 `triton.next_power_of_2(<a token, row or element count>)` on every path, with no `min`
-cap.
+upstream.
 
 Depends on: the core facts (kernels, launches), `host` (what a launch argument holds)
 and `quantities` (what a host value counts). Nothing else of the index depends on it.
@@ -631,37 +631,36 @@ class TileFacts:
 
     def _compute_configs(self, fn: JitFunction) -> list[Config]:
         defaults = _constexpr_defaults(fn)
-        launched: dict[str, int] = {}
-        launches = self._core.launches_of(fn)
-        for param in (p for p in fn.params if p in fn.constexpr_params):
-            values = {
-                self._host_int(arg, launch.host)
-                for launch in launches
-                for arg in launch.args.get(param, ()) or [None]
-            }
-            if launches and len(values) == 1 and None not in values:
-                launched[param] = values.pop()
-        base = _in_order(fn, {**defaults, **launched})
-        label = (
-            f"the launch at line {launches[0].call.lineno}"
-            if len(launches) == 1 and launched
-            else "every launch in this module"
-            if launched
-            else "the parameter defaults"
-        )
-        node = launches[0].call.func if len(launches) == 1 else fn.node
+        params = [p for p in fn.params if p in fn.constexpr_params]
+        # What each launch fixes: a constexpr every source of which is one integer.
+        sources: dict[tuple, tuple[dict[str, int], str, ast.AST]] = {}
+        for launch in self._core.launches_of(fn):
+            values = {}
+            for param in params:
+                found = {self._host_int(a, launch.host) for a in launch.args.get(param, ())}
+                if len(found) == 1 and None not in found:
+                    values[param] = found.pop()
+            label = f"the launch at line {launch.call.lineno}"
+            sources.setdefault(tuple(sorted(values.items())), (values, label, launch.call.func))
+        if not sources or all(not values for values, _, _ in sources.values()):
+            sources = {(): ({}, "the parameter defaults", fn.node)}
         tuned = self._autotune_configs(fn)
-        if not tuned:
-            return [Config(base, label, node)] if base else []
         configs = []
-        for number, (config, values) in enumerate(tuned, start=1):
-            configs.append(
-                Config(
-                    _in_order(fn, {**base, **values}),
-                    f"config {number} of @triton.autotune",
-                    config,
+        for values, label, node in sources.values():
+            base = {**defaults, **values}
+            if not tuned:
+                if base:
+                    configs.append(Config(_in_order(fn, base), label, node))
+                continue
+            for number, (config, tuned_values) in enumerate(tuned, start=1):
+                where = f"config {number} of @triton.autotune"
+                configs.append(
+                    Config(
+                        _in_order(fn, {**base, **tuned_values}),
+                        f"{where}, {label}" if values else where,
+                        config,
+                    )
                 )
-            )
         return configs
 
     def _host_int(self, arg: ast.AST | None, host: HostFunction | None) -> int | None:
