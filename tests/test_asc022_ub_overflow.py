@@ -386,3 +386,35 @@ def test_each_launch_is_its_own_configuration():
     assert _peaks(code) == {"fill": [1024 * 32, 65536 * 32]}
     (finding,) = lint_code(code, select="ASC022").diagnostics
     assert finding.start.row == 15 and "BN=65536 (the launch at line 15)" in finding.message
+
+
+def test_constexpr_branches_count_only_where_the_config_compiles_them():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def norm(x, y, N, BN: tl.constexpr, ONE_PASS: tl.constexpr):
+        o = tl.arange(0, BN)
+        if ONE_PASS:
+            row = tl.load(x + o).to(tl.float32)
+            tl.store(y + o, row / tl.sum(row, axis=0))
+        else:
+            total = tl.zeros([1024], dtype=tl.float32)
+            for i in range(0, N, 1024):
+                total += tl.load(x + i + tl.arange(0, 1024)).to(tl.float32)
+            tl.store(y, tl.sum(total, axis=0))
+
+    def run(x, y):
+        norm[(1,)](x, y, x.numel(), BN=65536, ONE_PASS=FLAG)
+    """
+
+    def peaks(flag):
+        return _peaks(code.replace("FLAG", flag))["norm"]
+
+    assert peaks("0") == [1024 * 4 * 8]  # the whole-row side is not compiled
+    assert peaks("1") == peaks("True") == [65536 * 4 * 8]
+    # a flag the launch does not fix: neither side is provably compiled
+    assert peaks("x.numel() <= 65536") == [0]
+    assert len(lint_code(code.replace("FLAG", "1"), select="ASC022").diagnostics) == 1
+    assert lint_code(code.replace("FLAG", "x.numel() <= 65536"), select="ASC022").diagnostics == []

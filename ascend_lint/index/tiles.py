@@ -163,10 +163,9 @@ class Tile:
 
 @dataclass
 class KernelTiles:
-    """The tiles of one kernel and the sets of locals live at once."""
+    """The tiles of one kernel."""
 
     tiles: dict[str, list[Tile]]  # local -> the tile of each definition
-    live_sets: list[frozenset[str]]  # locals holding tiles live at the same point
     mixed: bool  # calls tl.dot: dim 0 split over two vector cores
     everywhere: frozenset[str] = frozenset()  # locals every definition of which is a tile
 
@@ -531,6 +530,7 @@ class TileFacts:
         self._tiles: dict[int, KernelTiles] = {}
         self._configs: dict[int, list[Config]] = {}
         self._element_bytes: dict[tuple[int, str], int | None] = {}
+        self._live: dict[tuple, list[frozenset[str]]] = {}
 
     # -- tiles -------------------------------------------------------------------
     def of(self, fn: JitFunction) -> KernelTiles:
@@ -566,8 +566,7 @@ class TileFacts:
             derived = _fed_by_dot(fn, shapes, tiles)
             tiles = {n: ts for n, ts in tiles.items() if n in derived}
             everywhere &= derived
-        live = _LiveSets(frozenset(tiles)).of(fn.node.body)
-        return KernelTiles(tiles, live, shapes.mixed, frozenset(everywhere))
+        return KernelTiles(tiles, shapes.mixed, frozenset(everywhere))
 
     def _tile(self, shapes: _KernelShapes, name: str, value: ast.AST, in_loop: bool) -> Tile | None:
         shape, size, data = shapes.of(value)
@@ -615,12 +614,35 @@ class TileFacts:
         if not sizes:
             return None
         best: tuple[int, tuple[str, ...]] = (0, ())
-        for live in kernel.live_sets:
+        for live in self.live_sets(fn, values):
             held = sorted((n for n in live if n in sizes), key=lambda n: (-sizes[n], n))
             total = sum(sizes[n] for n in held)
             if total > best[0]:
                 best = (total, tuple(held))
         return Peak(best[0] * BITS_PER_BYTE, best[1]) if best[0] else None
+
+    def live_sets(self, fn: JitFunction, values: dict[str, int]) -> list[frozenset[str]]:
+        """The sets of tile locals live at one point of the code these constexpr values
+        compile: a constexpr `if` they decide keeps only its taken side; one they do
+        not decide contributes no point (its side may not be compiled at all)."""
+        kernel = self.of(fn)
+        aliases = self._core.aliases
+        decisions: dict[int, str] = {}
+        for stmt in fn.statements:
+            if isinstance(stmt, ast.If):
+                if fn.is_runtime(stmt.test, aliases, at=stmt):
+                    decisions[id(stmt)] = "both"
+                else:
+                    truth = _truth(stmt.test, values)
+                    decisions[id(stmt)] = (
+                        "unknown" if truth is None else "body" if truth else "orelse"
+                    )
+        key = (id(fn.node), tuple(decisions.values()))
+        found = self._live.get(key)
+        if found is None:
+            tracked = frozenset(kernel.tiles)
+            found = self._live[key] = _LiveSets(tracked, decisions).of(fn.node.body)
+        return found
 
     # -- configurations ----------------------------------------------------------
     def configs(self, fn: JitFunction) -> list[Config]:
@@ -670,12 +692,10 @@ class TileFacts:
         for value, _ in self._host.host_values(arg, host):
             if isinstance(value, ast.Name):
                 value = self._host.module_constant(value.id) or value
-            literal = int_literal(value)
-            if literal is None or (
-                isinstance(value, ast.Constant) and isinstance(value.value, bool)
-            ):
+            literal = int_literal(value)  # `True`/`False` flags decide branches as 1/0
+            if literal is None:
                 return None
-            found.add(literal)
+            found.add(int(literal))
         return found.pop() if len(found) == 1 else None
 
     def _autotune_configs(self, fn: JitFunction) -> list[tuple[ast.Call, dict[str, int]]]:
@@ -757,6 +777,48 @@ class TileFacts:
                     if self._capped(node, host, seen):
                         return True
         return False
+
+
+def _truth(test: ast.AST, values: dict[str, int]) -> bool | None:
+    """A constexpr test under constexpr `values`; None when they do not decide it."""
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.Name):
+        value = values.get(test.id)
+        return None if value is None else bool(value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _truth(test.operand, values)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_truth(v, values) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)  # `or`: one True decides; `and`: one False
+        if decisive in parts:
+            return decisive
+        return None if None in parts else not decisive
+    if isinstance(test, ast.Compare):
+        left = evaluate(test.left, values)
+        for op, right_node in zip(test.ops, test.comparators):
+            right = evaluate(right_node, values)
+            if left is None or right is None:
+                return None
+            compare = _COMPARISONS.get(type(op))
+            if compare is None:
+                return None
+            if not compare(left, right):
+                return False
+            left = right
+        return True
+    return None
+
+
+_COMPARISONS = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
 
 
 def _fed_by_dot(fn: JitFunction, shapes: _KernelShapes, tiles: dict[str, list[Tile]]) -> set[str]:
@@ -855,6 +917,10 @@ class _LiveSets:
     set live after each statement (and inside each statement that defines one)."""
 
     tracked: frozenset[str]
+    # id(if statement) -> "body" / "orelse" (a constexpr test the config decides),
+    # "both" (a runtime test: both sides are compiled), "unknown" (a constexpr test it
+    # does not decide: no point inside is provably compiled)
+    decisions: dict[int, str]
     found: list[frozenset[str]] = field(default_factory=list)
 
     def of(self, body: list[ast.stmt]) -> list[frozenset[str]]:
@@ -873,8 +939,14 @@ class _LiveSets:
 
     def _statement(self, stmt: ast.stmt, live: frozenset[str], record: bool) -> frozenset[str]:
         if isinstance(stmt, ast.If):
-            taken = self._block(stmt.body, live, record)
-            other = self._block(stmt.orelse, live, record)
+            decision = self.decisions.get(id(stmt), "unknown")
+            if decision == "body":
+                return self._block(stmt.body, live, record)
+            if decision == "orelse":
+                return self._block(stmt.orelse, live, record)
+            inside = record and decision == "both"
+            taken = self._block(stmt.body, live, inside)
+            other = self._block(stmt.orelse, live, inside)
             return taken | other | self._uses(stmt.test)
         if isinstance(stmt, (ast.For, ast.While)):
             head = self._uses(stmt.iter if isinstance(stmt, ast.For) else stmt.test)
