@@ -168,11 +168,12 @@ def test_last_dimension_is_padded_and_unit_dimensions_dropped():
     def col(x, y, BM: tl.constexpr = 8, BN: tl.constexpr = 3):
         o = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
         a = tl.load(x + o).to(tl.float32)
-        s = tl.sum(a, axis=1)[:, None]
-        tl.store(y + o, a / s)
+        s = tl.sum(a, axis=1)
+        r = tl.zeros([BM, 1], dtype=tl.float32)
+        tl.store(y + o, a / s[:, None] + r)
     """
-    # a: [8, 3] fp32 -> 8 rows of 32 bytes; s: [8, 1] -> [8] fp32 = 32 bytes
-    assert _peaks(code) == {"col": [(8 * 32 + 32) * 8]}
+    # a: [8, 3] fp32 -> 8 rows of 32 bytes; s: [8] fp32 = 32 bytes; r: [8, 1] -> [8]
+    assert _peaks(code) == {"col": [(8 * 32 + 32 + 32) * 8]}
 
 
 def test_mixed_kernels_count_only_what_a_dot_feeds():
@@ -418,3 +419,21 @@ def test_constexpr_branches_count_only_where_the_config_compiles_them():
     assert peaks("x.numel() <= 65536") == [0]
     assert len(lint_code(code.replace("FLAG", "1"), select="ASC022").diagnostics) == 1
     assert lint_code(code.replace("FLAG", "x.numel() <= 65536"), select="ASC022").diagnostics == []
+
+
+def test_views_aliases_and_casts_of_named_tiles_are_not_buffers_of_their_own():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def views(x, y, BN: tl.constexpr = 16384):
+        o = tl.arange(0, BN)
+        a = tl.load(x + o).to(tl.float32)
+        b = a
+        c = a[None, :]
+        d = tl.reshape(a, (1, BN))
+        e = a.to(tl.float32)
+        tl.store(y + o, a + b + tl.sum(c, axis=0) + tl.sum(d, axis=0) + e)
+    """
+    assert _peaks(code) == {"views": [16384 * 4 * 8]}

@@ -123,6 +123,8 @@ _KEEP_SHAPE = frozenset(
         "fdiv",
     }
 )
+# reshapes of a tile the compiler may keep as views of the same buffer
+_VIEWS = frozenset({"reshape", "view", "expand_dims", "broadcast_to", "trans", "permute"})
 # scalars of the program, and hints that return their first argument unchanged
 _SCALAR_CALLS = frozenset({"program_id", "num_programs", "cdiv"})
 _HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "assume"})
@@ -541,10 +543,12 @@ class TileFacts:
 
     def _compute(self, fn: JitFunction) -> KernelTiles:
         shapes = _KernelShapes(fn, self)
+        # Statements a runtime loop repeats (a `tl.static_range` loop is unrolled: no
+        # copy of the next iteration to overlap, so nothing is multibuffered for it).
         loop_statements = {
-            id(fn.statements[i])
-            for first, last in fn.loop_spans.values()
-            for i in range(first, last + 1)
+            id(stmt)
+            for stmt in fn.statements
+            if any(not loop.static for loop in fn.context(stmt).loops)
         }
         tiles: dict[str, list[Tile]] = {}
         everywhere: set[str] = set()
@@ -569,6 +573,8 @@ class TileFacts:
         return KernelTiles(tiles, shapes.mixed, frozenset(everywhere))
 
     def _tile(self, shapes: _KernelShapes, name: str, value: ast.AST, in_loop: bool) -> Tile | None:
+        if isinstance(value, (ast.Name, ast.Subscript)):
+            return None  # another name for a tile, or a view of it: no buffer of its own
         shape, size, data = shapes.of(value)
         if not data or shape is None or not shape or size is None:
             return None
@@ -581,8 +587,15 @@ class TileFacts:
                 kind = "filled"
             elif qual == "dot":
                 kind = "dot"
+            elif qual in _VIEWS:
+                return None
             elif qual in ("to", "cast"):
-                # Only the cast's result: the loaded buffer may already have its type.
+                # A cast of a named tile may be a no-op (it may have the type already)
+                # and share its buffer; a cast of a load is a buffer of its own type.
+                receiver = value.func.value if isinstance(value.func, ast.Attribute) else None
+                source = value.args[0] if qual == "cast" and value.args else receiver
+                if isinstance(source, ast.Name):
+                    return None
                 kind = "cast"
         return Tile(value, name, shape, size, kind, multibuffered)
 
