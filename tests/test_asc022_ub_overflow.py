@@ -44,7 +44,7 @@ def gather_states(dst, src, index, n_layers, n_heads, layer_stride,
 
 def gather(index, n_layers, n_heads, head_v, head_k, h_block):
     cache = torch.zeros((n_layers, 8, n_heads, head_v, head_k), dtype=torch.float32)
-    out = torch.empty_like(cache)
+    out = cache.new_empty(cache.shape)
     gather_states[(index.numel(),)](
         out, cache, index, n_layers, n_heads, cache.stride(0),
         HB=h_block, BV=128, BK=128,
@@ -93,9 +93,21 @@ def test_an_unknown_element_type_counts_one_byte():
     assert _peaks(code) == {"gather_states": [2 * 128 * 128 * 1 * 8 * 2]}
 
 
-@pytest.mark.parametrize(("dtype", "bytes_"), [("torch.bfloat16", 2), ("torch.float16", 2)])
-def test_host_dtype_sets_the_element_size(dtype, bytes_):
-    code = STATE_COPY.replace("torch.float32", dtype).replace("HB=h_block", "HB=2")
+@pytest.mark.parametrize(
+    ("allocation", "bytes_"),
+    [
+        ("torch.zeros(SHAPE, dtype=torch.bfloat16)", 2),
+        ("torch.empty(SHAPE, dtype=torch.float16)", 2),
+        ("index.new_zeros(SHAPE, dtype=torch.int8)", 1),
+        ("torch.empty(SHAPE).float()", 4),
+        ("torch.empty(SHAPE).to(torch.float16)", 2),
+    ],
+)
+def test_host_dtype_sets_the_element_size(allocation, bytes_):
+    shape = "(n_layers, 8, n_heads, head_v, head_k)"
+    code = STATE_COPY.replace(
+        f"torch.zeros({shape}, dtype=torch.float32)", allocation.replace("SHAPE", shape)
+    ).replace("HB=h_block", "HB=2")
     assert _peaks(code) == {"gather_states": [2 * 128 * 128 * bytes_ * 8 * 2]}
 
 

@@ -93,6 +93,7 @@ _TORCH_BYTES = {
 _TORCH_CASTS = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "long": 8, "int": 4}
 _ALLOCATORS = frozenset(
     {"empty", "zeros", "ones", "full", "rand", "randn", "empty_strided", "tensor", "arange"}
+    | {"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
 )
 _FILLED = frozenset({"zeros", "full", "empty", "zeros_like", "full_like", "empty_like"})
 _REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"})
