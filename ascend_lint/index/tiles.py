@@ -132,8 +132,6 @@ _HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "assume"})
 # how many host names `_capped` follows before it gives up looking for a cap
 _MAX_FOLLOWED_NAMES = 32
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
-# the largest power of two tried when solving for the block an unbounded size overflows at
-_MAX_SOLVED_BLOCK = 1 << 24
 
 Shape = tuple[ast.expr, ...]
 

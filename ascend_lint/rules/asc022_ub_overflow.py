@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.syntax import names_in, show
 from ascend_lint.index.tiles import Config, KernelTiles, Peak, UnboundedBlock
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
@@ -78,7 +79,7 @@ class UbOverflow(Rule):
 
     def _unbounded(
         self,
-        fn,
+        fn: JitFunction,
         kernel: KernelTiles,
         block: UnboundedBlock,
         configs: list[Config],
