@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ascend_lint import __version__
 from ascend_lint.diagnostics import Diagnostic
+from ascend_lint.ub_model import DEFAULT_TARGET
 
 CACHE_DIR_NAME = ".ascend_lint_cache"
 _FILE = "lint-cache.json"
@@ -32,12 +33,13 @@ def _tool_fingerprint() -> str:
 _FINGERPRINT: str | None = None
 
 
-def content_key(raw: bytes, codes: frozenset[str]) -> str:
+def content_key(raw: bytes, codes: frozenset[str], target: str = DEFAULT_TARGET) -> str:
+    """The cache key of linting `raw` with `codes` for `target` (the findings depend on all three)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
         _FINGERPRINT = _tool_fingerprint()
     digest = hashlib.blake2b(raw, digest_size=16)
-    digest.update(("\0" + _FINGERPRINT + "\0" + ",".join(sorted(codes))).encode())
+    digest.update(("\0" + _FINGERPRINT + "\0" + ",".join(sorted(codes)) + "\0" + target).encode())
     return digest.hexdigest()
 
 

@@ -81,6 +81,11 @@ def _check_parser() -> argparse.ArgumentParser:
         choices=OUTPUT_FORMATS,
         help="how findings are printed (default: full)",
     )
+    p.add_argument(
+        "--target",
+        help="the SoC whose Unified Buffer budget ASC022 checks (default: ascend910b; "
+        "ascend910_93, ascend910_95 and aliases such as a2, a3, a5)",
+    )
     p.add_argument("-o", "--output-file", help="write the report to this file instead of stdout")
     p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
     p.add_argument("--no-fix", dest="fix", action="store_false", help="do not apply fixes")
@@ -237,7 +242,13 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
     from ascend_lint.engine import lint_buffer
     from ascend_lint.reporters import REPORTERS
     from ascend_lint.runner import lint_files
-    from ascend_lint.settings import ConfigError, apply_overrides, expand_codes, load_settings
+    from ascend_lint.settings import (
+        ConfigError,
+        apply_overrides,
+        check_target,
+        expand_codes,
+        load_settings,
+    )
 
     # Standard input (for editors): `-` as the only path, or --stdin-filename (Ruff's rule:
     # it wins over any path given, with a warning).
@@ -302,6 +313,8 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
             settings.per_file_ignores.setdefault(glob, []).extend(codes.split(","))
         if args.output_format:
             settings.output_format = args.output_format
+        if args.target is not None:
+            settings.target = check_target(args.target, "--target")
         settings.enabled_codes()
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")

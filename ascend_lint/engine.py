@@ -24,6 +24,7 @@ from ascend_lint.rules import (
 )
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.suppression import apply_noqa, unused_noqa
+from ascend_lint.ub_model import DEFAULT_TARGET, get_target
 
 if TYPE_CHECKING:
     from ascend_lint.settings import Settings
@@ -53,16 +54,24 @@ def may_contain_kernels(raw: bytes) -> bool:
 
 
 def lint_source(
-    path: str, raw: bytes, codes: frozenset[str], ignore_noqa: bool = False
+    path: str,
+    raw: bytes,
+    codes: frozenset[str],
+    ignore_noqa: bool = False,
+    target: str = DEFAULT_TARGET,
 ) -> FileResult:
+    """Lint one file's bytes with the rules of `codes`; `target` names the SoC whose
+    Unified Buffer the budget rule checks against."""
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
     paused = gc.isenabled()
     gc.disable()
     try:
-        result = _lint_source(path, raw, codes, ignore_noqa)
+        result = _lint_source(path, raw, codes, ignore_noqa, target)
         if result.error and _TOO_DEEP in result.error:
-            result = _retry_deep(lambda: _lint_source(path, raw, codes, ignore_noqa), result)
+            result = _retry_deep(
+                lambda: _lint_source(path, raw, codes, ignore_noqa, target), result
+            )
         return result
     finally:
         if paused:
@@ -83,7 +92,7 @@ def lint_buffer(
     if force_exclude and settings.excludes(Path(path)):
         return None
     codes = settings.codes_for(path, settings.enabled_codes())
-    return lint_source(path, raw, codes, ignore_noqa)
+    return lint_source(path, raw, codes, ignore_noqa, settings.target)
 
 
 # `ast.parse` accepts nesting about three times deeper than the recursion limit lets the
@@ -128,7 +137,11 @@ def _retry_deep(job: Callable[[], FileResult], fallback: FileResult) -> FileResu
 
 
 def _lint_source(
-    path: str, raw: bytes, codes: frozenset[str], ignore_noqa: bool = False
+    path: str,
+    raw: bytes,
+    codes: frozenset[str],
+    ignore_noqa: bool = False,
+    target: str = DEFAULT_TARGET,
 ) -> FileResult:
     result = FileResult(path)
     if not may_contain_kernels(raw):
@@ -159,7 +172,7 @@ def _lint_source(
         return result
     if not index.kernels and not index.launch_calls and not index.configs and not index.aliases.any:
         return result
-    ctx = RuleContext(index, source)
+    ctx = RuleContext(index, source, get_target(target))
     found: list[Diagnostic] = []
     for code in sorted(codes):
         rule_cls = RULES_BY_CODE.get(code)

@@ -50,9 +50,12 @@ def run_fixes(
         if raw is None:
             continue
         codes = settings.codes_for(result.path, enabled)
-        jobs.append((result, raw, codes, _findings_of(result, raw, codes)))
+        jobs.append((result, raw, codes, _findings_of(result, raw, codes, settings.target)))
     outcomes = _fix_all(
-        [(r.path, raw, codes, allowed, fixable, first) for r, raw, codes, first in jobs]
+        [
+            (r.path, raw, codes, allowed, fixable, first, settings.target)
+            for r, raw, codes, first in jobs
+        ]
     )
     written: set[str] = set()
     for (result, raw, codes, _first), outcome in zip(jobs, outcomes):
@@ -62,7 +65,7 @@ def run_fixes(
             raw = _read(result.path, run)
             if raw is None:
                 continue
-            outcome = fix_source(result.path, raw, codes, allowed, fixable)
+            outcome = fix_source(result.path, raw, codes, allowed, fixable, target=settings.target)
         if outcome.error:
             run.errors.append(f"{result.path}: {outcome.error}")
             continue
@@ -95,10 +98,12 @@ def run_fixes(
     return run
 
 
-def _findings_of(result: FileResult, raw: bytes, codes: frozenset[str]) -> list[Diagnostic] | None:
+def _findings_of(
+    result: FileResult, raw: bytes, codes: frozenset[str], target: str
+) -> list[Diagnostic] | None:
     """The lint's findings, when they are of exactly these bytes and codes (the file did
     not change since it was read, nor did the tool): the first fix round starts from them."""
-    if result.content_key is not None and result.content_key == content_key(raw, codes):
+    if result.content_key is not None and result.content_key == content_key(raw, codes, target):
         return result.diagnostics
     return None
 

@@ -20,6 +20,7 @@ import libcst
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
+from ascend_lint.ub_model import DEFAULT_TARGET
 
 _COLLECT_ABOVE_BYTES = 1 << 20
 # Most files converge in one or two rounds. A fix that spans a kernel and its launcher
@@ -296,6 +297,7 @@ def fix_source(
     allowed: frozenset[Applicability],
     fixable: frozenset[str] | None = None,
     first: list[Diagnostic] | None = None,
+    target: str = DEFAULT_TARGET,
 ) -> FixOutcome:
     """Fix, re-lint and repeat until nothing changes. On any failure the original bytes
     are returned untouched with an error naming the rules whose fixes were involved.
@@ -320,7 +322,7 @@ def fix_source(
         if len(data) > _COLLECT_ABOVE_BYTES:
             gc.collect()
         if diagnostics is None:
-            result = lint_source(path, data, codes)
+            result = lint_source(path, data, codes, target=target)
             if result.error:
                 outcome.remaining = result.diagnostics
                 break
@@ -350,20 +352,20 @@ def fix_source(
         if isinstance(tree, str):
             rules = ", ".join(sorted({candidates[i].code for i in used}))
             outcome.error = f"internal error: a fix by {rules} produced invalid code ({tree}); file left unchanged"
-            outcome.remaining = lint_source(path, raw, codes).diagnostics
+            outcome.remaining = lint_source(path, raw, codes, target=target).diagnostics
             return outcome
         problem = touched_statements_objection(source.text, text, tree, edits)
         del tree  # the next lint builds its own; never hold two trees of a big file
         if problem is not None:
             rules = ", ".join(sorted({candidates[i].code for i in used}))
             outcome.error = f"internal error: fixes by {rules} produced code libcst rejects ({problem}); file left unchanged"
-            outcome.remaining = lint_source(path, raw, codes).diagnostics
+            outcome.remaining = lint_source(path, raw, codes, target=target).diagnostics
             return outcome
         applied += [candidates[i] for i in used]
         data = encode_like(source, text)
         source = SourceFile.from_bytes(path, data)
     else:  # out of rounds: what remains is what the last fixed text has
-        outcome.remaining = lint_source(path, data, codes).diagnostics
+        outcome.remaining = lint_source(path, data, codes, target=target).diagnostics
     outcome.fixed = data
     outcome.applied = applied
     return outcome

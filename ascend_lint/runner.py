@@ -9,6 +9,7 @@ from pathlib import Path
 from ascend_lint.cache import Cache, content_key
 from ascend_lint.engine import FileResult, lint_source, may_contain_kernels, unparsable
 from ascend_lint.settings import Settings
+from ascend_lint.ub_model import DEFAULT_TARGET
 
 # Below this many files (or bytes) to parse, starting workers costs more than it saves.
 _POOL_MIN_FILES = 16
@@ -24,12 +25,12 @@ def read_source(path: str, codes: frozenset[str]) -> bytes | FileResult:
         return unparsable(FileResult(path), codes, f"cannot read file: {exc.strerror or exc}")
 
 
-def lint_path(path: str, codes: frozenset[str]) -> FileResult:
+def lint_path(path: str, codes: frozenset[str], target: str = DEFAULT_TARGET) -> FileResult:
     raw = read_source(path, codes)
-    return raw if isinstance(raw, FileResult) else lint_source(path, raw, codes)
+    return raw if isinstance(raw, FileResult) else lint_source(path, raw, codes, target=target)
 
 
-def _job(args: tuple[str, bytes, frozenset[str], bool]) -> FileResult:
+def _job(args: tuple[str, bytes, frozenset[str], bool, str]) -> FileResult:
     return lint_source(*args)
 
 
@@ -57,7 +58,7 @@ def lint_files(
         if not may_contain_kernels(raw):
             results.append(FileResult(path, skipped=True))
             continue
-        key = content_key(raw, codes)
+        key = content_key(raw, codes, settings.target)
         cached = cache.get(path, key) if cache is not None else None
         if cached is not None:
             results.append(FileResult(path, cached, content_key=key))
@@ -67,7 +68,7 @@ def lint_files(
 
     jobs = jobs or min(os.cpu_count() or 1, 8)
     size = sum(len(p[2]) for p in pending)
-    work = [(path, raw, codes, ignore_noqa) for _, path, raw, codes, _ in pending]
+    work = [(path, raw, codes, ignore_noqa, settings.target) for _, path, raw, codes, _ in pending]
     if jobs <= 1 or len(pending) < _POOL_MIN_FILES or size < _POOL_MIN_BYTES:
         linted = [_job(w) for w in work]
     else:

@@ -17,6 +17,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 
 from ascend_lint.reporters import OUTPUT_FORMATS
 from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE
+from ascend_lint.ub_model import DEFAULT_TARGET, get_target, target_names
 
 ALL_CODES = frozenset(RULES_BY_CODE)
 DEFAULT_EXCLUDE = (
@@ -55,6 +56,7 @@ _KEYS: dict[str, type | tuple[type, ...]] = {
     "fixable": list,
     "unfixable": list,
     "respect-gitignore": bool,
+    "target": str,
 }
 
 
@@ -77,6 +79,7 @@ class Settings:
     fixable: list[str] = field(default_factory=lambda: ["ALL"])
     unfixable: list[str] = field(default_factory=list)
     respect_gitignore: bool = True  # skip what the work tree's .gitignore files ignore
+    target: str = DEFAULT_TARGET  # the SoC whose Unified Buffer budget ASC022 checks
     root: Path = field(default_factory=Path.cwd)  # folder of the pyproject.toml in use
     _exclude_cache: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -182,6 +185,20 @@ def expand_codes(items: list[str] | str, where: str) -> list[str]:
     return out
 
 
+def check_target(value: str, where: str) -> str:
+    """The canonical name of the target `value` spells (`A2` -> `ascend910b`)."""
+    try:
+        return get_target(value).name
+    except ValueError:
+        hint = difflib.get_close_matches(value.lower(), target_names(), n=1)
+        suggestion = (
+            f"; did you mean `{hint[0]}`?"
+            if hint
+            else f"; known targets: {', '.join(target_names())}"
+        )
+        raise ConfigError(f"{where}: unknown target `{value}`{suggestion}") from None
+
+
 def find_pyproject(start: Path) -> Path | None:
     start = start if start.is_dir() else start.parent
     for folder in (start, *start.parents):
@@ -267,6 +284,8 @@ def apply_table(settings: Settings, table: dict, source: str, base: Path) -> Non
             settings.exclude = [str(v) for v in value]
         elif key == "extend-exclude":
             settings.extend_exclude = [str(v) for v in value]
+        elif key == "target":
+            settings.target = check_target(value, where)
         elif key == "output-format":
             if value not in OUTPUT_FORMATS:
                 hint = difflib.get_close_matches(value, OUTPUT_FORMATS, n=1)

@@ -19,6 +19,8 @@ Where each kind of fact is computed (per kernel, then per module):
 * `strides`    `StrideFacts`: whether a stride is unit, non-unit or unknown, and why
 * `quantities` `QuantityFacts`: what a host value counts (tokens, batch, model dims,
                cores) and grid axes
+* `tiles`      `TileFacts`: the data tiles a kernel holds, their shapes and element
+               sizes, which are live together, and the configurations that size them
 * `layout`     `LayoutFacts`: transposed copies and the stride-1 `*_CONTIG` flags
 * `platform`   `PlatformFacts`: code under a platform test, CUDA-only imports and
                device-property lookups, callees in `torch.cuda` and names that always
@@ -40,7 +42,7 @@ Where each kind of fact is computed (per kernel, then per module):
 
 The facts objects depend one way: `host` and `sequences` on the core, `strides`,
 `layout` and `platform` on the core and `host` (`platform` also on `scopes`, which
-depends on the core only), `quantities` also on `strides`, `gates` on the core,
+depends on the core only), `quantities` also on `strides`, `tiles` on the core, `host` and `quantities`, `gates` on the core,
 `host` and `sequences`, `widths` on the core (and, per kernel, the reaching
 definitions of `constexpr`), and `bounds` on the core, `host` and `sequences`.
 Rules reach each as an attribute of the index (`index.strides.stride_of(...)`,
@@ -74,6 +76,7 @@ from ascend_lint.index.syntax import (
     names_in,
     own_nodes,
 )
+from ascend_lint.index.tiles import TileFacts
 from ascend_lint.index.values import (
     ValueFacts,
     from_program_id,
@@ -110,6 +113,7 @@ __all__ = [
     "SequenceFacts",
     "SequenceStart",
     "StrideFacts",
+    "TileFacts",
     "ValueFacts",
     "WidthFacts",
     "additive_terms",

@@ -5,7 +5,7 @@ fact, whose dependencies run one way.
 host functions, host calls, launches and helper calls bound to their callees) and
 builds on them, in this order, each facts object from exactly the ones below it:
 
-    core ─┬─> host ─┬─> strides ──> quantities      (quantities: also core, host)
+    core ─┬─> host ─┬─> strides ──> quantities ──> tiles   (both: also core, host)
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
           │         └──────────────> gates          (gates: also core, sequences)
@@ -14,7 +14,7 @@ builds on them, in this order, each facts object from exactly the ones below it:
           └─> widths
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
-`index.layout`, `index.platform`, `index.sequences`, `index.gates`, `index.widths`
+`index.tiles`, `index.layout`, `index.platform`, `index.sequences`, `index.gates`, `index.widths`
 and `index.bounds`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
@@ -34,6 +34,7 @@ from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
 from ascend_lint.index.sequences import SequenceFacts
 from ascend_lint.index.strides import StrideFacts
+from ascend_lint.index.tiles import TileFacts
 from ascend_lint.index.widths import WidthFacts
 
 
@@ -71,6 +72,7 @@ class KernelIndex:
         self.host = HostFacts(core)
         self.strides = StrideFacts(core, self.host)
         self.quantities = QuantityFacts(core, self.host, self.strides)
+        self.tiles = TileFacts(core, self.host, self.quantities)
         self.layout = LayoutFacts(core, self.host)
         self.platform = PlatformFacts(core, self.host)
         self.sequences = SequenceFacts(core)

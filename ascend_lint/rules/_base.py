@@ -10,6 +10,7 @@ from typing import ClassVar
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import KernelIndex
 from ascend_lint.source import SourceFile
+from ascend_lint.ub_model import DEFAULT_TARGET, UbTarget, get_target
 
 
 @dataclass
@@ -35,6 +36,8 @@ class Invalid:
 class RuleContext:
     index: KernelIndex
     source: SourceFile
+    # the SoC whose Unified Buffer the budget rules check against (`target` setting)
+    target: UbTarget = field(default_factory=lambda: get_target(DEFAULT_TARGET))
 
 
 class Rule:

@@ -81,7 +81,9 @@ def fix_all_text(buffer: LintedBuffer, unsafe: bool) -> tuple[str | None, int, s
     allowed = frozenset({Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])})
     codes = settings.codes_for(buffer.path, settings.enabled_codes())
     raw = buffer_bytes(buffer.text)
-    outcome = fix_source(buffer.path, raw, codes, allowed, settings.fixable_codes())
+    outcome = fix_source(
+        buffer.path, raw, codes, allowed, settings.fixable_codes(), target=settings.target
+    )
     if outcome.error:
         return None, 0, outcome.error
     if not outcome.changed:
