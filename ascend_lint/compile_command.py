@@ -82,6 +82,14 @@ def parser(prog: str = "ascend-lint compile") -> argparse.ArgumentParser:
         "i32, i64, fp32, i1; pointers default to *fp32, other runtime arguments to i32",
     )
     p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a compile option of the launch (repeatable), as triton-ascend takes it: "
+        "multibuffer=False (the UB bounds then count DMA buffers once), ...",
+    )
+    p.add_argument(
         "--grid",
         default="1",
         metavar="X[,Y[,Z]]",
@@ -153,6 +161,10 @@ def _plan(args) -> dict:
     defaults = _defaults(fn.node)
     constexprs = _pairs(args.constexpr, "--constexpr")
     arg_types = _pairs(args.arg, "--arg")
+    options = _pairs(args.option, "--option")
+    for name in options:
+        if name in fn.params:
+            raise UsageError(f"{name} is a parameter of {kernel_name}, not a compile option")
     for name in list(constexprs) + list(arg_types):
         if name not in fn.params:
             raise UsageError(
@@ -184,6 +196,9 @@ def _plan(args) -> dict:
         typ = arg_types.get(name) or ("*fp32" if name in pointers else "i32")
         signature[name] = typ
         kwargs[name] = _runtime_value(name, typ)
+    for name, text in options.items():
+        kwargs[name] = _constexpr_value(name, text)
+    multibuffer = kwargs.get("multibuffer") if "multibuffer" in options else None
     request = {
         "module": _module_name(path),
         "qualname": kernel_name,
@@ -200,6 +215,7 @@ def _plan(args) -> dict:
         "kernel": kernel_name,
         "signature": signature,
         "defaulted": defaulted,
+        "multibuffer": multibuffer if isinstance(multibuffer, bool) else None,
         "capacity_bits": target.capacity_bits,
     }
 
@@ -251,7 +267,7 @@ def _constexpr_value(name: str, text: str):
     dtype = text.split(".")[-1]
     if text.startswith(("tl.", "triton.language.")):
         return {"tl_dtype": dtype}
-    raise UsageError(f"--constexpr {name}={text}: not an int, float, True/False, None or tl dtype")
+    raise UsageError(f"{name}={text}: not an int, float, True/False, None or tl dtype")
 
 
 def _runtime_value(name: str, typ: str):
@@ -335,7 +351,9 @@ def _result(plan: dict, answer: dict) -> dict:
     if failed_at is not None:
         result["error"] = answer.get("error", "") + _guessed_scalars_hint(plan, answer)
         return result
-    estimate = ub_verdict.estimate(answer.get("ir", ""), plan["path"], plan["target"])
+    estimate = ub_verdict.estimate(
+        answer.get("ir", ""), plan["path"], plan["target"], multibuffer=plan["multibuffer"]
+    )
     ub = estimate.as_dict()
     result.update(
         verdict=ub["verdict"],

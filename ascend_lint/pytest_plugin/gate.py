@@ -178,7 +178,13 @@ class CompileGate:
                     "lines_seen": sorted(lowered.lines_seen),
                 }
                 started = time.perf_counter()
-                ub = ub_verdict.estimate(answer["ir"], launch.file, self.ub_target)
+                multibuffer = launch.kwargs.get("multibuffer")  # triton-ascend's option
+                ub = ub_verdict.estimate(
+                    answer["ir"],
+                    launch.file,
+                    self.ub_target,
+                    multibuffer=multibuffer if isinstance(multibuffer, bool) else None,
+                )
                 record["ub"] = ub.as_dict()
                 record["ub_ms"] = round((time.perf_counter() - started) * 1e3, 2)
             return record

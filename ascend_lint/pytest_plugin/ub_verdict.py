@@ -10,8 +10,9 @@ read from the ``ttadapter`` output (linalg / memref / tensor on one vector core)
   not UB, and dim 0 of the others is split over two vector cores: those allocs count
   half, matmul operands not at all.
 * Upper bound: every alloc for the whole kernel (no reuse), plus the peak of the tensor
-  values live at once (each result of a tensor op is its own buffer; a value defined
-  before a loop and read in it lives to the loop's end; stores' sources multibuffered),
+  values live at once (each result of a tensor op is its own buffer, reshapes and
+  slices are views of theirs; a value defined before a loop and read in it lives to
+  the loop's end; stores' sources multibuffered),
   plus at each op that needs a scratch buffer (reductions, casts, ``maximumf`` /
   ``minimumf`` NaN handling, ``linalg.generic`` and ``transpose``) one more buffer as
   large as its largest tensor.  A shape the IR leaves dynamic, an element type the
@@ -55,7 +56,15 @@ _MEMREF_VIEWS = {
     "memref.reinterpret_cast",
     "bufferization.to_tensor",
 }
-_TENSOR_VIEWS = {"tensor.expand_shape", "tensor.collapse_shape", "tensor.cast"}
+# bufferization turns these into views of their source (extract_slice: a subview), no
+# copy; a reshape that changes the last dimension changes the 32-byte padding, so it is
+# a buffer of its own (sized by its result type)
+_TENSOR_VIEWS = {"tensor.extract_slice", "tensor.cast"}
+_RESHAPES = {"tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape"}
+# dialects whose ops the bounds understand; any other op (a library call such as
+# `call @triton_flip`, a vendor op) may hold buffers the IR does not show
+_KNOWN_DIALECTS = ("arith.", "math.", "linalg.", "tensor.", "bufferization.", "memref.", "scf.")
+_KNOWN_OPS = {"func.func", "func.return", "return", "module"}
 _NOT_BUFFERS = {"tensor.extract", "tensor.dim", "bufferization.to_memref"}
 _SCRATCH_OPS = {
     "linalg.reduce",
@@ -125,12 +134,16 @@ class _Buffer:
     loc: str | None = None
 
 
-def estimate(text: str, kernel_path: str, target: ub_model.UbTarget) -> UbEstimate:
+def estimate(
+    text: str, kernel_path: str, target: ub_model.UbTarget, multibuffer: bool | None = None
+) -> UbEstimate:
+    """Bounds for one lowered module; ``multibuffer`` is the launch's own option where it
+    gave one (triton-ascend's ``multibuffer=``), else the target's default."""
     walk = _Walk()
     tree = lowered_ir._tree(text)
     lowered_ir._collect_defs(tree, walk.defs)
     walk.run(tree)
-    factor = 2 if target.multibuffer else 1
+    factor = 2 if (target.multibuffer if multibuffer is None else multibuffer) else 1
     mixed = re.search(r'mix_mode\s*=\s*"(\w+)"', text)
     is_mixed = bool(mixed) and mixed.group(1) != "aiv"
 
@@ -241,6 +254,10 @@ class _Walk:
             self._define(results[0], size, shape, op.loc)
             self.alloc_names.add(results[0])
             return
+        if not _understood(name_of) and not self.unknown:
+            self.unknown = f"{name_of} {text.split('(', 1)[0].split()[-1]}: an op whose buffers the IR does not show"
+        if name_of in _RESHAPES and _same_last_dim(rest):
+            name_of = "tensor.cast"  # a view: the rows keep their padding
         if name_of in _MEMREF_VIEWS or name_of in _TENSOR_VIEWS:
             source = _first_operand(rest)
             if results and source and self._root(source) in self.buffers:
@@ -319,6 +336,21 @@ class _Walk:
 
 
 # -- text -------------------------------------------------------------------------------
+def _understood(name: str) -> bool:
+    if name in _KNOWN_OPS or name.startswith(_KNOWN_DIALECTS):
+        return True
+    # block-argument lines of regions (`(%in: f32, %init: f32) {`, `^bb0(...)`) are no ops
+    return name.startswith(("(", "^")) or not name[:1].isalpha()
+
+
+def _same_last_dim(text: str) -> bool:
+    shapes = _types(text.rsplit(" : ", 1)[-1], "tensor")
+    if len(shapes) < 2:
+        return False
+    last = [s[s.index("<") + 1 : -1].split(",", 1)[0].split("x")[-2:-1] for s in shapes[:2]]
+    return bool(last[0]) and last[0] == last[1]
+
+
 def _split_results(text: str) -> tuple[list[str], str]:
     m = _RESULTS.match(text)
     if not m:
@@ -352,13 +384,14 @@ def _types(text: str, kind: str) -> list[str]:
 
 def _result_types(text: str) -> list[str]:
     """The tensor types an op's results have, as printed after ``->`` or the last ``:``
-    (``a to b`` casts: ``b``)."""
+    (``a to b`` casts and ``a into b`` reshapes: ``b``)."""
     if "->" in text:
         tail = text.rsplit("->", 1)[1]
     elif " : " in text:
         tail = text.rsplit(" : ", 1)[1]
-        if " to " in tail:
-            tail = tail.rsplit(" to ", 1)[1]
+        for word in (" to ", " into "):
+            if word in tail:
+                tail = tail.rsplit(word, 1)[1]
     else:
         return []
     return _types(tail, "tensor")
