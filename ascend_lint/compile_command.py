@@ -231,7 +231,7 @@ def _target(name: str | None, path: Path):
         except ConfigError as exc:
             raise UsageError(str(exc)) from exc
     try:
-        return ub_model.get_target(name)
+        return ub_model.get_target(name or ub_model.DEFAULT_TARGET)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 

@@ -55,7 +55,7 @@ def ub_block_size(target: str | None = DEFAULT_TARGET, live_tiles: int = LIVE_TI
     a power of two so that ``BM * BN`` tiles of it keep ``tl.arange`` extents powers
     of two.
     """
-    capacity_bits = get_target(target).capacity_bits
+    capacity_bits = get_target(target or DEFAULT_TARGET).capacity_bits
     per_element_bits = live_tiles * 4 * BITS_PER_BYTE
     elements = capacity_bits // per_element_bits
     if elements < MIN_BLOCK_N:

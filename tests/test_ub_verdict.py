@@ -38,7 +38,7 @@ A2 = ub_model.get_target("ascend910b")
 def test_targets_and_aliases():
     assert A2.capacity_bits == 1_572_864 and A2.multibuffer
     assert ub_model.get_target("Ascend910B4") is A2
-    assert ub_model.get_target(None) is A2
+    assert ub_model.get_target(ub_model.DEFAULT_TARGET) is A2
     assert ub_model.get_target("a5").capacity_bits == 2_031_616
     assert ub_model.get_target("ascend910_93").capacity_bits == 1_572_864
     with pytest.raises(ValueError, match="unknown target 'ascend310p'"):

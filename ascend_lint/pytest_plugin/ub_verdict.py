@@ -119,7 +119,7 @@ def target_for_arch(arch: str | None) -> ub_model.UbTarget:
     for target in sorted(ub_model.TARGETS.values(), key=lambda t: -len(t.name)):
         if name.startswith(target.name):
             return target
-    return ub_model.get_target(None)
+    return ub_model.get_target(ub_model.DEFAULT_TARGET)
 
 
 @dataclass
