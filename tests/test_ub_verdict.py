@@ -162,6 +162,22 @@ def test_scratch_ops_add_a_buffer_to_the_upper_bound():
     assert b - a == 4096 * 4 * 8
 
 
+def test_a_region_op_is_sized_by_the_types_after_its_closing_brace():
+    generic = (
+        '    %g = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]} '
+        "outs(%e : tensor<8192xi32>) {\n"
+        "    ^bb0(%out: i32):\n"
+        "      %i = linalg.index 0 : index\n"
+        "      %v = arith.index_cast %i : index to i32\n"
+        "      linalg.yield %v : i32\n"
+        "    } -> tensor<8192xi32>\n"
+    )
+    body = "    %e = tensor.empty() : tensor<8192xi32>\n" + generic + _store(0, 8192, "g")
+    est = ub_verdict.estimate(_kernel(body), "k.py", A2)
+    # %e and %g (stored: twice) are live together, and the generic's scratch
+    assert est.upper_bits == (8192 * 4 + 2 * 8192 * 4 + 8192 * 4) * 8
+
+
 def test_a_library_call_leaves_the_upper_bound_open():
     # tl.flip lowers to `call @triton_flip`: its buffers are not in the IR (triton-ascend
     # issue #1638: a 64x64 flip overflowed the UB)

@@ -64,7 +64,8 @@ _RESHAPES = {"tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape"}
 # dialects whose ops the bounds understand; any other op (a library call such as
 # `call @triton_flip`, a vendor op) may hold buffers the IR does not show
 _KNOWN_DIALECTS = ("arith.", "math.", "linalg.", "tensor.", "bufferization.", "memref.", "scf.")
-_KNOWN_OPS = {"func.func", "func.return", "return", "module"}
+# annotation.mark only attaches hints (attributes) to a buffer that already exists
+_KNOWN_OPS = {"func.func", "func.return", "return", "module", "annotation.mark"}
 _NOT_BUFFERS = {"tensor.extract", "tensor.dim", "bufferization.to_memref"}
 _SCRATCH_OPS = {
     "linalg.reduce",
@@ -255,7 +256,9 @@ class _Walk:
             self.alloc_names.add(results[0])
             return
         if not _understood(name_of) and not self.unknown:
-            self.unknown = f"{name_of} {text.split('(', 1)[0].split()[-1]}: an op whose buffers the IR does not show"
+            callee = re.search(r"@[\w.$-]+", rest) if name_of.endswith("call") else None
+            what = f"{name_of} {callee.group(0)}" if callee else name_of
+            self.unknown = f"{what}: an op whose buffers the IR does not show"
         if name_of in _RESHAPES and _same_last_dim(rest):
             name_of = "tensor.cast"  # a view: the rows keep their padding
         if name_of in _MEMREF_VIEWS or name_of in _TENSOR_VIEWS:
@@ -281,7 +284,8 @@ class _Walk:
                 self.matmul_operands.add(self._root(name))
         if name_of in _NOT_BUFFERS or not results:
             return
-        result_types = _result_types(rest)
+        # a region op (linalg.generic) prints its result types after its closing brace
+        result_types = _result_types(rest) or (_result_types(region.closing) if region else [])
         if not result_types:
             return
         sizes = []
