@@ -247,12 +247,16 @@ def test_strict_gate_fails_the_test_whose_specialisation_overflows(pytester):
         "-W",
         "ignore::DeprecationWarning",
     )
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=2, failed=1)
     out = result.stdout.str()
     assert "FAILED check_ub.py::test_whole_row_block_overflows" in out
     assert "does not fit the Ascend Unified Buffer (--ascend-compile=strict)" in out
     assert "ub overflow: needs at least 3,072,000 bits of 1,572,864 (ascend910b)" in out
-    assert "UB (ascend910b, 1,572,864 bits): 1 fit, 1 overflow, 0 uncertain" in out
+    assert "UB (ascend910b, 1,572,864 bits): 1 fit, 1 overflow, 1 uncertain" in out
+    assert (
+        "flip_kernel: UB uncertain in 1 specialisation: lower bound up to 4,096 bits, "
+        "upper bound unknown (call @triton_flip" in out
+    )
     assert "UB overflows: 3,072,000 to 3,072,000 bits of 1,572,864" in out
     report = json.loads((pytester.path / "report.json").read_text())
     assert report["summary"]["ub_overflows"] == 1 and report["summary"]["ub_fits"] == 1
@@ -268,8 +272,8 @@ def test_report_mode_reports_the_overflow_and_fails_nothing(pytester):
     for path in (FIXTURES / "ub_project").iterdir():
         shutil.copy(path, pytester.path / path.name)
     result = pytester.runpytest_subprocess("--ascend-compile", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2)
-    assert "1 fit, 1 overflow, 0 uncertain" in result.stdout.str()
+    result.assert_outcomes(passed=3)
+    assert "1 fit, 1 overflow, 1 uncertain" in result.stdout.str()
 
 
 # -- ascend-lint compile --------------------------------------------------------------------
@@ -390,7 +394,7 @@ def test_compile_names_the_parameters_it_took_for_scalars():
     [
         (["kernels.py"], "write PATH::KERNEL"),
         (["missing.py::k"], "no such file"),
-        (["{ub}::nope"], "has no @triton.jit function 'nope' (it has: copy_kernel)"),
+        (["{ub}::nope"], "has no @triton.jit function 'nope' (it has: copy_kernel, flip_kernel)"),
         (["{ub}::copy_kernel"], "BLOCK is a tl.constexpr without a default"),
         (["{ub}::copy_kernel", "--constexpr", "BLOCK"], "write NAME=VALUE"),
         (["{ub}::copy_kernel", "--constexpr", "n=4"], "n is a runtime argument"),

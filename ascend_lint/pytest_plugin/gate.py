@@ -232,7 +232,7 @@ class CompileGate:
                 "worker_startup_wait_ms": self.startup_ms,
                 "confirmed": sum(v["status"] == "confirmed" for v in verdicts),
                 "contradicted": sum(v["status"] == "contradicted" for v in verdicts),
-                **_ub_summary(specs, self.ub_target),
+                **ub_verdict.summary(specs, self.ub_target),
             },
             "specialisations": sorted(specs, key=lambda s: (s["file"], s["def_line"], s["key"])),
             "ir_confirmation": verdicts,
@@ -249,17 +249,6 @@ def _strict_text(record: dict) -> str:
         return _failure_text(record)
     where = f"{_rel(record['file'], os.getcwd())}:{record['def_line']}"
     return ub_verdict.failure_text(record, where)
-
-
-def _ub_summary(specs: list[dict], target) -> dict:
-    verdicts = [s["ub"]["verdict"] for s in specs if s.get("ub")]
-    return {
-        "ub_target": target.name,
-        "ub_capacity_bits": target.capacity_bits,
-        "ub_fits": verdicts.count("fits"),
-        "ub_overflows": verdicts.count("overflows"),
-        "ub_uncertain": verdicts.count("uncertain"),
-    }
 
 
 def _portable(record: dict) -> dict:
@@ -363,11 +352,8 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
         f"{' -> '.join(report['stages'])} ({report['target']['arch']}){mean}: "
         f"{s['rejected']} rejected, {s['not_compiled']} not compiled"
     )
-    if s["ub_fits"] + s["ub_overflows"] + s["ub_uncertain"]:
-        tr.write_line(
-            f"UB ({s['ub_target']}, {s['ub_capacity_bits']:,} bits): {s['ub_fits']} fit, "
-            f"{s['ub_overflows']} overflow, {s['ub_uncertain']} uncertain"
-        )
+    for line in ub_verdict.report_lines(report, lambda path: _rel(path, root)):
+        tr.write_line(line)
     for spec in report["specialisations"]:
         if spec["status"] == "rejected":
             tr.write_line(_failure_text(spec, root))
@@ -375,11 +361,6 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
             tr.write_line(
                 f"  launched by: {', '.join(tests[:5])}{' ...' if len(tests) > 5 else ''}"
             )
-        elif _overflows(spec) or (spec.get("ub") or {}).get("verdict") == "uncertain":
-            where = f"{_rel(spec['file'], root)}:{spec['def_line']}: {spec['kernel']}"
-            tr.write_line(f"{where}: {ub_verdict.bounds_text(spec['ub'])}")
-            if spec.get("key"):
-                tr.write_line(f"  specialisation: {spec['key']}")
         elif spec["status"] == "not-compiled":
             reason = spec["message"].splitlines()[0] if spec["message"] else "?"
             tr.write_line(

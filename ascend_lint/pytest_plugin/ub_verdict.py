@@ -424,6 +424,54 @@ def _bounded_by_source(text: str, typ: str) -> tuple[str, int | None]:
     return (f"{typ} (at most {shape})", size) if size is not None else (typ, None)
 
 
+# -- the gate's report -------------------------------------------------------------------
+def summary(specs: list[dict], target: ub_model.UbTarget) -> dict:
+    """The report summary's UB counts."""
+    verdicts = [s["ub"]["verdict"] for s in specs if s.get("ub")]
+    return {
+        "ub_target": target.name,
+        "ub_capacity_bits": target.capacity_bits,
+        "ub_fits": verdicts.count("fits"),
+        "ub_overflows": verdicts.count("overflows"),
+        "ub_uncertain": verdicts.count("uncertain"),
+    }
+
+
+def report_lines(report: dict, rel) -> list[str]:
+    """The terminal summary's UB lines: the counts, each specialisation that overflows,
+    and one line per kernel with uncertain ones (how many, the widest bounds, why)."""
+    s = report["summary"]
+    if not s["ub_fits"] + s["ub_overflows"] + s["ub_uncertain"]:
+        return []
+    lines = [
+        f"UB ({s['ub_target']}, {s['ub_capacity_bits']:,} bits): {s['ub_fits']} fit, "
+        f"{s['ub_overflows']} overflow, {s['ub_uncertain']} uncertain"
+    ]
+    uncertain: dict[str, list[dict]] = {}
+    for spec in report["specialisations"]:
+        ub = spec.get("ub") or {}
+        where = f"{rel(spec['file'])}:{spec['def_line']}: {spec['kernel']}"
+        if ub.get("verdict") == "overflows":
+            lines.append(f"{where}: {bounds_text(ub)}")
+            if spec.get("key"):
+                lines.append(f"  specialisation: {spec['key']}")
+        elif ub.get("verdict") == "uncertain":
+            uncertain.setdefault(where, []).append(ub)
+    for where, ubs in uncertain.items():
+        lower = max(u["ub_bits_lower"] for u in ubs)
+        uppers = [u["ub_bits_upper"] for u in ubs if u["ub_bits_upper"] is not None]
+        reasons = sorted({u["why_uncertain"] for u in ubs if u["why_uncertain"]})
+        if reasons:
+            upper = f"unknown ({reasons[0]})"
+        else:
+            upper = f"up to {max(uppers):,} bits"
+        lines.append(
+            f"{where}: UB uncertain in {len(ubs)} specialisation{'s' * (len(ubs) > 1)}: "
+            f"lower bound up to {lower:,} bits, upper bound {upper}"
+        )
+    return lines
+
+
 # -- words ------------------------------------------------------------------------------
 def bounds_text(ub: dict) -> str:
     upper = ub["ub_bits_upper"]
