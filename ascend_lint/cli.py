@@ -3,6 +3,8 @@
     ascend-lint [check] PATHS...   lint (the default command)
     ascend-lint rule CODE | --all  explain a rule and show its reference kernel
     ascend-lint server             language server (LSP) over stdio, for editors
+    ascend-lint compile PATH::KERNEL  lower one kernel specialisation for Ascend (CPU) and
+                                   say whether it fits the Unified Buffer
 
 Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
 Heavy modules are imported lazily so `--version` and `--help` stay fast.
@@ -216,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
             return _rule_command(argv[1:])
         if argv and argv[0] == "server":
             return _server_command(argv[1:])
+        if argv and argv[0] == "compile":
+            from ascend_lint.compile_command import main as compile_main
+
+            return compile_main(argv[1:])
         if argv and argv[0] == "check":
             argv = argv[1:]
         return _check_command(argv)

@@ -116,6 +116,13 @@ def main() -> int:
                 f"{statistics.median(values):.1f} | {percentile(values, 0.9):.1f} | "
                 f"{max(values):.1f} |"
             )
+    ub = [s["ub_ms"] for s in new if s.get("ub_ms") is not None]
+    if ub:
+        lines.append(
+            f"| UB bounds from the lowered IR (test process, after the answer) "
+            f"| {statistics.mean(ub):.1f} | {statistics.median(ub):.1f} "
+            f"| {percentile(ub, 0.9):.1f} | {max(ub):.1f} |"
+        )
     lines += [
         "",
         "Off and strict runs take turns in one session on a shared machine (load average "

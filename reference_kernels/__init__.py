@@ -17,6 +17,8 @@ them (``pip install "ascend-lint[kernels]"``).
   vector-core grid (clamped look-back offsets, 2-D tile indexing).
 * ``reference_kernels.cumsum``: chunk-local cumulative sum of a gate with the tail
   chunk split into its own constexpr path.
+* ``reference_kernels.ub_rows``: a row softmax whose tile is sized by the UB model
+  (``ub_block_size``) with a column loop for wide rows; it cannot overflow the UB.
 * ``reference_kernels.torch_reference``: plain torch oracles for all of the above.
 """
 

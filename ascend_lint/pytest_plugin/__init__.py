@@ -13,7 +13,10 @@ The JSON report (``version`` 1) has ``summary`` (counts, compile times), one ent
 specialisation in ``specialisations`` (``kernel``, ``file``, ``def_line``, ``key``: triton's
 specialisation key, ``signature``, ``constants``, ``grid``, ``status``: ok / rejected /
 not-compiled, for a rejection ``stage``, ``reason``, ``message`` and ``location``, the
-``tests`` that launched it, ``ms``, and for a lowered one the ``ir`` facts),
+``tests`` that launched it, ``ms``, and for a lowered one the ``ir`` facts and ``ub``:
+the Unified Buffer ``verdict`` fits / overflows / uncertain with ``ub_bits_lower``,
+``ub_bits_upper`` and ``capacity_bits``; strict mode also fails a test that launches an
+``overflows`` one),
 ``ir_confirmation`` (each static finding inside a lowered kernel: ``code``, ``line``,
 ``status`` confirmed / contradicted / not-lowered, and the specialisations that say so)
 and ``ir_only`` (IR facts no static finding predicted).

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_lint.pytest_plugin import capture, confirm, lowered_ir
+from ascend_lint.pytest_plugin import capture, confirm, lowered_ir, ub_verdict
 from ascend_lint.pytest_plugin.client import WorkerClient
 from ascend_lint.pytest_plugin.worker import DEFAULT_NPU_ARCH, NPU_ARCH_ENV, STAGES
 
@@ -42,6 +42,7 @@ class CompileGate:
         self.is_xdist_controller = False
         self.startup_ms: float | None = None  # waiting for the worker's first answer
         self.is_xdist_worker = hasattr(config, "workerinput")
+        self.ub_target = ub_verdict.target_for_arch(os.environ.get(NPU_ARCH_ENV, DEFAULT_NPU_ARCH))
 
     # -- session ------------------------------------------------------------------------
     def pytest_sessionstart(self, session):
@@ -82,12 +83,15 @@ class CompileGate:
         pending = self.unreported.get(item.nodeid)
         if not (self.strict and pending):
             return
-        text = "\n\n".join(_failure_text(r) for r in pending)
+        text = "\n\n".join(_strict_text(r) for r in pending)
         if report.passed:
             report.outcome = "failed"
-            report.longrepr = (
-                "rejected by the Ascend compiler front end (--ascend-compile=strict):\n\n" + text
+            what = (
+                "rejected by the Ascend compiler front end"
+                if all(r["status"] == "rejected" for r in pending)
+                else "does not fit the Ascend Unified Buffer"
             )
+            report.longrepr = f"{what} (--ascend-compile=strict):\n\n{text}"
             pending.clear()
         elif report.failed:
             report.sections.append(("Ascend compile (strict)", text))
@@ -132,7 +136,8 @@ class CompileGate:
         test = self.current or "<outside a test>"
         if test not in record["tests"]:
             record["tests"].append(test)
-        if record["status"] == "rejected" and self.current is not None:
+        fails = record["status"] == "rejected" or _overflows(record)
+        if fails and self.current is not None:
             pending = self.unreported.setdefault(self.current, [])
             if record not in pending:
                 pending.append(record)
@@ -172,6 +177,16 @@ class CompileGate:
                     "facts": [f.as_dict() for f in lowered.facts],
                     "lines_seen": sorted(lowered.lines_seen),
                 }
+                started = time.perf_counter()
+                multibuffer = launch.kwargs.get("multibuffer")  # triton-ascend's option
+                ub = ub_verdict.estimate(
+                    answer["ir"],
+                    launch.file,
+                    self.ub_target,
+                    multibuffer=multibuffer if isinstance(multibuffer, bool) else None,
+                )
+                record["ub"] = ub.as_dict()
+                record["ub_ms"] = round((time.perf_counter() - started) * 1e3, 2)
             return record
         stage = answer.get("stage", "?")
         message = answer.get("error", "")
@@ -217,11 +232,23 @@ class CompileGate:
                 "worker_startup_wait_ms": self.startup_ms,
                 "confirmed": sum(v["status"] == "confirmed" for v in verdicts),
                 "contradicted": sum(v["status"] == "contradicted" for v in verdicts),
+                **ub_verdict.summary(specs, self.ub_target),
             },
             "specialisations": sorted(specs, key=lambda s: (s["file"], s["def_line"], s["key"])),
             "ir_confirmation": verdicts,
             "ir_only": ir_only,
         }
+
+
+def _overflows(record: dict) -> bool:
+    return (record.get("ub") or {}).get("verdict") == "overflows"
+
+
+def _strict_text(record: dict) -> str:
+    if record["status"] == "rejected":
+        return _failure_text(record)
+    where = f"{_rel(record['file'], os.getcwd())}:{record['def_line']}"
+    return ub_verdict.failure_text(record, where)
 
 
 def _portable(record: dict) -> dict:
@@ -325,6 +352,8 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
         f"{' -> '.join(report['stages'])} ({report['target']['arch']}){mean}: "
         f"{s['rejected']} rejected, {s['not_compiled']} not compiled"
     )
+    for line in ub_verdict.report_lines(report, lambda path: _rel(path, root)):
+        tr.write_line(line)
     for spec in report["specialisations"]:
         if spec["status"] == "rejected":
             tr.write_line(_failure_text(spec, root))
