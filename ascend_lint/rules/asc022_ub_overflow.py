@@ -21,7 +21,7 @@ class UbOverflow(Rule):
         "the tiles one program keeps live at once need more Unified Buffer than the "
         "target's vector core has: the compiler rejects it with `ub overflow`"
     )
-    reference = "reference_kernels/core_grid.py::rms_norm_fwd_kernel"
+    reference = "reference_kernels/ub_rows.py::softmax_fwd_kernel"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         tiles, target = ctx.index.tiles, ctx.target
