@@ -20,6 +20,8 @@ and ``ir_only`` (IR facts no static finding predicted).
 
 Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the kernel
 modules are imported); the compiling happens in a separate worker process without it.
+With the gate on, ``@triton.autotune`` works without a driver: each config runs once on
+the first launch of a tuning key and the first config is kept (``autotune.py``).
 """
 
 from __future__ import annotations
@@ -90,10 +92,24 @@ def mode(config) -> str:
     return chosen
 
 
+def pytest_load_initial_conftests(early_config, parser, args):
+    # a root conftest.py may import autotuned kernels before pytest_configure runs
+    chosen = getattr(early_config.known_args_namespace, "ascend_compile", None)
+    if chosen is None:
+        chosen = (early_config.getini("ascend_compile") or "off").strip()
+    if chosen in MODES and chosen != "off":
+        from ascend_lint.pytest_plugin import autotune
+
+        autotune.install()
+
+
 def pytest_configure(config):
     chosen = mode(config)
     if chosen == "off":
         return
+    from ascend_lint.pytest_plugin import autotune
+
+    autotune.install()
     from ascend_lint.pytest_plugin.gate import CompileGate
 
     gate = CompileGate(
