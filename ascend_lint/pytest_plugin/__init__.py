@@ -11,11 +11,14 @@ adds its options: nothing here imports triton or torch, and no hook runs.
 
 The JSON report (``version`` 1) has ``summary`` (counts, compile times), one entry per
 specialisation in ``specialisations`` (``kernel``, ``file``, ``def_line``, ``key``: triton's
-specialisation key, ``signature``, ``constants``, ``grid``, ``status``: ok / rejected /
-not-compiled, for a rejection ``stage``, ``reason``, ``message`` and ``location``, the
-``tests`` that launched it, ``ms``, and for a lowered one the ``ir`` facts),
-``ir_confirmation`` (each static finding inside a lowered kernel: ``code``, ``line``,
-``status`` confirmed / contradicted / not-lowered, and the specialisations that say so)
+specialisation key (rejections too), ``specialisation``: its runtime arguments in words,
+``signature``, ``constants``, ``grid``, ``status``: ok / rejected / not-compiled, for a
+rejection ``stage``, ``reason`` (the probable cause first), ``message`` (the compiler's
+error lines), ``location`` and, for one caused by an import-time platform switch,
+``cause``: ``platform-switch``; the ``tests`` that launched it, ``ms``, and for a lowered
+one the ``ir`` facts), ``ir_confirmation`` (each static finding inside a lowered kernel:
+``code``, ``line``, ``status`` confirmed / contradicted / unverifiable / not-lowered, and
+the specialisations that say so)
 and ``ir_only`` (IR facts no static finding predicted).
 
 Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the kernel

@@ -63,11 +63,28 @@ def _patch(module) -> None:
         deprecated = any(kwargs.get(k) for k in ("warmup", "rep", "use_cuda_graph"))
         if kwargs.get("do_bench") is None and not deprecated and not _driver_available():
             kwargs["do_bench"] = run_each_config_once
+            _interpreter_accepts_config_options(module.Config)
         original(self, *args, **kwargs)
 
     setattr(__init__, _PATCHED, True)
     __init__.__wrapped__ = original
     autotuner.__init__ = __init__
+
+
+def _interpreter_accepts_config_options(config_class) -> None:
+    """triton-ascend's ``Config.all_kwargs()`` hands the launch options it adds
+    (``num_buffers_warp_spec``, ``force_simt_template``, ``multibuffer`` ...) to every
+    autotuned launch, and its interpreter drops only the upstream ones (``num_warps``,
+    ``num_stages`` ...), so each config's launch fails with "unexpected keyword
+    argument".  Add the rest to the interpreter's list of launch options it drops.  The
+    gate still records them: they reach the compiler in the worker as on the NPU."""
+    from triton.runtime import interpreter
+
+    reserved = getattr(interpreter, "RESERVED_KWS", None)
+    if not isinstance(reserved, list):
+        return
+    options = [name for name in vars(config_class({})) if name not in ("kwargs", "pre_hook")]
+    reserved.extend(name for name in options if name not in reserved)
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):
