@@ -170,6 +170,10 @@ def test_a_run_that_captured_nothing_says_so(pytester, monkeypatch):
     assert "0 specialisations captured" in out
     assert "TRITON_INTERPRET is not 1" in out
     assert 'os.environ.setdefault("TRITON_INTERPRET", "1")' in out
+    listed = pytester.runpytest_subprocess(
+        "--ascend-compile=strict", "--collect-only", "-p", "no:cacheprovider"
+    )
+    assert "specialisations captured" not in listed.stdout.str()  # nothing ran: no news
 
 
 # -- the pieces on their own (no triton needed) -----------------------------------------
