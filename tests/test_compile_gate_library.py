@@ -329,3 +329,66 @@ def test_an_autotuner_made_without_a_driver_runs_each_config_once(monkeypatch):
     calls = []
     timings = [autotune.run_each_config_once(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))]
     assert calls == [1] and timings == [[0.0, 0.0, 0.0]]
+
+
+HELPER_ERROR = """import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # as a kernel test module may do itself
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _square(v):
+    return tl.dot(v, v)
+
+
+@triton.jit
+def _twice(v):
+    return v * 2.0
+
+
+@triton.jit
+def good(x, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, _twice(tl.load(x + offs)))
+
+
+@triton.jit
+def bad(x, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs)
+    tl.store(x + offs, _square(v))
+"""
+
+
+@needs_kernel_deps
+def test_helpers_compile_and_a_helpers_error_is_reported_where_it_happened(tmp_path):
+    """A module that turns the interpreter on itself still gets real @triton.jit helpers
+    in the worker; an error inside a helper names the helper's line, then the call."""
+    from ascend_lint.pytest_plugin.client import WorkerClient
+
+    path = tmp_path / "helper_kernels.py"
+    path.write_text(HELPER_ERROR)
+    client = WorkerClient(timeout_s=120, cwd=str(tmp_path))
+    request = {
+        "module": "helper_kernels",
+        "file": str(path),
+        "sys_path": [str(tmp_path)],
+        "args": [{"tensor": "float32", "address": 4096}],
+        "kwargs": {"BLOCK": 16},
+        "grid": [1, 1, 1],
+    }
+    try:
+        good = client.compile({**request, "qualname": "good"})
+        bad = client.compile({**request, "qualname": "bad"})
+    finally:
+        client.close()
+    assert good["ok"], good
+    assert not bad["ok"] and bad["stage"] == "ttir"
+    first, source, call = bad["error"].splitlines()
+    dot = _line_of(path, "return tl.dot(v, v)")
+    assert first.startswith(f'loc("{path}":{dot}:') and "AssertionError: Both inputs" in first
+    assert source.strip() == "return tl.dot(v, v)"
+    assert call.startswith(f'  called from loc("{path}":{_line_of(path, "_square(v))")}:')

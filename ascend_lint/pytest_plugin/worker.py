@@ -130,7 +130,10 @@ class Worker:
         for entry in request.get("sys_path", []):
             if entry not in sys.path:
                 sys.path.append(entry)
-        os.environ.pop("TRITON_INTERPRET", None)
+        # "0", not unset: a kernel module that turns the interpreter on for its tests with
+        # os.environ.setdefault("TRITON_INTERPRET", "1") keeps it off here, so that its
+        # @triton.jit helpers stay JITFunctions the code generator can inline
+        os.environ["TRITON_INTERPRET"] = "0"
         module, failure = self._import(request["module"], request["file"])
         obj = module
         for part in request["qualname"].split("."):
@@ -352,22 +355,63 @@ def _dump(request: dict, jit_fn, key: str, text: str) -> None:
 
 def _with_abs_line(jit_fn, exc) -> str:
     """The code generator's error at its line in the file (CompilationError counts
-    lines from the ``def``), with that one source line instead of a ten-line excerpt."""
+    lines from the ``def``), with that one source line instead of a ten-line excerpt.
+    An error inside a ``@triton.jit`` helper arrives wrapped in one CompilationError per
+    call site; it is reported where it happened, then each call that led there."""
+    frames = [(jit_fn, exc)]
+    while True:
+        fn, err = frames[-1]
+        inner = err.__cause__
+        callee = _called_jit(fn, getattr(err, "node", None))
+        if not (type(inner).__name__ == "CompilationError" and callee is not None):
+            break
+        frames.append((callee, inner))
+    fn, err = frames[-1]
+    error = getattr(err, "error_message", None)
+    text = diagnosis.plain_error(error) if error else getattr(err, "message", None) or str(err)
+    where = _source_line(fn, err)
+    if where is None:
+        return text
+    lines = [f"{where[0]}: {text}", f"    {where[1]}"]
+    for fn, err in reversed(frames[:-1]):
+        call = _source_line(fn, err)
+        if call is not None:
+            lines.append(f"  called from {call[0]}: {call[1]}")
+    return "\n".join(lines)
+
+
+def _source_line(jit_fn, exc) -> tuple[str, str] | None:
+    """(``loc("file":L:C)``, the source line) of a CompilationError's node."""
     from triton.runtime.jit import get_jit_fn_file_line
 
     node = getattr(exc, "node", None)
-    error = getattr(exc, "error_message", None)
-    text = diagnosis.plain_error(error) if error else getattr(exc, "message", None) or str(exc)
+    if node is None or not hasattr(node, "lineno"):
+        return None
     try:
         path, def_line = get_jit_fn_file_line(jit_fn)
     except Exception:
-        return text
-    if node is None or not hasattr(node, "lineno"):
-        return text
-    line = def_line + node.lineno - 1
+        return None
     source = (getattr(exc, "src", None) or "").splitlines()
-    shown = f"\n    {source[node.lineno - 1].strip()}" if len(source) >= node.lineno else ""
-    return f'loc("{path}":{line}:{node.col_offset + 1}): {text}{shown}'
+    text = source[node.lineno - 1].strip() if len(source) >= node.lineno else ""
+    return f'loc("{path}":{def_line + node.lineno - 1}:{node.col_offset + 1})', text
+
+
+def _called_jit(jit_fn, node):
+    """The ``@triton.jit`` function a call node in ``jit_fn`` calls, if it is one."""
+    import ast
+    import types
+
+    if not isinstance(node, ast.Call):
+        return None
+    scope = getattr(getattr(jit_fn, "fn", None), "__globals__", {})
+    target = None
+    if isinstance(node.func, ast.Name):
+        target = scope.get(node.func.id)
+    elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        owner = scope.get(node.func.value.id)
+        if isinstance(owner, types.ModuleType):
+            target = getattr(owner, node.func.attr, None)
+    return target if hasattr(target, "src") and hasattr(target, "fn") else None
 
 
 def _platform_switch_hint(jit_fn, module_map: dict) -> str:
