@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# projects that tests run with pytester (their own tests/ folders) are not this suite's
+collect_ignore_glob = ["fixtures/*"]
+
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):

@@ -11,18 +11,22 @@ adds its options: nothing here imports triton or torch, and no hook runs.
 
 The JSON report (``version`` 1) has ``summary`` (counts, compile times), one entry per
 specialisation in ``specialisations`` (``kernel``, ``file``, ``def_line``, ``key``: triton's
-specialisation key, ``signature``, ``constants``, ``grid``, ``status``: ok / rejected /
-not-compiled, for a rejection ``stage``, ``reason``, ``message`` and ``location``, the
-``tests`` that launched it, ``ms``, and for a lowered one the ``ir`` facts and ``ub``:
-the Unified Buffer ``verdict`` fits / overflows / uncertain with ``ub_bits_lower``,
-``ub_bits_upper`` and ``capacity_bits``; strict mode also fails a test that launches an
-``overflows`` one),
-``ir_confirmation`` (each static finding inside a lowered kernel: ``code``, ``line``,
-``status`` confirmed / contradicted / not-lowered, and the specialisations that say so)
+specialisation key (rejections too), ``specialisation``: its runtime arguments in words,
+``signature``, ``constants``, ``grid``, ``status``: ok / rejected / not-compiled, for a
+rejection ``stage``, ``reason`` (the probable cause first), ``message`` (the compiler's
+error lines), ``location`` and, for one caused by an import-time platform switch,
+``cause``: ``platform-switch``; the ``tests`` that launched it, ``ms``, and for a lowered
+one the ``ir`` facts and ``ub``: the Unified Buffer ``verdict`` fits / overflows /
+uncertain with ``ub_bits_lower``, ``ub_bits_upper`` and ``capacity_bits``; strict mode
+also fails a test that launches an ``overflows`` one), ``ir_confirmation`` (each static
+finding inside a lowered kernel: ``code``, ``line``, ``status`` confirmed / contradicted /
+unverifiable / not-lowered, and the specialisations that say so)
 and ``ir_only`` (IR facts no static finding predicted).
 
 Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the kernel
 modules are imported); the compiling happens in a separate worker process without it.
+With the gate on, ``@triton.autotune`` works without a driver: each config runs once on
+the first launch of a tuning key and the first config is kept (``autotune.py``).
 """
 
 from __future__ import annotations
@@ -93,10 +97,24 @@ def mode(config) -> str:
     return chosen
 
 
+def pytest_load_initial_conftests(early_config, parser, args):
+    # a root conftest.py may import autotuned kernels before pytest_configure runs
+    chosen = getattr(early_config.known_args_namespace, "ascend_compile", None)
+    if chosen is None:
+        chosen = (early_config.getini("ascend_compile") or "off").strip()
+    if chosen in MODES and chosen != "off":
+        from ascend_lint.pytest_plugin import autotune
+
+        autotune.install()
+
+
 def pytest_configure(config):
     chosen = mode(config)
     if chosen == "off":
         return
+    from ascend_lint.pytest_plugin import autotune
+
+    autotune.install()
     from ascend_lint.pytest_plugin.gate import CompileGate
 
     gate = CompileGate(

@@ -8,7 +8,11 @@ a helper such a kernel inlines, is judged against the IR facts of its specialisa
 * ``contradicted``: the finding's lines were lowered, and no specialisation shows it
   (the data to improve a rule);
 * ``not-lowered``: no lowered op carries those lines (a constexpr branch that no launch
-  took, say), so the IR says nothing.
+  took, say), so the IR says nothing;
+* ``unverifiable``: an ASC003 branch whose loops are all ``tl.static_range``: the
+  compiler unrolls them, so no ``scf.for`` is left around the branch.  It is confirmed
+  by the branch repeated (two or more ``scf.if`` of its line outside any loop), and
+  otherwise unverifiable, never contradicted.
 
 IR facts no static finding predicted are listed as ``ir_only``.
 """
@@ -44,8 +48,10 @@ def static_findings(path: str) -> list[dict]:
     except OSError:
         return []
     result = lint_source(path, raw, frozenset(RULES_BY_CODE))
-    return [
-        {
+    unrolled = _unrolled_lines(raw)
+    findings = []
+    for d in result.diagnostics:
+        finding = {
             "code": d.code,
             "name": d.name,
             "message": d.message,
@@ -53,8 +59,33 @@ def static_findings(path: str) -> list[dict]:
             "end_line": d.end.row,
             "column": d.start.column + 1,
         }
-        for d in result.diagnostics
-    ]
+        if d.code == "ASC003" and d.start.row in unrolled:
+            finding["unrolled_loop"] = True
+        findings.append(finding)
+    return findings
+
+
+def _unrolled_lines(raw: bytes) -> set[int]:
+    """Lines of kernel statements whose every enclosing loop is a ``tl.static_range``,
+    as the kernel index sees them."""
+    import ast
+    import warnings
+
+    from ascend_lint.index import KernelIndex
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            index = KernelIndex.build(ast.parse(raw))
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    lines: set[int] = set()
+    for fn in index.kernels:
+        for stmt in fn.statements:
+            loops = fn.context(stmt).loops
+            if loops and all(loop.static for loop in loops):
+                lines.add(stmt.lineno)
+    return lines
 
 
 def judge(specialisations: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -133,20 +164,22 @@ def _verdict(
         specs = [spec for spec in specs if _lowered(finding, spec)]
     lines = _lines(finding)
     wanted = set(EVIDENCE[finding["code"]])
+    unrolled = finding.get("unrolled_loop", False)
     confirmed_by, seen_by = [], []
     for spec in specs:
         ir = spec["ir"]
         hits = [f for f in ir["facts"] if _fact_tags(f) & wanted and lines & set(f["lines"])]
         for f in hits:
             explained.add((spec["key"], tuple(f["lines"]), f["kind"]))
-        if hits:
+        copies = ir.get("branch_copies", {})
+        if hits or (unrolled and any(copies.get(str(line), 0) >= 2 for line in lines)):
             confirmed_by.append(spec["key"])
         elif lines & set(ir["lines_seen"]):
             seen_by.append(spec["key"])
     if confirmed_by:
         status = "confirmed"
     elif seen_by:
-        status = "contradicted"
+        status = "unverifiable" if unrolled else "contradicted"
     else:
         status = "not-lowered"
     return {
@@ -155,6 +188,6 @@ def _verdict(
         **finding,
         "status": status,
         "confirmed_by": confirmed_by,
-        "contradicted_by": seen_by if not confirmed_by else [],
+        "contradicted_by": seen_by if status == "contradicted" else [],
         "specialisations": len(specs),
     }

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_lint.pytest_plugin import capture, confirm, lowered_ir, ub_verdict
+from ascend_lint.pytest_plugin import capture, confirm, diagnosis, lowered_ir, ub_verdict
 from ascend_lint.pytest_plugin.client import WorkerClient
 from ascend_lint.pytest_plugin.worker import DEFAULT_NPU_ARCH, NPU_ARCH_ENV, STAGES
 
@@ -43,6 +43,7 @@ class CompileGate:
         self.startup_ms: float | None = None  # waiting for the worker's first answer
         self.is_xdist_worker = hasattr(config, "workerinput")
         self.ub_target = ub_verdict.target_for_arch(os.environ.get(NPU_ARCH_ENV, DEFAULT_NPU_ARCH))
+        self.interpreter_seen = False  # did this process load triton's interpreter?
 
     # -- session ------------------------------------------------------------------------
     def pytest_sessionstart(self, session):
@@ -66,6 +67,7 @@ class CompileGate:
         if self.is_xdist_controller or "triton.runtime.interpreter" not in sys.modules:
             return False
         self._uninstall = capture.install(self.on_launch)
+        self.interpreter_seen = True
         return True
 
     @pytest.hookimpl(hookwrapper=True)
@@ -82,6 +84,9 @@ class CompileGate:
         report = outcome.get_result()
         pending = self.unreported.get(item.nodeid)
         if not (self.strict and pending):
+            return
+        if report.skipped:
+            pending.clear()  # an expected failure (xfail) already says the test fails
             return
         text = "\n\n".join(_strict_text(r) for r in pending)
         if report.passed:
@@ -124,8 +129,12 @@ class CompileGate:
                 path = Path(self.config.invocation_params.dir) / path
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        if report["specialisations"] or self.report_path:
+        if report["specialisations"]:
             _print_report(terminalreporter, report, self.report_path)
+        elif not self.config.option.collectonly:
+            _print_nothing_captured(terminalreporter, self.interpreter_seen)
+            if self.report_path:
+                terminalreporter.write_line(f"report written to {self.report_path}")
 
     # -- launches -----------------------------------------------------------------------
     def on_launch(self, launch: capture.Launch) -> None:
@@ -169,6 +178,8 @@ class CompileGate:
         record["key"] = answer.get("key") or ""
         record["signature"] = answer.get("signature", {})
         record["constants"] = answer.get("constants", {})
+        if answer.get("specialisation"):
+            record["specialisation"] = answer["specialisation"]
         if answer.get("ok"):
             record.update(status="ok", stage=STAGES[-1], cached=bool(answer.get("cached")))
             if answer.get("ir"):
@@ -176,6 +187,7 @@ class CompileGate:
                 record["ir"] = {
                     "facts": [f.as_dict() for f in lowered.facts],
                     "lines_seen": sorted(lowered.lines_seen),
+                    "branch_copies": {str(k): n for k, n in sorted(lowered.branch_copies.items())},
                 }
                 started = time.perf_counter()
                 multibuffer = launch.kwargs.get("multibuffer")  # triton-ascend's option
@@ -195,11 +207,16 @@ class CompileGate:
             return record
         record.update(status="rejected", stage=stage, message=message)
         record["location"] = _locate(message, launch, stage)
-        record["reason"] = _reason(message, stage)
+        record["reason"] = diagnosis.reason(message, stage)
+        if diagnosis.PLATFORM_PREFIX in message:
+            record["cause"] = "platform-switch"
         return record
 
     def _merge(self, record: dict) -> None:
-        ident = (record["file"], record["kernel"], record.get("key") or json.dumps(record["grid"]))
+        # one record per specialisation (triton's key: signature, alignment, constexprs);
+        # the grid check is the launch's, not the specialisation's: its own record
+        key = record.get("key") or json.dumps(record["grid"])
+        ident = (record["file"], record["kernel"], key, record.get("stage") == "launch")
         mine = self.by_triton_key.get(ident)
         if mine is None:
             self.by_triton_key[ident] = record
@@ -232,6 +249,7 @@ class CompileGate:
                 "worker_startup_wait_ms": self.startup_ms,
                 "confirmed": sum(v["status"] == "confirmed" for v in verdicts),
                 "contradicted": sum(v["status"] == "contradicted" for v in verdicts),
+                "unverifiable": sum(v["status"] == "unverifiable" for v in verdicts),
                 **ub_verdict.summary(specs, self.ub_target),
             },
             "specialisations": sorted(specs, key=lambda s: (s["file"], s["def_line"], s["key"])),
@@ -263,17 +281,20 @@ def _locate(message: str, launch: capture.Launch, stage: str) -> dict:
     """The best source line for a failure: the compiler's own location in the kernel's
     file, else any source location it names, else (grid check) the launch, else the
     kernel's ``def`` line."""
-    from ascend_lint.pytest_plugin.worker import HINT_PREFIX
-
-    hinted = message.split(HINT_PREFIX, 1)[1] if HINT_PREFIX in message else ""
-    for m in _LOC.finditer(hinted):
-        if m.group(1):
-            return {
-                "file": os.path.realpath(m.group(1)),
-                "line": int(m.group(2)),
-                "column": int(m.group(3)),
-                "source": "TTIR (the compiler gave none)",
-            }
+    inferred = (
+        (diagnosis.PLATFORM_PREFIX, "the call (the compiler names where its result is used)"),
+        (diagnosis.HINT_PREFIX, "TTIR (the compiler gave none)"),
+    )
+    for prefix, source in inferred:
+        hinted = message.split(prefix, 1)[1].split("\n", 1)[0] if prefix in message else ""
+        for m in _LOC.finditer(hinted):
+            if m.group(1):
+                return {
+                    "file": os.path.realpath(m.group(1)),
+                    "line": int(m.group(2)),
+                    "column": int(m.group(3)),
+                    "source": source,
+                }
     found = []
     for m in _LOC.finditer(message):
         path, line, col = (m.group(1), m.group(2), m.group(3)) if m.group(1) else m.group(4, 5, 6)
@@ -292,23 +313,6 @@ def _locate(message: str, launch: capture.Launch, stage: str) -> dict:
     return {"file": kernel_file, "line": launch.def_line, "source": "kernel (no location given)"}
 
 
-def _reason(message: str, stage: str) -> str:
-    """One line that says why: the compiler's first error, or the exception."""
-    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-    for i, ln in enumerate(lines):
-        # llvm_unreachable prints its message on the line before
-        if "UNREACHABLE executed" in ln and i > 0:
-            return _LOC.sub("", lines[i - 1]).strip(" :")
-    for needle in ("error:", "Error:", "UNREACHABLE", "Assertion", "LLVM ERROR", "RuntimeError"):
-        for ln in lines:
-            if needle in ln:
-                return _LOC.sub("", ln).strip(" :") or ln
-    for ln in lines:
-        if not ln.startswith(("Traceback", "File ", "at ")):
-            return ln
-    return f"failed at stage {stage}"
-
-
 def _rel(path: str, root: str) -> str:
     try:
         return os.path.relpath(path, root)
@@ -317,29 +321,61 @@ def _rel(path: str, root: str) -> str:
 
 
 def _failure_text(record: dict, root: str | None = None) -> str:
+    """The probable cause first, then the specialisation, then the compiler's words."""
     root = root or os.getcwd()
     loc = record.get("location") or {}
     where = f"{_rel(loc.get('file', record['file']), root)}:{loc.get('line', record['def_line'])}"
     head = f"{where}: {record['kernel']} ({record['stage']}): {record['reason']}"
-    spec = record.get("key") or ""
-    lines = [head]
-    if spec:
-        lines.append(f"  specialisation: {spec}")
+    lines = [head, f"  specialisation: {specialisation_text(record)}"]
     if loc.get("source") and loc["source"] != "compiler":
         lines.append(f"  location: {loc['source']}")
-    detail = [ln for ln in record["message"].splitlines() if _worth_showing(ln)][:10]
-    lines.extend("  | " + ln for ln in detail)
+    inferred = (diagnosis.HINT_PREFIX, diagnosis.PLATFORM_PREFIX)
+    detail = [
+        ln
+        for ln in record["message"].splitlines()
+        if ln.strip() and not ln.startswith(inferred) and ln.strip() != record["reason"]
+    ]
+    shown = detail[:DETAIL_LINES]
+    lines.extend("  | " + ln for ln in shown)
+    if len(detail) > len(shown):
+        lines.append(f"  | ... {len(detail) - len(shown)} more lines in the report's message")
     return "\n".join(lines)
 
 
-_NOISE = ("Stack dump", "PLEASE submit", "Program arguments", "Traceback", "  File ")
+DETAIL_LINES = 10
 
 
-def _worth_showing(line: str) -> bool:
-    text = line.strip()
-    if not text or text.startswith("#") or line.startswith(_NOISE):
-        return False
-    return not any(n in line for n in _NOISE[:3])
+def specialisation_text(record: dict) -> str:
+    """``x: *fp32 (16-byte aligned), n: i32, BLOCK=32``: the runtime arguments as the
+    key specialises them, then the constexprs; else the key itself."""
+    signature = record.get("signature") or {}
+    constants = record.get("constants") or {}
+    if not signature and not constants:
+        return record.get("key") or "(unknown)"
+    parts = (
+        [record["specialisation"]]
+        if record.get("specialisation")
+        else [f"{name}: {kind}" for name, kind in signature.items() if name not in constants]
+    )
+    parts += [f"{name}={value}" for name, value in constants.items() if name not in signature]
+    return ", ".join(p for p in parts if p)
+
+
+def _print_nothing_captured(tr, interpreter_seen: bool) -> None:
+    """A gate that compiled nothing must say so: a strict run would pass unchecked."""
+    tr.write_sep("=", "Ascend compile")
+    tr.write_line("0 specialisations captured: no kernel launch was checked.")
+    tr.write_line("Usual causes:")
+    if not interpreter_seen and os.environ.get("TRITON_INTERPRET") != "1":
+        tr.write_line("  * TRITON_INTERPRET is not 1 in this process: the kernels ran on a device")
+        tr.write_line(
+            "    (a GPU run) or not at all; the gate records launches under the interpreter"
+        )
+    tr.write_line(
+        "  * kernel modules imported before TRITON_INTERPRET=1 was set: set it first, in the"
+    )
+    tr.write_line('    root conftest.py: import os; os.environ.setdefault("TRITON_INTERPRET", "1")')
+    tr.write_line("  * the selected tests launch no kernel (or were all skipped)")
 
 
 def _print_report(tr, report: dict, report_path: str | None) -> None:
@@ -370,6 +406,13 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
         where = f"{_rel(v['file'], root)}:{v['line']}: {v['code']}"
         if v["status"] == "not-lowered":
             tr.write_line(f"{where} not judged: no specialisation lowered its lines")
+            continue
+        if v["status"] == "unverifiable":
+            tr.write_line(
+                f"{where} unverifiable from the lowered IR: its loop is a tl.static_range, "
+                f"unrolled, and no specialisation of {v['specialisations']} shows the branch "
+                "repeated"
+            )
             continue
         count = len(v["confirmed_by"]) or len(v["contradicted_by"])
         tr.write_line(

@@ -77,6 +77,9 @@ class LoweredKernel:
     path: str  # the kernel's source file; locations elsewhere (helpers) are secondary
     facts: list[IrFact]
     lines_seen: set[int]  # kernel-file lines any lowered op carries
+    # line -> how many ``scf.if`` outside any ``scf.for`` carry it: a runtime branch in a
+    # ``tl.static_range`` loop is unrolled, one copy per iteration, with no loop around
+    branch_copies: dict[int, int] = field(default_factory=dict)
 
 
 def parse(text: str, kernel_path: str) -> LoweredKernel:
@@ -92,16 +95,17 @@ def parse(text: str, kernel_path: str) -> LoweredKernel:
 
     seen: set[int] = set()
     facts: list[IrFact] = []
+    branch_copies: dict[int, int] = {}
 
     def walk(nodes: list, in_loop: bool) -> None:
         for node in nodes:
             if isinstance(node, Region):
                 seen.update(lines_of(node.header.loc))
-                if (
-                    node.name == "scf.if"
-                    and in_loop
-                    and "hivm.unlikely_condition" not in node.closing
-                ):
+                own_branch = node.name == "scf.if" and "hivm.unlikely_condition" not in node.closing
+                if own_branch and not in_loop:
+                    for line in lines_of(node.header.loc)[:1]:
+                        branch_copies[line] = branch_copies.get(line, 0) + 1
+                if own_branch and in_loop:
                     both = len(node.branches) == 2 and all(
                         _moves_global(b, defs) for b in node.branches
                     )
@@ -125,7 +129,7 @@ def parse(text: str, kernel_path: str) -> LoweredKernel:
                 facts.append(fact)
 
     walk(root, False)
-    return LoweredKernel(kernel_path, _dedup(facts), seen)
+    return LoweredKernel(kernel_path, _dedup(facts), seen, branch_copies)
 
 
 def pointer_selects(ttir_text: str, kernel_path: str) -> list[SourceLoc]:

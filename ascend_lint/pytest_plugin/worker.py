@@ -33,6 +33,8 @@ import sys
 import time
 import traceback
 
+from ascend_lint.pytest_plugin import codegen_errors, diagnosis
+
 NPU_ARCH_ENV = "ASCEND_LINT_NPU_ARCH"
 IR_DUMP_ENV = "ASCEND_LINT_IR_DUMP_DIR"  # where to keep each lowered module, to read it
 DEFAULT_NPU_ARCH = "Ascend910B4"
@@ -95,6 +97,13 @@ class StandInDriver:
     def set_current_device(self, device):
         pass
 
+    def get_benchmarker(self):
+        # autotuned modules ask for it at import time; the worker never tunes (it
+        # replays each config the tests launched as a launch of its own)
+        from ascend_lint.pytest_plugin.autotune import run_each_config_once
+
+        return run_each_config_once
+
 
 class Worker:
     def __init__(self):
@@ -106,6 +115,8 @@ class Worker:
         driver.set_active(StandInDriver(self.target))
         self.backend = make_backend(self.target)
         self.kernels: dict[tuple[str, str, str], object] = {}
+        self.modules: dict[str, tuple[object, str | None]] = {}  # file -> (module, failure)
+        self.rejections: dict[tuple[str, str, str], dict] = {}  # (file, kernel, key) -> answer
         self.last: dict = {}
         self.stage_ms: dict[str, float] = {}
 
@@ -119,13 +130,20 @@ class Worker:
         for entry in request.get("sys_path", []):
             if entry not in sys.path:
                 sys.path.append(entry)
-        os.environ.pop("TRITON_INTERPRET", None)
-        module = self._import(request["module"], request["file"])
+        # "0", not unset: a kernel module that turns the interpreter on for its tests with
+        # os.environ.setdefault("TRITON_INTERPRET", "1") keeps it off here, so that its
+        # @triton.jit helpers stay JITFunctions the code generator can inline
+        os.environ["TRITON_INTERPRET"] = "0"
+        module, failure = self._import(request["module"], request["file"])
         obj = module
         for part in request["qualname"].split("."):
             if part == "<locals>":
                 raise StageFailed(
                     "import", "the kernel is defined inside a function and cannot be imported"
+                )
+            if not hasattr(obj, part) and failure is not None:
+                raise StageFailed(
+                    "import", f"its module stopped importing before defining it: {failure}"
                 )
             obj = getattr(obj, part)
         while not isinstance(obj, JITFunction):
@@ -141,25 +159,41 @@ class Worker:
         self.kernels[where] = obj
         return obj
 
-    @staticmethod
-    def _import(name: str, path: str):
-        try:
-            module = importlib.import_module(name)
-            if os.path.realpath(getattr(module, "__file__", "") or "") == os.path.realpath(path):
-                return module
-        except Exception:
-            pass
-        # a test module (rootdir-relative names, conftest-made paths): load it from its file
-        alias = "_ascend_compile_" + name.replace(".", "_")
-        if alias in sys.modules:
-            return sys.modules[alias]
-        spec = importlib.util.spec_from_file_location(alias, path)
-        if spec is None or spec.loader is None:
-            raise StageFailed("import", f"cannot load {path}")
+    def _import(self, name: str, path: str):
+        """The kernel's module, executed once per file.  A module whose import fails
+        part-way is kept as far as it ran (and left out of ``sys.modules``): the kernels
+        it defined before the failure still compile, the others say where it stopped."""
+        path = os.path.realpath(path)
+        if path in self.modules:
+            return self.modules[path]
+        spec = None
+        with contextlib.suppress(Exception):
+            spec = importlib.util.find_spec(name)
+        if spec is not None and os.path.realpath(spec.origin or "") == path:
+            loaded = sys.modules.get(name)
+            if (
+                loaded is not None
+                and os.path.realpath(getattr(loaded, "__file__", "") or "") == path
+            ):
+                self.modules[path] = (loaded, None)
+                return self.modules[path]
+            module_name = name
+        else:
+            # a test module (rootdir-relative names, conftest-made paths): load it from its file
+            module_name = "_ascend_compile_" + name.replace(".", "_")
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            if spec is None or spec.loader is None:
+                raise StageFailed("import", f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
-        sys.modules[alias] = module
-        spec.loader.exec_module(module)
-        return module
+        sys.modules[module_name] = module
+        failure = None
+        try:
+            spec.loader.exec_module(module)
+        except (Exception, SystemExit) as exc:
+            sys.modules.pop(module_name, None)
+            failure = _import_failure(exc, path)
+        self.modules[path] = (module, failure)
+        return self.modules[path]
 
     def _intercept_compile(self, jit_fn):
         if jit_fn.binder is None:
@@ -195,9 +229,11 @@ class Worker:
                 context,
             )
         except CompilationError as exc:
-            raise StageFailed("ttir", _with_abs_line(src.fn, exc)) from exc
+            switch = codegen_errors.platform_switch(src.fn, self.backend.get_module_map())
+            raise StageFailed("ttir", switch + codegen_errors.located(src.fn, exc)) from exc
         except Exception as exc:
-            raise StageFailed("ttir", f"{type(exc).__name__}: {exc}") from exc
+            switch = codegen_errors.platform_switch(src.fn, self.backend.get_module_map())
+            raise StageFailed("ttir", f"{switch}{type(exc).__name__}: {exc}") from exc
         self.stage_ms["ast"] = _since(clock)
         metadata = {"hash": src.hash(), "target": self.target, **options.__dict__}
         ttir_text = ""
@@ -227,33 +263,77 @@ class Worker:
         self.last = {}
         self.stage_ms = {}
         stage = "import"
+        rejection_key = None
         try:
             jit_fn = self.kernel(request)
             stage = "bind"
             args = [_decode(a) for a in request["args"]]
             kwargs = {k: _decode(v) for k, v in request["kwargs"].items()}
+            key, answer["specialisation"] = _specialisation_key(jit_fn, args, kwargs)
+            answer["key"] = key
+            rejection_key = (request["file"], request["qualname"], key)
+            if rejection_key in self.rejections:
+                return {**self.rejections[rejection_key], "id": request.get("id"), "cached": True}
             cache_before = {k for cache in jit_fn.cache.values() for k in cache}
             stage = "launch"
             lowered = jit_fn.run(*args, grid=tuple(request["grid"]), warmup=False, **kwargs)
-            key = next(
-                (k for cache in jit_fn.cache.values() for k, v in cache.items() if v is lowered),
-                "",
-            )
-            answer.update(ok=True, key=key, cached=key in cache_before)
+            answer.update(ok=True, cached=key in cache_before)
             if not answer["cached"]:
                 answer["ir"] = lowered.ir_text
                 _dump(request, jit_fn, key, lowered.ir_text)
         except StageFailed as exc:
-            answer.update(stage=exc.stage, error=exc.message[-6000:])
+            answer.update(stage=exc.stage, error=diagnosis.distil(exc.message))
         except Exception as exc:
             message = f"{type(exc).__name__}: {exc}"
             if stage == "import":
-                message += "\n" + traceback.format_exc()[-3000:]
-            answer.update(stage=stage, error=message[-6000:])
+                message += "\n" + traceback.format_exc()
+            answer.update(stage=stage, error=diagnosis.distil(message))
         answer.update(self.last)
         answer["stage_ms"] = self.stage_ms
         answer["ms"] = round((time.perf_counter() - started) * 1e3, 2)
+        if rejection_key is not None and answer.get("stage") in STAGES:
+            # the same specialisation from another launch (a grid, a test) fails alike
+            self.rejections[rejection_key] = answer
         return answer
+
+
+def _specialisation_key(jit_fn, args: list, kwargs: dict) -> tuple[str, str]:
+    """triton's cache key for this launch, as ``JITFunction.run`` computes it (a
+    rejected specialisation, which never reaches the cache, gets the same kind of key as
+    an accepted one), and the runtime arguments' part of it in words."""
+    options = dict(kwargs)
+    options["debug"] = options.get("debug", False) or os.environ.get("TRITON_DEBUG", "0") == "1"
+    if getattr(jit_fn, "bishengir_option", None):
+        options.update(jit_fn.bishengir_option)
+    _, sig_and_spec, constexpr_vals, _, excess_kwargs = jit_fn.binder(*args, **options)
+    key = "".join(sig_and_spec) + str((constexpr_vals, excess_kwargs))
+    names = [p.name for p in jit_fn.params if not p.is_constexpr]
+    if len(sig_and_spec) != 2 * len(names):
+        return key, ""
+    types, specs = sig_and_spec[: len(names)], sig_and_spec[len(names) :]
+    words = [_argument_words(n, t, s) for n, t, s in zip(names, types, specs)]
+    return key, ", ".join(words)
+
+
+def _argument_words(name: str, kind: str, spec: str) -> str:
+    """``a: *fp32 (16-byte aligned)``, ``n: i32 (multiple of 16)``, ``x: None``."""
+    if kind == "none":
+        return f"{name}: None"
+    if spec == "D":
+        return f"{name}: {kind} ({'16-byte aligned' if kind.startswith('*') else 'multiple of 16'})"
+    if spec == "1":
+        return f"{name}: {kind} = 1"
+    return f"{name}: {kind}"
+
+
+def _import_failure(exc: BaseException, path: str) -> str:
+    """``line N: Error: message``, N the module's own line that raised."""
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if line is None and os.path.realpath(frame.f_code.co_filename) == path:
+            line = lineno  # the module's own statement, not a helper it called
+    where = f"line {line}: " if line is not None else ""
+    return f"{where}{type(exc).__name__}: {exc}"
 
 
 def _since(clock: float) -> float:
@@ -273,23 +353,7 @@ def _dump(request: dict, jit_fn, key: str, text: str) -> None:
         out.write(f"// {request['file']}\n// {key}\n{text}")
 
 
-def _with_abs_line(jit_fn, exc) -> str:
-    """CompilationError counts lines from the ``def``; say where that is in the file."""
-    from triton.runtime.jit import get_jit_fn_file_line
-
-    node = getattr(exc, "node", None)
-    text = getattr(exc, "message", None) or str(exc)
-    try:
-        path, def_line = get_jit_fn_file_line(jit_fn)
-    except Exception:
-        return text
-    if node is not None and hasattr(node, "lineno"):
-        line = def_line + node.lineno - 1
-        return f'loc("{path}":{line}:{node.col_offset + 1}): {text}'
-    return text
-
-
-HINT_PREFIX = "probable cause: "
+HINT_PREFIX = diagnosis.HINT_PREFIX
 
 
 def _pointer_select_hint(ttir_text: str, jit_fn) -> str:
