@@ -1,5 +1,6 @@
 """`# noqa` comments: per line (`# noqa: ASC001, ASC004` or bare `# noqa`) and per file
-(`# ascend-lint: noqa`)."""
+(`# ascend-lint: noqa: ASC004` for the codes it lists, bare `# ascend-lint: noqa` for
+every code; Ruff's `# ruff: noqa: F401` and `# ruff: noqa`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,17 @@ import re
 from ascend_lint.diagnostics import Diagnostic
 from ascend_lint.source import SourceFile
 
-_NOQA = re.compile(
-    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+_CODES = r"(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)"
+_NOQA = re.compile(r"#\s*noqa(?::\s*" + _CODES + ")?", re.IGNORECASE)
+# A colon after `noqa` with no code behind it is a malformed list, not a bare exemption:
+# it silences nothing rather than everything.
+_FILE_NOQA = re.compile(
+    r"#\s*ascend-lint\s*:\s*noqa(?:\s*:\s*" + _CODES + r"|\b(?!\s*:))", re.IGNORECASE
 )
-_FILE_NOQA = re.compile(r"#\s*ascend-lint\s*:\s*noqa\b", re.IGNORECASE)
+
+
+def _split_codes(listed: str) -> list[str]:
+    return [c for c in re.split(r"[\s,]+", listed) if c]
 
 
 def line_suppresses(line: str, code: str) -> bool:
@@ -21,7 +29,7 @@ def line_suppresses(line: str, code: str) -> bool:
         codes = match.group("codes")
         if codes is None:
             return True  # a bare noqa silences every code
-        if code in {c.upper() for c in re.split(r"[\s,]+", codes) if c}:
+        if code in {c.upper() for c in _split_codes(codes)}:
             return True
     return False
 
@@ -35,10 +43,29 @@ def continued_to(source: SourceFile, row: int) -> int:
     return row
 
 
-def file_suppressed(source: SourceFile) -> bool:
-    return "ascend-lint" in source.text and any(
-        _FILE_NOQA.search(line) for line in source.lines if "#" in line
-    )
+# What a file-level comment exempts: every code, or the codes it lists.
+EVERY_CODE = None
+
+
+def file_exemption(source: SourceFile) -> frozenset[str] | None:
+    """The codes the file's `# ascend-lint: noqa...` comments silence in the whole file:
+    EVERY_CODE (None) for a bare one, else the union of the codes listed (empty: none)."""
+    codes: set[str] = set()
+    if "ascend-lint" not in source.text:
+        return frozenset()
+    for line in source.lines:
+        if "#" not in line:
+            continue
+        for match in _FILE_NOQA.finditer(line):
+            listed = match.group("codes")
+            if listed is None:
+                return EVERY_CODE
+            codes.update(c.upper() for c in _split_codes(listed))
+    return frozenset(codes)
+
+
+def file_exempts(exemption: frozenset[str] | None, code: str) -> bool:
+    return exemption is EVERY_CODE or code in exemption
 
 
 def apply_noqa(
@@ -46,8 +73,10 @@ def apply_noqa(
 ) -> list[Diagnostic]:
     """Drop findings silenced on their first or last line (or the line a backslash
     continues their last line to); record where a noqa would go. `used` collects the
-    (row, code) of every comment code that silenced something."""
-    if file_suppressed(source):
+    (row, code) of every comment code that silenced something. A file-level comment
+    drops the codes it lists (all of them when bare) anywhere in the file."""
+    exemption = file_exemption(source)
+    if exemption is EVERY_CODE:
         return []
     kept = []
     for d in diagnostics:
@@ -56,6 +85,8 @@ def apply_noqa(
         if hit is not None:
             if used is not None:
                 used.add((hit, d.code))
+            continue
+        if d.code in exemption:
             continue
         d.noqa_row = d.start.row
         kept.append(d)
@@ -73,7 +104,7 @@ def unused_noqa(
     other tool's code is left in it)."""
     from ascend_lint.diagnostics import Applicability, Edit, Fix, Position
 
-    if file_suppressed(source) or "noqa" not in source.text.lower():
+    if "noqa" not in source.text.lower() or file_exempts(file_exemption(source), code):
         return []
     found = []
     for row, line in enumerate(source.lines, 1):
@@ -83,7 +114,7 @@ def unused_noqa(
             listed = match.group("codes")
             if listed is None:
                 continue  # bare noqa: other linters read it too
-            codes = [c for c in re.split(r"[\s,]+", listed) if c]
+            codes = _split_codes(listed)
             # As Ruff's RUF100: a code of this tool that silenced nothing here is unused,
             # whether its rule is off (`--ignore`) or the code does not exist at all.
             unused = [

@@ -114,6 +114,38 @@ def test_noqa(project, capsys):
     assert {line.split(":")[0] for line in out.splitlines()} == {"b.py"}
 
 
+def test_file_level_noqa_with_codes_silences_only_those_codes(project, capsys):
+    # Ruff's `# ruff: noqa: F401`: the listed codes, everywhere in the file, and no other.
+    two = KERNEL_WITH_NUM_WARPS.replace("    pass\n", "    y = (BT * 4).to(tl.int64)\n")
+    (project / "listed.py").write_text("# ascend-lint: noqa: ASC004\n" + two)
+    (project / "other.py").write_text("# ascend-lint: noqa: ASC007, ASC001\n" + two)
+    (project / "both.py").write_text("# ascend-lint: noqa: ASC004,ASC007\n" + two)
+    (project / "bare.py").write_text("# ascend-lint: noqa\n" + two)
+    (project / "malformed.py").write_text("# ascend-lint: noqa" + ":\n" + two)
+    code, out, _ = run(capsys, "--output-format", "concise", "-q", ".")
+    assert code == 1
+    found = sorted(
+        (line.split(":")[0], line.split(" ")[1]) for line in out.splitlines() if line.strip()
+    )
+    assert found == [
+        ("listed.py", "ASC007"),
+        ("malformed.py", "ASC004"),  # an empty list silences nothing, not everything
+        ("malformed.py", "ASC007"),
+        ("other.py", "ASC004"),
+    ]
+
+
+def test_file_level_noqa_covers_unused_noqa_only_when_listed(project, capsys):
+    text = KERNEL_WITH_NUM_WARPS.replace("num_warps=4)", "num_warps=4)  # noqa: ASC001")
+    (project / "a.py").write_text("# ascend-lint: noqa: ASC004\n" + text)
+    (project / "b.py").write_text("# ascend-lint: noqa: ASC004, ASC100\n" + text)
+    code, out, _ = run(capsys, "--output-format", "concise", "-q", ".")
+    assert code == 1
+    assert [(line.split(":")[0], line.split(" ")[1]) for line in out.splitlines()] == [
+        ("a.py", "ASC100")
+    ]
+
+
 def test_config_select_per_file_ignores_and_exclude(project, capsys):
     (project / "pyproject.toml").write_text(
         textwrap.dedent(
