@@ -115,7 +115,7 @@ def test_noqa(project, capsys):
 
 
 def test_file_level_noqa_with_codes_silences_only_those_codes(project, capsys):
-    # Ruff's `# ruff: noqa: F401`: the listed codes, everywhere in the file, and no other.
+    # As Ruff's file-level noqa with codes: the listed codes, everywhere in the file, no other.
     two = KERNEL_WITH_NUM_WARPS.replace("    pass\n", "    y = (BT * 4).to(tl.int64)\n")
     (project / "listed.py").write_text("# ascend-lint: noqa: ASC004\n" + two)
     (project / "other.py").write_text("# ascend-lint: noqa: ASC007, ASC001\n" + two)
