@@ -138,9 +138,24 @@ def remove_arguments(source: SourceFile, container: ast.AST, keys) -> Edit | Non
     `remove_argument` would one after the other, as one edit. Findings on the same call
     share it, so fixing them all takes one round (the one-by-one edits of two neighbours
     overlap at the comma between them)."""
-    text = source.text
     elements = _element_spans(source, container)
-    wanted = [i for i, (_, _, k) in enumerate(elements) if k in keys]
+    return _remove_elements(
+        source, elements, [i for i, (_, _, k) in enumerate(elements) if k in keys]
+    )
+
+
+def remove_list_elements(source: SourceFile, nodes: list[ast.AST], drop: list[int]) -> Edit | None:
+    """Delete elements `drop` (indices) of a comma-separated list whose elements are
+    `nodes` (a list display's items, an import's names), each with its comma, as one edit:
+    an element alone on its line goes with the whole line."""
+    elements = [(*_node_offsets(source, node), str(i)) for i, node in enumerate(nodes)]
+    return _remove_elements(source, elements, drop)
+
+
+def _remove_elements(
+    source: SourceFile, elements: list[tuple[int, int, str | None]], wanted: list[int]
+) -> Edit | None:
+    text = source.text
     if not wanted:
         return None
     # Work on the whole lines around the container: removals look at line boundaries.
@@ -149,8 +164,10 @@ def remove_arguments(source: SourceFile, container: ast.AST, keys) -> Edit | Non
     hi = len(text) if hi < 0 else hi + 1
     window = text[lo:hi]
     spans = [(s - lo, e - lo, k) for s, e, k in elements]
-    for key in [elements[i][2] for i in wanted]:
-        idx = next(i for i, (_, _, k) in enumerate(spans) if k == key)
+    # Each removal shifts the spans after it: find the element again by its identity.
+    spans = [(s, e, (i, k)) for i, (s, e, k) in enumerate(spans)]
+    for target in wanted:
+        idx = next(i for i, (_, _, (j, _k)) in enumerate(spans) if j == target)
         s, e = _removal_span(window, spans, idx)
         window = window[:s] + window[e:]
         cut = e - s

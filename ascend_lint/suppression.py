@@ -47,6 +47,21 @@ def continued_to(source: SourceFile, row: int) -> int:
 EVERY_CODE = None
 
 
+def suppressing_row(source: SourceFile, start_row: int, end_row: int, code: str) -> int | None:
+    """The row of the line comment that silences `code` for a finding spanning these
+    rows: its first or last line, or the line a backslash continues the last one to."""
+    rows = (start_row, end_row, continued_to(source, end_row))
+    return next((r for r in rows if line_suppresses(source.line(r), code)), None)
+
+
+def suppressed_on(source: SourceFile, start_row: int, end_row: int, code: str) -> bool:
+    """Whether a finding of `code` spanning these rows is silenced, by a line comment or
+    the file's: what a fix that reaches beyond its own finding must leave alone."""
+    return suppressing_row(source, start_row, end_row, code) is not None or file_exempts(
+        file_exemption(source), code
+    )
+
+
 def file_exemption(source: SourceFile) -> frozenset[str] | None:
     """The codes the file's `# ascend-lint: noqa...` comments silence in the whole file:
     EVERY_CODE (None) for a bare one, else the union of the codes listed (empty: none)."""
@@ -80,8 +95,7 @@ def apply_noqa(
         return []
     kept = []
     for d in diagnostics:
-        rows = (d.start.row, d.end.row, continued_to(source, d.end.row))
-        hit = next((r for r in rows if line_suppresses(source.line(r), d.code)), None)
+        hit = suppressing_row(source, d.start.row, d.end.row, d.code)
         if hit is not None:
             if used is not None:
                 used.add((hit, d.code))

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from ascend_lint.codemods import remove_arguments, remove_statement
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, is_simt_only
+from ascend_lint.knob_cleanup import Cleanup, knob_cleanups
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.suppression import suppressed_on
 
 KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
@@ -21,6 +23,21 @@ def _knobs_in(container: ast.AST) -> set[str]:
     return set()
 
 
+def _knob_values(container: ast.AST) -> list[ast.AST]:
+    """The expressions removing the knobs of `container` deletes."""
+    if isinstance(container, ast.Call):
+        return [k.value for k in container.keywords if k.arg in KNOBS]
+    if isinstance(container, ast.Dict):
+        return [
+            v
+            for k, v in zip(container.keys, container.values)
+            if isinstance(k, ast.Constant) and k.value in KNOBS
+        ]
+    if isinstance(container, ast.Assign):
+        return [container.value]
+    return []
+
+
 class LaunchNumWarpsStages(Rule):
     code = "ASC004"
     name = "launch-num-warps-stages"
@@ -30,7 +47,7 @@ class LaunchNumWarpsStages(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
-        removals: dict[int, Edit | None] = {}  # id(container) -> the edit its findings share
+        found: list[tuple[ast.AST, ast.AST, str, str]] = []  # node, container, key, where
         sites: list[tuple[ast.Call, str]] = [(call, "launch") for call, _host in index.launch_calls]
         sites += [(call, "triton.Config") for call in index.configs]
         for fn in index.kernels:
@@ -40,42 +57,66 @@ class LaunchNumWarpsStages(Rule):
                 continue
             for kw in call.keywords:
                 if kw.arg in KNOBS:
-                    yield self._finding(ctx, kw, call, kw.arg, where, removals)
+                    found.append((kw, call, kw.arg, where))
         for key, node, container in index.host.option_dicts():
             if key in KNOBS and not is_simt_only(container):
-                yield self._finding(ctx, node, container, key, "launch options dict", removals)
+                found.append((node, container, key, "launch options dict"))
+        if not found:
+            return
+        # Every knob of a container goes in one edit that its findings share: the
+        # one-by-one removals of neighbours overlap and would take a round each.
+        removals: dict[int, Edit] = {}
+        containers: dict[int, ast.AST] = {}
+        for _node, container, _key, _where in found:
+            if id(container) not in containers:
+                containers[id(container)] = container
+                edit = self._removal(ctx, container)
+                if edit is not None:
+                    removals[id(container)] = edit
+        # What the removed values alone read goes with them (knob_cleanup); a container
+        # with a finding silenced by a noqa comment keeps its values and what they read.
+        silenced = {
+            id(container)
+            for node, container, _key, _where in found
+            if suppressed_on(ctx.source, node.lineno, node.end_lineno or node.lineno, self.code)
+        }
+        values = {key: _knob_values(containers[key]) for key in removals if key not in silenced}
+        group_of, cleanups = knob_cleanups(index.tree, ctx.source, index.hosts, values)
+        fixes: dict[int, tuple[tuple[Edit, ...], Cleanup | None]] = {}
+        for key in removals:
+            group = group_of.get(key, key)
+            if group not in fixes:
+                members = [k for k in removals if group_of.get(k, k) == group]
+                cleanup = cleanups.get(group)
+                edits = [removals[k] for k in members] + (cleanup.edits if cleanup else [])
+                fixes[group] = (tuple(sorted(edits, key=lambda e: (e.start, e.end))), cleanup)
+        for node, container, key, where in found:
+            fix = None
+            if id(container) in removals:
+                edits, cleanup = fixes[group_of.get(id(container), id(container))]
+                message = f"Remove `{key}`"
+                applicability = Applicability.SAFE
+                if cleanup is not None:
+                    message += " " + cleanup.describe()
+                    if cleanup.unsafe_imports:
+                        applicability = Applicability.UNSAFE
+                fix = Fix(applicability, message, edits)
+            yield Finding(
+                node,
+                f"`{key}` in a {where} has no effect on Ascend and only multiplies compilations; remove it",
+                fix=fix,
+            )
 
-    def _finding(
-        self,
-        ctx: RuleContext,
-        node: ast.AST,
-        container: ast.AST,
-        key: str,
-        where: str,
-        removals: dict[int, Edit | None],
-    ) -> Finding:
+    @staticmethod
+    def _removal(ctx: RuleContext, container: ast.AST) -> Edit | None:
         if isinstance(container, ast.stmt):
             line = ctx.source.line(container.lineno)
             alone = (
                 line[: container.col_offset].strip() == ""
                 and container.end_lineno == container.lineno
             )
-            edit = remove_statement(ctx.source, container) if alone else None
-        else:
-            # Every knob of the container in one edit that each finding shares: the
-            # one-by-one removals of neighbours overlap and would take a round each.
-            # Worked out for the first finding only.
-            if id(container) not in removals:
-                removals[id(container)] = remove_arguments(
-                    ctx.source, container, _knobs_in(container)
-                )
-            edit = removals[id(container)]
-        fix = Fix(Applicability.SAFE, f"Remove `{key}`", (edit,)) if edit else None
-        return Finding(
-            node,
-            f"`{key}` in a {where} has no effect on Ascend and only multiplies compilations; remove it",
-            fix=fix,
-        )
+            return remove_statement(ctx.source, container) if alone else None
+        return remove_arguments(ctx.source, container, _knobs_in(container))
 
     VALID = [
         """
@@ -167,6 +208,39 @@ import triton
 @triton.jit
 def k(x, T, BT: "tl.constexpr"):
     pass
+""",
+        ),
+        # what only the removed options read goes with them: a local free of side
+        # effects, an imported name whose module stays imported; a value that may have
+        # effects is still evaluated
+        Invalid(
+            """
+import triton
+from helpers import cdiv, shared_mem
+
+@triton.jit
+def k(x, BK: "tl.constexpr"):
+    pass
+
+def launch(x, BK, cfg):
+    num_warps = 4 if BK == 64 else 8
+    stages = cfg["num_stages"]
+    k[(cdiv(BK, 2),)](x, BK=BK, num_warps=num_warps, num_stages=stages)
+    k[(1,)](x, BK=BK, num_stages=2 if shared_mem() else 1)
+""",
+            rows=[12, 12, 13],
+            fixed="""
+import triton
+from helpers import cdiv
+
+@triton.jit
+def k(x, BK: "tl.constexpr"):
+    pass
+
+def launch(x, BK, cfg):
+    cfg["num_stages"]
+    k[(cdiv(BK, 2),)](x, BK=BK)
+    k[(1,)](x, BK=BK)
 """,
         ),
         # options in a kwargs dict splatted into the launch
