@@ -5,7 +5,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.codemods import remove_arguments, remove_statement
+from ascend_lint.codemods import (
+    remove_arguments,
+    remove_comprehension_clauses,
+    remove_list_elements,
+    remove_statement,
+)
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.knob_cleanup import Cleanup, knob_cleanups
@@ -61,6 +66,7 @@ class LaunchNumWarpsStages(Rule):
         for key, node, container in index.host.option_dicts():
             if key in KNOBS and not is_simt_only(container):
                 found.append((node, container, key, "launch options dict"))
+        yield from self._repeats(ctx)
         if not found:
             return
         # Every knob of a container goes in one edit that its findings share: the
@@ -108,6 +114,52 @@ class LaunchNumWarpsStages(Rule):
             )
 
     @staticmethod
+    def _repeats(ctx: RuleContext) -> Iterator[Finding]:
+        """Configs an autotune list holds twice, typically once the knobs are gone: each
+        is compiled and benchmarked again for nothing."""
+        autotune = ctx.index.autotune
+        by_display: dict[int, list] = {}
+        for repeat in autotune.repeated_configs():
+            by_display.setdefault(id(repeat.display), []).append(repeat)
+        for repeats in by_display.values():
+            display = repeats[0].display
+            drop = [display.elts.index(r.node) for r in repeats]
+            edit = remove_list_elements(ctx.source, display.elts, drop)
+            fix = Fix(Applicability.SAFE, "Remove the repeated configs", (edit,)) if edit else None
+            for repeat in repeats:
+                yield Finding(
+                    repeat.node,
+                    f"this `triton.Config` repeats the one on line {repeat.first.lineno}: "
+                    "autotuning compiles and benchmarks the same kernel again; remove it",
+                    fix=fix,
+                )
+        by_comp: dict[int, list] = {}
+        for loop in autotune.repeating_loops():
+            by_comp.setdefault(id(loop.comprehension), []).append(loop)
+        for loops in by_comp.values():
+            comp = loops[0].comprehension
+            edits = remove_comprehension_clauses(ctx.source, comp, [lp.clause for lp in loops])
+            unsure = [lp for lp in loops if not lp.non_empty]
+            fix = None
+            if edits:
+                message = "Remove the loops no config reads"
+                if unsure:
+                    shown = ", ".join(f"`{ast.unparse(lp.clause.iter)}`" for lp in unsure)
+                    message += f" (unsafe: were {shown} empty, the list was empty)"
+                applicability = Applicability.UNSAFE if unsure else Applicability.SAFE
+                fix = Fix(applicability, message, tuple(edits))
+            for loop in loops:
+                target = ast.unparse(loop.clause.target)
+                times = f"{loop.values} times" if loop.values else "once per value"
+                yield Finding(
+                    loop.clause.target,
+                    f"`for {target} in ...` repeats every config {times}: no config reads "
+                    f"`{target}`, so autotuning compiles and benchmarks the same kernels "
+                    "again; remove the loop",
+                    fix=fix,
+                )
+
+    @staticmethod
     def _removal(ctx: RuleContext, container: ast.AST) -> Edit | None:
         if isinstance(container, ast.stmt):
             line = ctx.source.line(container.lineno)
@@ -142,6 +194,21 @@ def launch_helper(kernel, x, num_warps: int = _NUM_WARPS):
 import triton
 
 @triton.autotune(configs=[triton.Config({'BT': 64}, num_warps=8, compile_mode="simt_only")], key=['T'])
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+        # configs that differ, a loop whose variable a config reads, a loop that
+        # repeats nothing (no value, or one)
+        """
+import triton
+
+@triton.autotune(
+    configs=[triton.Config({'BT': 64}), triton.Config({'BT': 128})]
+    + [triton.Config({'BT': bt}) for bt in (32, 16) for _ in range(0)]
+    + [triton.Config({'BT': 256}) for num_warps in [4]],
+    key=['T'],
+)
 @triton.jit
 def k(x, T, BT: "tl.constexpr"):
     pass
@@ -201,7 +268,7 @@ import triton
 @triton.autotune(
     configs=[
         triton.Config({'BT': bt})
-        for bt in (32, 64) for w in (2, 4) for s in (1, 2)
+        for bt in (32, 64)
     ],
     key=['T'],
 )
@@ -241,6 +308,71 @@ def launch(x, BK, cfg):
     cfg["num_stages"]
     k[(cdiv(BK, 2),)](x, BK=BK)
     k[(1,)](x, BK=BK)
+""",
+        ),
+        # configs that differ only in the knobs become one (a second round merges them)
+        Invalid(
+            """
+import triton
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BT': 64}, num_warps=1),
+        triton.Config({'BT': 64}, num_warps=2),
+        triton.Config({"BT": 64}),
+        triton.Config({'BT': 128}, num_warps=4),
+    ],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+            rows=[6, 7, 9],
+            fixed="""
+import triton
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BT': 64}),
+        triton.Config({'BT': 128}),
+    ],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+        ),
+        # a loop no config reads repeats them all; its values come from a module
+        # constant that is never empty
+        Invalid(
+            """
+import triton
+
+NUM_WARPS = [2, 4] if IS_AMD else [4, 8]
+
+@triton.autotune(
+    configs=[triton.Config({'BT': bt}) for bt in (32, 64) for w in NUM_WARPS],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+            rows=[7],
+            fixed="""
+import triton
+
+NUM_WARPS = [2, 4] if IS_AMD else [4, 8]
+
+@triton.autotune(
+    configs=[triton.Config({'BT': bt}) for bt in (32, 64)],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
 """,
         ),
         # options in a kwargs dict splatted into the launch
