@@ -191,34 +191,27 @@ def remove_comprehension_clauses(
     source: SourceFile, comp: ast.ListComp, clauses: list[ast.comprehension]
 ) -> list[Edit] | None:
     """Delete `for` clauses (without `if`s) from a list comprehension: each from the end
-    of what precedes it to the end of its iterable; `[elt]` when none is left. None when
-    the text is not the plain shape (a parenthesised iterable, an `async for`)."""
+    of what precedes it to the end of its iterable, so with none left it is the display
+    `[elt]`. Edits only outside the element, so a fix may edit the element too. None
+    when the text is not the plain shape (a comment or `async` before a clause)."""
     text = source.text
     gone = {id(c) for c in clauses}
-    if all(id(c) in gone for c in comp.generators):
-        start, end = _node_offsets(source, comp)
-        return [_edit(source, start, end, f"[{node_text(source, comp.elt)}]")]
     edits = []
-    previous_end = _node_offsets(source, comp.elt)[1]
-    ends = [_node_offsets(source, g.ifs[-1] if g.ifs else g.iter)[1] for g in comp.generators]
+    lo, hi = _node_offsets(source, comp)
+    hi -= 1  # the closing bracket
+    previous_end = _widen(text, *_node_offsets(source, comp.elt), lo, hi)[1]
+    ends = [
+        _widen(text, *_node_offsets(source, g.ifs[-1] if g.ifs else g.iter), lo, hi)[1]
+        for g in comp.generators
+    ]
     for i, clause in enumerate(comp.generators):
         if id(clause) in gone:
-            target_start = _node_offsets(source, clause.target)[0]
-            keyword = text[previous_end:target_start]
-            following = ends[i + 1] if i + 1 < len(ends) else _node_offsets(source, comp)[1] - 1
-            gap_after = text[ends[i] : following]
-            if keyword.strip() != "for" or not _only_space_or_next_clause(gap_after):
-                return None
+            target_start = _widen(text, *_node_offsets(source, clause.target), lo, hi)[0]
+            if text[previous_end:target_start].strip() != "for":
+                return None  # a comment, `async`: not the plain shape
             edits.append(_edit(source, previous_end, ends[i], ""))
         previous_end = ends[i]
     return edits
-
-
-def _only_space_or_next_clause(gap: str) -> bool:
-    """What follows a clause's iterable up to the next clause's end or the closing
-    bracket: anything but a `)` closing parentheses around the iterable."""
-    head = gap.lstrip(" \t\r\n\\")
-    return not head.startswith(")")
 
 
 def replace_node(source: SourceFile, node: ast.AST, content: str) -> Edit:

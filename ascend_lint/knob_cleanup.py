@@ -34,38 +34,10 @@ from pathlib import Path
 from ascend_lint.codemods import node_text, remove_list_elements, remove_statement, replace_node
 from ascend_lint.diagnostics import Edit
 from ascend_lint.index.scopes import Scope
-from ascend_lint.index.syntax import walk
+from ascend_lint.index.syntax import free_of_effects, walk
 from ascend_lint.source import SourceFile
 
-# Expressions whose evaluation can do nothing but produce a value (Ruff's model for F841:
-# a call, a subscript, a comprehension or operator overloading may run user code).
-_LITERALS = (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.JoinedStr)
 _DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec"})
-
-
-def free_of_effects(expr: ast.AST) -> bool:
-    for node in walk(expr):
-        if isinstance(
-            node,
-            (
-                ast.Call,
-                ast.Subscript,
-                ast.Await,
-                ast.Yield,
-                ast.YieldFrom,
-                ast.NamedExpr,
-                ast.ListComp,
-                ast.SetComp,
-                ast.DictComp,
-                ast.GeneratorExp,
-            ),
-        ):
-            return False
-        if isinstance(node, ast.BinOp) and not (
-            isinstance(node.left, _LITERALS) and isinstance(node.right, _LITERALS)
-        ):
-            return False
-    return True
 
 
 @dataclass

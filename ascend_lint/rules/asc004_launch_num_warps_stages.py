@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ascend_lint.codemods import (
     remove_arguments,
@@ -13,7 +14,8 @@ from ascend_lint.codemods import (
 )
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, is_simt_only
-from ascend_lint.knob_cleanup import Cleanup, knob_cleanups
+from ascend_lint.index.syntax import free_of_effects
+from ascend_lint.knob_cleanup import knob_cleanups
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 from ascend_lint.suppression import suppressed_on
 
@@ -41,6 +43,17 @@ def _knob_values(container: ast.AST) -> list[ast.AST]:
     if isinstance(container, ast.Assign):
         return [container.value]
     return []
+
+
+@dataclass(frozen=True)
+class _Removal:
+    """The edits that remove a container's knobs, the expressions they delete, and what
+    the fix message adds (and whether that makes the fix unsafe)."""
+
+    edits: tuple[Edit, ...]
+    values: list[ast.AST]
+    note: str = ""
+    unsafe: bool = False
 
 
 class LaunchNumWarpsStages(Rule):
@@ -71,14 +84,14 @@ class LaunchNumWarpsStages(Rule):
             return
         # Every knob of a container goes in one edit that its findings share: the
         # one-by-one removals of neighbours overlap and would take a round each.
-        removals: dict[int, Edit] = {}
+        removals: dict[int, _Removal] = {}
         containers: dict[int, ast.AST] = {}
         for _node, container, _key, _where in found:
             if id(container) not in containers:
                 containers[id(container)] = container
-                edit = self._removal(ctx, container)
-                if edit is not None:
-                    removals[id(container)] = edit
+                removal = self._removal(ctx, container)
+                if removal is not None:
+                    removals[id(container)] = removal
         # What the removed values alone read goes with them (knob_cleanup); a container
         # with a finding silenced by a noqa comment keeps its values and what they read.
         silenced = {
@@ -86,26 +99,29 @@ class LaunchNumWarpsStages(Rule):
             for node, container, _key, _where in found
             if suppressed_on(ctx.source, node.lineno, node.end_lineno or node.lineno, self.code)
         }
-        values = {key: _knob_values(containers[key]) for key in removals if key not in silenced}
+        values = {key: removals[key].values for key in removals if key not in silenced}
         group_of, cleanups = knob_cleanups(index.tree, ctx.source, index.hosts, values)
-        fixes: dict[int, tuple[tuple[Edit, ...], Cleanup | None]] = {}
+        fixes: dict[int, tuple[tuple[Edit, ...], str, bool]] = {}
         for key in removals:
             group = group_of.get(key, key)
-            if group not in fixes:
-                members = [k for k in removals if group_of.get(k, k) == group]
-                cleanup = cleanups.get(group)
-                edits = [removals[k] for k in members] + (cleanup.edits if cleanup else [])
-                fixes[group] = (tuple(sorted(edits, key=lambda e: (e.start, e.end))), cleanup)
+            if group in fixes:
+                continue
+            members = [removals[k] for k in removals if group_of.get(k, k) == group]
+            cleanup = cleanups.get(group)
+            edits = [e for m in members for e in m.edits] + (cleanup.edits if cleanup else [])
+            notes = [m.note for m in members if m.note]
+            unsafe = any(m.unsafe for m in members)
+            if cleanup is not None:
+                notes.insert(0, cleanup.describe())
+                unsafe = unsafe or bool(cleanup.unsafe_imports)
+            ordered = tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+            fixes[group] = (ordered, " ".join(notes), unsafe)
         for node, container, key, where in found:
             fix = None
             if id(container) in removals:
-                edits, cleanup = fixes[group_of.get(id(container), id(container))]
-                message = f"Remove `{key}`"
-                applicability = Applicability.SAFE
-                if cleanup is not None:
-                    message += " " + cleanup.describe()
-                    if cleanup.unsafe_imports:
-                        applicability = Applicability.UNSAFE
+                edits, notes, unsafe = fixes[group_of.get(id(container), id(container))]
+                message = f"Remove `{key}`" + (f" {notes}" if notes else "")
+                applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
                 fix = Fix(applicability, message, edits)
             yield Finding(
                 node,
@@ -125,7 +141,17 @@ class LaunchNumWarpsStages(Rule):
             display = repeats[0].display
             drop = [display.elts.index(r.node) for r in repeats]
             edit = remove_list_elements(ctx.source, display.elts, drop)
-            fix = Fix(Applicability.SAFE, "Remove the repeated configs", (edit,)) if edit else None
+            # Dropping a repeat runs its arguments once less: safe when they do nothing else.
+            pure = all(
+                free_of_effects(part)
+                for r in repeats
+                for part in (*r.node.args, *(k.value for k in r.node.keywords))
+            )
+            message = "Remove the repeated configs" + (
+                "" if pure else " (unsafe: their arguments may have side effects)"
+            )
+            applicability = Applicability.SAFE if pure else Applicability.UNSAFE
+            fix = Fix(applicability, message, (edit,)) if edit else None
             for repeat in repeats:
                 yield Finding(
                     repeat.node,
@@ -139,18 +165,18 @@ class LaunchNumWarpsStages(Rule):
         for loops in by_comp.values():
             comp = loops[0].comprehension
             edits = remove_comprehension_clauses(ctx.source, comp, [lp.clause for lp in loops])
-            unsure = [lp for lp in loops if not lp.non_empty]
+            unsure = [lp for lp in loops if not lp.removable]
             fix = None
             if edits:
                 message = "Remove the loops no config reads"
                 if unsure:
                     shown = ", ".join(f"`{ast.unparse(lp.clause.iter)}`" for lp in unsure)
-                    message += f" (unsafe: were {shown} empty, the list was empty)"
+                    message += f" (unsafe: {shown} may be empty or have side effects)"
                 applicability = Applicability.UNSAFE if unsure else Applicability.SAFE
                 fix = Fix(applicability, message, tuple(edits))
             for loop in loops:
                 target = ast.unparse(loop.clause.target)
-                times = f"{loop.values} times" if loop.values else "once per value"
+                times = f"up to {loop.values} times" if loop.values else "once per value"
                 yield Finding(
                     loop.clause.target,
                     f"`for {target} in ...` repeats every config {times}: no config reads "
@@ -160,15 +186,48 @@ class LaunchNumWarpsStages(Rule):
                 )
 
     @staticmethod
-    def _removal(ctx: RuleContext, container: ast.AST) -> Edit | None:
+    def _removal(ctx: RuleContext, container: ast.AST) -> _Removal | None:
         if isinstance(container, ast.stmt):
             line = ctx.source.line(container.lineno)
             alone = (
                 line[: container.col_offset].strip() == ""
                 and container.end_lineno == container.lineno
             )
-            return remove_statement(ctx.source, container) if alone else None
-        return remove_arguments(ctx.source, container, _knobs_in(container))
+            if not alone:
+                return None
+            return _Removal((remove_statement(ctx.source, container),), _knob_values(container))
+        edit = remove_arguments(ctx.source, container, _knobs_in(container))
+        if edit is None:
+            return None
+        removal = _Removal((edit,), _knob_values(container))
+        # A config built in a comprehension: the loops that only fed the knobs would
+        # repeat every config once the knobs are gone; they go in the same fix.
+        comp = ctx.index.autotune.comprehension_of(container)
+        if comp is None:
+            return removal
+        loops = ctx.index.autotune.loops_unread_without(comp, removal.values)
+        if not loops:
+            return removal
+        edits = remove_comprehension_clauses(ctx.source, comp, [lp.clause for lp in loops])
+        shown = ", ".join(f"`for {ast.unparse(lp.clause.target)} in ...`" for lp in loops)
+        if edits is None:
+            return _Removal(
+                removal.edits,
+                removal.values,
+                f"(unsafe: {shown} then repeats every config; remove it by hand)",
+                unsafe=True,
+            )
+        unsure = [lp for lp in loops if not lp.removable]
+        note = f"and {shown}, which then repeats every config"
+        if unsure:
+            iters = ", ".join(f"`{ast.unparse(lp.clause.iter)}`" for lp in unsure)
+            note += f" (unsafe: {iters} may be empty or have side effects)"
+        return _Removal(
+            tuple(removal.edits) + tuple(edits),
+            removal.values + [lp.clause.iter for lp in loops],
+            note,
+            unsafe=bool(unsure),
+        )
 
     VALID = [
         """

@@ -225,3 +225,75 @@ def test_pyflakes_finds_nothing_the_fix_left(tmp_path):
 
     assert pyflakes(before) == ""
     assert pyflakes(after) == ""
+
+
+CONFIGS = """\
+NUM_STAGES = [2, 3] if FAST else [1]
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BV': BV}, num_warps=num_warps, num_stages=num_stages)
+        for BV in [32, 64]
+        for num_warps in [1, 2, 4] + ([] if FAST else [8])
+        for num_stages in (NUM_STAGES)
+    ],
+    key=['T'],
+)
+@triton.jit
+def tuned(x, T, BV: tl.constexpr):
+    pass
+"""
+
+
+def test_loops_that_only_fed_the_knobs_go_in_the_same_round():
+    fixed, outcome = fix(CONFIGS)
+    assert fixed == CONFIGS.replace(
+        """\
+        triton.Config({'BV': BV}, num_warps=num_warps, num_stages=num_stages)
+        for BV in [32, 64]
+        for num_warps in [1, 2, 4] + ([] if FAST else [8])
+        for num_stages in (NUM_STAGES)
+""",
+        """\
+        triton.Config({'BV': BV})
+        for BV in [32, 64]
+""",
+    )
+    assert outcome.remaining == [] and len(outcome.applied) == 2
+    assert all(d.fix.applicability is Applicability.SAFE for d in outcome.applied)
+
+
+def test_a_loop_whose_values_come_from_a_call_goes_only_with_unsafe_fixes():
+    body = CONFIGS.replace("[1, 2, 4] + ([] if FAST else [8])", "sizes()")
+    fixed, outcome = fix(body)
+    assert fixed == body  # removing the knobs alone would leave `for num_warps` repeating
+    assert len(outcome.remaining) == 2
+    for finding in outcome.remaining:
+        assert finding.fix.applicability is Applicability.UNSAFE
+        assert "(unsafe: `sizes()` may be empty or have side effects)" in finding.fix.message
+    fixed, outcome = fix(body, BOTH)
+    assert "for num_warps" not in fixed and "for num_stages" not in fixed
+    assert outcome.remaining == []
+
+
+def test_configs_left_repeating_are_reported_and_merged():
+    body = """\
+    @triton.autotune(
+        configs=[triton.Config({'BV': 32}), triton.Config({'BV': 32}), triton.Config({'BV': 64})]
+        + [triton.Config({'BV': bv}) for bv in (16, 8) for stage in range(3)],
+        key=['T'],
+    )
+    @triton.jit
+    def tuned(x, T, BV: tl.constexpr):
+        pass
+    """
+    fixed, outcome = fix(body)
+    messages = sorted(d.message.split(":")[0] for d in outcome.applied)
+    assert messages == [
+        "`for stage in ...` repeats every config up to 3 times",
+        "this `triton.Config` repeats the one on line 11",
+    ]
+    assert fixed == textwrap.dedent(body).replace(" triton.Config({'BV': 32}),", "", 1).replace(
+        " for stage in range(3)", ""
+    )
