@@ -319,3 +319,62 @@ def test_reference_kernels_lint_clean_and_examples_are_flagged(capsys):
     code, out, _ = run(capsys, "--output-format", "json", str(root / "examples" / "gpu_habits"))
     assert code == 1
     assert {d["code"] for d in json.loads(out)} >= {"ASC001", "ASC002", "ASC003", "ASC004"}
+
+
+# -- commands and habits, as Ruff has them ----------------------------------------------
+
+
+def test_help_lists_every_command(capsys):
+    from ascend_lint.cli import _commands
+
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    listed = out.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    assert [line.split()[0] for line in listed.splitlines()] == list(_commands())
+    assert {"check", "rule", "server", "clean", "help", "version"} <= set(_commands())
+    assert run(capsys, "help")[1] == out
+
+
+def test_help_for_an_unknown_command_is_an_error(capsys):
+    code, out, err = run(capsys, "help", "bogus")
+    assert code == 2 and out == ""
+    assert "error: unknown command `bogus`" in err
+    code, _, err = run(capsys, "help", "rulle")
+    assert code == 2 and "did you mean `rule`?" in err
+    code, out, _ = run(capsys, "help", "rule")
+    assert code == 0 and "usage: ascend-lint rule" in out
+
+
+def test_a_mistyped_command_gets_a_suggestion_and_a_folder_of_that_name_is_linted(project, capsys):
+    code, out, err = run(capsys, "chek", ".")
+    assert code == 2 and out == ""
+    assert "unknown command `chek`" in err and "did you mean `check`?" in err
+    (project / "chek").mkdir()
+    (project / "chek" / "k.py").write_text(CLEAN_KERNEL)
+    assert run(capsys, "chek")[0] == 0
+
+
+@pytest.mark.parametrize("jobs", ["-3", "0", "two"])
+def test_jobs_must_be_a_positive_number(project, capsys, jobs):
+    (project / "k.py").write_text(CLEAN_KERNEL)
+    code, _, err = run(capsys, "-j", jobs, "k.py")
+    assert code == 2 and "argument -j/--jobs" in err
+    assert run(capsys, "-j", "1", "k.py")[0] == 0
+
+
+def test_statistics_as_json_and_only_where_it_can_be_printed(project, capsys):
+    (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
+    code, out, _ = run(capsys, "--statistics", "--output-format", "json", "k.py")
+    assert code == 1
+    assert json.loads(out) == [
+        {
+            "code": "ASC004",
+            "name": "launch-num-warps-stages",
+            "count": 1,
+            "fixable": True,
+            "fixable_count": 1,
+        }
+    ]
+    code, out, err = run(capsys, "--statistics", "--output-format", "sarif", "k.py")
+    assert code == 2 and out == ""
+    assert "--statistics prints text or JSON, not `sarif`" in err
