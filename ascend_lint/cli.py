@@ -495,6 +495,13 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
             out = sys.stderr  # stdout carries the fixed source
         else:
             out = sys.stdout
+        if source is not None:
+            # Frames show the text the findings are about: the buffer (not the file of
+            # that name on disk), after --fix the fixed buffer.
+            from ascend_lint.reporters._common import sources_in_memory
+
+            linted = fixing.output if fixing is not None and fixing.output is not None else source
+            stack.enter_context(sources_in_memory({stdin_name: linted}))
         if args.statistics:
             _statistics(diagnostics, out, as_json=settings.output_format == "json")
         else:
