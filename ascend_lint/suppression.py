@@ -111,11 +111,17 @@ _OWN_CODE = re.compile(r"^ASC[0-9]{3}$")
 
 
 def unused_noqa(
-    source: SourceFile, used: set[tuple[int, str]], enabled: frozenset[str], code: str, name: str
+    source: SourceFile,
+    used: set[tuple[int, str]],
+    enabled: frozenset[str],
+    code: str,
+    name: str,
+    known: frozenset[str] = frozenset(),
 ) -> list[Diagnostic]:
     """A finding for each `# noqa: ...` whose codes of this tool silenced nothing on
     their line, with a safe fix that drops them (the comment too when no
-    other tool's code is left in it)."""
+    other tool's code is left in it). Each code is marked, as Ruff's RUF100 does,
+    `(unknown)` when no rule has it (`known`), `(not enabled)` when its rule is off."""
     from ascend_lint.diagnostics import Applicability, Edit, Fix, Position
 
     if "noqa" not in source.text.lower() or file_exempts(file_exemption(source), code):
@@ -149,9 +155,7 @@ def unused_noqa(
                 "Remove unused `noqa` codes" if keep else "Remove the unused `noqa` comment",
                 (Edit(Position(row, start), Position(row, end), replacement),),
             )
-            shown = ", ".join(
-                f"`{c}`" + ("" if c.upper() in enabled else " (not enabled)") for c in unused
-            )
+            shown = ", ".join(f"`{c}`" + _why_unused(c.upper(), enabled, known) for c in unused)
             found.append(
                 Diagnostic(
                     code,
@@ -165,3 +169,9 @@ def unused_noqa(
                 )
             )
     return found
+
+
+def _why_unused(code: str, enabled: frozenset[str], known: frozenset[str]) -> str:
+    if code not in known:
+        return " (unknown)"
+    return "" if code in enabled else " (not enabled)"

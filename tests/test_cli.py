@@ -378,3 +378,14 @@ def test_statistics_as_json_and_only_where_it_can_be_printed(project, capsys):
     code, out, err = run(capsys, "--statistics", "--output-format", "sarif", "k.py")
     assert code == 2 and out == ""
     assert "--statistics prints text or JSON, not `sarif`" in err
+
+
+def test_unused_noqa_says_which_codes_are_unknown_and_which_are_off(project, capsys):
+    (project / "k.py").write_text(
+        CLEAN_KERNEL.replace(
+            "k[(1,)](x, BT=64)", "k[(1,)](x, BT=64)  # noqa: ASC999, ASC001, ASC004"
+        )
+    )
+    code, out, _ = run(capsys, "--output-format", "concise", "-q", "--ignore", "ASC001", "k.py")
+    assert code == 1
+    assert "unused `noqa` codes `ASC999` (unknown), `ASC001` (not enabled), `ASC004`: " in out
