@@ -389,3 +389,13 @@ def test_unused_noqa_says_which_codes_are_unknown_and_which_are_off(project, cap
     code, out, _ = run(capsys, "--output-format", "concise", "-q", "--ignore", "ASC001", "k.py")
     assert code == 1
     assert "unused `noqa` codes `ASC999` (unknown), `ASC001` (not enabled), `ASC004`: " in out
+
+
+def test_the_repository_passes_its_own_linter(capsys, monkeypatch):
+    """What `.ci/run` holds the project to: `ascend-lint .` at the root, with the
+    repository's own configuration, finds nothing."""
+    root = Path(__file__).resolve().parents[1]
+    assert "ascend-lint check --no-cache .\n" in (root / ".ci" / "run").read_text()
+    monkeypatch.chdir(root)
+    code, out, _ = run(capsys, "--no-cache", "--output-format", "concise", ".")
+    assert (code, out) == (0, "All checks passed!\n")
