@@ -781,7 +781,13 @@ def _rule_command(argv: list[str]) -> int:
         rules = [RULES_BY_CODE[code]]
     else:
         p.error("give a rule code or --all")
-    from ascend_lint.docs import reference_source, rule_doc, rule_url
+    from ascend_lint.docs import (
+        reference_function,
+        reference_source,
+        reference_url,
+        rule_doc,
+        rule_url,
+    )
 
     if args.output_format == "json":
         import json
@@ -808,9 +814,12 @@ def _rule_command(argv: list[str]) -> int:
         if not r.reference:
             continue
         ref = reference_source(r.reference)
-        print(f"\n## Reference kernel: {r.reference}\n")
+        print(f"\n## Reference kernel: {reference_function(r.reference)}\n")
         if ref is None:
-            print("(reference kernels are not installed next to this copy of ascend-lint)")
+            print(
+                "(the reference kernels are not installed next to this copy of ascend-lint: "
+                f"{reference_url(r.reference)})"
+            )
         else:
             path, line, code = ref
             print(f"```python\n# {path}:{line}\n{code}\n```")

@@ -16,7 +16,7 @@ Where the counts come from, first match wins:
 1. the environment variables ``ASCEND_LINT_AI_CORES`` / ``ASCEND_LINT_VECTOR_CORES``
    (a positive integer): to use part of a device, to exercise the task loops with few
    programs in tests, or to give the count of resident programs on a machine that has
-   no NPU (the GPU benchmark in ``benchmarks/bench_kernels.py`` does this);
+   no NPU (the GPU benchmark in https://github.com/ascend-lint/ascend-lint/blob/main/benchmarks/bench_kernels.py does this);
 2. triton's active driver, when it is the NPU one: ``num_aicore`` / ``num_vectorcore``
    from ``driver.active.utils.get_device_properties(device_index)``;
 3. the counts of an Ascend 910B, :data:`DEFAULT_AI_CORES` and

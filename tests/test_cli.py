@@ -33,7 +33,7 @@ def test_findings_exit_1_with_frame_and_help(project, capsys):
     assert code == 1
     assert "k.py:11:23: ASC004 [*] `num_warps`" in out
     assert "11 |     k[(1,)](x, BT=64, num_warps=4)" in out
-    assert "help: corrected pattern: reference_kernels/chunk_o.py::chunk_fwd_o" in out
+    assert "help: corrected pattern: chunk_fwd_o, shown by `ascend-lint rule ASC004`" in out
     assert "Found 1 error in 1 of 1 files." in out
 
 
@@ -269,7 +269,7 @@ def test_linted_code_is_never_imported(project, capsys):
 def test_rule_command_shows_doc_and_reference(capsys):
     code, out, _ = run(capsys, "rule", "ASC004")
     assert code == 0
-    assert "## Reference kernel: reference_kernels/chunk_o.py::chunk_fwd_o" in out
+    assert "## Reference kernel: chunk_fwd_o" in out
     assert "def chunk_fwd_o(" in out
     code, out, _ = run(capsys, "rule", "--all")
     assert code == 0
