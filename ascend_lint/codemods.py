@@ -250,10 +250,11 @@ def _edit(source: SourceFile, start: int, end: int, content: str) -> Edit:
     return Edit(source.position_of(start), source.position_of(end), content)
 
 
-def remove_statement(source: SourceFile, stmt: ast.stmt) -> Edit:
+def remove_statement(source: SourceFile, stmt: ast.stmt, alone: bool | None = None) -> Edit:
     """Delete a simple statement that starts its line: the whole line when nothing else
     is on it, only `stmt;` when another statement follows on the line, and `pass` in its
-    place when it is the only statement of a block (an empty block does not parse)."""
+    place when it is the only statement of a block (an empty block does not parse).
+    `alone`: whether it is, when the caller knows (else the file is parsed to see)."""
     text = source.text
     start, end = _node_offsets(source, stmt)
     after = _skip_blanks(text, end)
@@ -262,7 +263,7 @@ def remove_statement(source: SourceFile, stmt: ast.stmt) -> Edit:
         after = _skip_blanks(text, end)
     if after < len(text) and text[after] not in "#\r\n":  # `stmt; other()`
         return _edit(source, start, after, "")
-    if _only_statement_in_block(source.text, stmt):
+    if _only_statement_in_block(source.text, stmt) if alone is None else alone:
         return _edit(source, start, end, "pass")
     end_row = stmt.end_lineno or stmt.lineno
     line_end = source.offset(end_row + 1, 0) if end_row < len(source.lines) else len(text)

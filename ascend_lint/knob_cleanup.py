@@ -28,13 +28,14 @@ gives those findings one shared fix (`groups`).
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ascend_lint.codemods import node_text, remove_list_elements, remove_statement, replace_node
 from ascend_lint.diagnostics import Edit
 from ascend_lint.index.scopes import Scope
-from ascend_lint.index.syntax import free_of_effects, walk
+from ascend_lint.index.syntax import child_bodies, free_of_effects, walk
 from ascend_lint.source import SourceFile
 
 _DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec"})
@@ -101,7 +102,8 @@ def knob_cleanups(
     if not removed_names:
         return {k: k for k in removed_values}, {}
 
-    units = _units(tree, source, hosts)
+    removed = [v for values in removed_values.values() for v in values]
+    units = _units(tree, source, hosts, sorted({v.lineno for v in removed}), removed)
     orphans: list[tuple[_Unit, set[int]]] = []  # each with the groups whose removal reads it
     orphan_keys: dict[int, set[int]] = {}
     changed = True
@@ -143,38 +145,66 @@ def knob_cleanups(
     return group_of, cleanups
 
 
-def _units(tree: ast.Module, source: SourceFile, hosts) -> list[_Unit]:
+def _units(
+    tree: ast.Module, source: SourceFile, hosts, rows: list[int], removed: list[ast.AST]
+) -> list[_Unit]:
+    """The bindings that could be orphaned: the imports of the module, and the locals of
+    the functions that hold a removed value (`rows`: where those values start); only
+    what a removed value reads, directly or through another orphan, can be orphaned."""
     units: list[_Unit] = []
     is_package_init = Path(source.path).name == "__init__.py"
     exported = _all_names(tree)
-    for host in hosts:
+    functions = []
+    for host in hosts[1:]:
         node = host.node
-        loads: dict[str, list[ast.Name]] = {}
-        dynamic = False
-        declared: set[str] = set()
-        for sub in walk(node):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                loads.setdefault(sub.id, []).append(sub)
-                dynamic = dynamic or sub.id in _DYNAMIC_SCOPE
-            elif isinstance(sub, (ast.Global, ast.Nonlocal)):
-                declared.update(sub.names)
-        if dynamic:
+        first = bisect.bisect_left(rows, node.lineno)
+        if first < len(rows) and rows[first] <= (node.end_lineno or node.lineno):
+            functions.append(host)  # a removed value is in this function
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for stmt in tree.body
+        if _is_import(stmt)
+        for alias in stmt.names
+    }
+    read = {n.id for node in removed for n in walk(node) if isinstance(n, ast.Name)}
+    for host in functions:
+        units += _scope_units(host, False, is_package_init, exported, read)
+    if read & imported:  # the module's imports only when something removed may read one
+        units += _scope_units(hosts[0], True, is_package_init, exported, set())
+    return units
+
+
+def _scope_units(host, module: bool, is_package_init: bool, exported, read: set[str]):
+    """The removable bindings of one function (or the module); `read` collects the names
+    the function reads."""
+    node = host.node
+    loads: dict[str, list[ast.Name]] = {}
+    dynamic = False
+    declared: set[str] = set()
+    for sub in walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            loads.setdefault(sub.id, []).append(sub)
+            dynamic = dynamic or sub.id in _DYNAMIC_SCOPE
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            declared.update(sub.names)
+    read.update(loads)
+    if dynamic:
+        return []
+    units = []
+    scope = Scope.scan(host)
+    for name, bindings in scope.bindings.items():
+        if name in declared or name in scope.declared_global:
             continue
-        scope = Scope.scan(host)
-        module = isinstance(node, ast.Module)
-        for name, bindings in scope.bindings.items():
-            if name in declared or name in scope.declared_global:
+        if all(_is_import(stmt) for _v, stmt in bindings):
+            if is_package_init or name in exported:
                 continue
-            if all(_is_import(stmt) for _v, stmt in bindings):
-                if is_package_init or name in exported:
-                    continue
-                if not all(_top_level(node, stmt) for _v, stmt in bindings):
-                    continue  # `try: import x` / `if TYPE_CHECKING:`: not touched
-            elif module:
-                continue  # a module global may be imported by other modules
-            elif not all(_plain_assignment(value, stmt) for value, stmt in bindings):
-                continue
-            units.append(_Unit(node, name, bindings, loads.get(name, [])))
+            if not all(_top_level(node, stmt) for _v, stmt in bindings):
+                continue  # `try: import x` / `if TYPE_CHECKING:`: not touched
+        elif module:
+            continue  # a module global may be imported by other modules
+        elif not all(_plain_assignment(value, stmt) for value, stmt in bindings):
+            continue
+        units.append(_Unit(node, name, bindings, loads.get(name, [])))
     return units
 
 
@@ -222,13 +252,14 @@ def _statement_edits(
     """The edit for one statement that binds orphaned names, added to `cleanup`."""
     names = [unit.name for unit, _v in entries]
     gone = set(names)
+    scope = entries[0][0].scope_node
     if _is_import(stmt):
         aliases = stmt.names
         drop = [i for i, a in enumerate(aliases) if (a.asname or a.name.split(".")[0]) in gone]
         if len(drop) < len(aliases):
             edit = remove_list_elements(source, aliases, drop)
         else:
-            edit = remove_statement(source, stmt)
+            edit = remove_statement(source, stmt, _alone_in_block(tree, stmt))
             if not _imported_elsewhere(tree, stmt):
                 cleanup.unsafe_imports.append(_module_name(stmt))
         cleanup.edits.append(edit)
@@ -238,7 +269,7 @@ def _statement_edits(
     if isinstance(target, ast.Name):
         value = stmt.value
         if free_of_effects(value):
-            cleanup.edits.append(remove_statement(source, stmt))
+            cleanup.edits.append(remove_statement(source, stmt, _alone_in_block(scope, stmt)))
             cleanup.removed.extend(names)
         else:
             cleanup.edits.append(replace_node(source, stmt, node_text(source, value)))
@@ -261,7 +292,7 @@ def _statement_edits(
         return
     cleanup.removed.extend(pairs[i][0].id for i in drop)
     if len(drop) == len(pairs):
-        cleanup.edits.append(remove_statement(source, stmt))
+        cleanup.edits.append(remove_statement(source, stmt, _alone_in_block(scope, stmt)))
         return
     rest = [p for i, p in enumerate(pairs) if i not in drop]
     left = ", ".join(node_text(source, t) for t, _v in rest)
@@ -269,6 +300,19 @@ def _statement_edits(
     start = replace_node(source, target, "").start
     end = replace_node(source, stmt.value, "").end
     cleanup.edits.append(Edit(start, end, f"{left} = {right}"))
+
+
+def _alone_in_block(root: ast.AST, stmt: ast.stmt) -> bool | None:
+    """Whether `stmt` is the only statement of its block, found from the function (or
+    module) that holds it; None where it is not in a block this walk reaches."""
+    todo = [root.body]
+    while todo:
+        block = todo.pop()
+        for other in block:
+            if other is stmt:
+                return len(block) == 1
+            todo.extend(child_bodies(other))
+    return None
 
 
 def _module_name(stmt: ast.stmt) -> str:

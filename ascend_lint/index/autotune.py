@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass
 
 from ascend_lint.index.scopes import HostNames
-from ascend_lint.index.syntax import free_of_effects, walk
+from ascend_lint.index.syntax import children, free_of_effects, walk
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class AutotuneFacts:
         loops: list[RepeatingLoop] = []
         configs = {id(call) for call in self._core.configs}
         if configs:
-            for node in walk(self._core.tree):
+            for node in self._outside_kernels():
                 if isinstance(node, (ast.List, ast.Tuple)):
                     repeated += _repeats_in(node, configs)
                 elif isinstance(node, ast.ListComp):
@@ -97,6 +97,19 @@ class AutotuneFacts:
                         loops += self._repeating_clauses(node, frozenset())
         self._scanned = (repeated, loops)
         return self._scanned
+
+    def _outside_kernels(self):
+        """Every node of the module but those of kernel bodies, where no config is built
+        (kernel bodies are most of a kernel module's nodes)."""
+        kernels = {id(k.node) for k in self._core.kernels}
+        todo = [self._core.tree]
+        while todo:
+            node = todo.pop()
+            yield node
+            if id(node) in kernels:
+                todo.extend(node.decorator_list)
+            else:
+                todo.extend(children(node))
 
     def _repeating_clauses(self, comp: ast.ListComp, gone: frozenset[int]) -> list[RepeatingLoop]:
         """The loops whose variable nothing in `comp` reads, outside the nodes `gone`."""
