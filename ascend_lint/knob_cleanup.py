@@ -56,8 +56,13 @@ class Cleanup:
             names = ", ".join(f"`{n}`" for n in dict.fromkeys(self.removed))
             parts.append(f"and the now unused {names}")
         if self.kept:
-            shown = ", ".join(f"`{n}`" for n in dict.fromkeys(self.kept))
-            parts.append(f"(the value of {shown} is still evaluated: it may have side effects)")
+            kept = list(dict.fromkeys(self.kept))
+            shown = ", ".join(f"`{n}`" for n in kept)
+            values, them = ("values", "they") if len(kept) > 1 else ("value", "it")
+            parts.append(
+                f"(the {values} assigned to {shown} stay as statements: {them} may have side "
+                "effects)"
+            )
         if self.unsafe_imports:
             shown = ", ".join(f"`{m}`" for m in self.unsafe_imports)
             parts.append(

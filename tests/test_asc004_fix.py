@@ -271,7 +271,7 @@ def test_a_loop_whose_values_come_from_a_call_goes_only_with_unsafe_fixes():
     assert len(outcome.remaining) == 2
     for finding in outcome.remaining:
         assert finding.fix.applicability is Applicability.UNSAFE
-        assert "(unsafe: `sizes()` may be empty or have side effects)" in finding.fix.message
+        assert "(unsafe: `sizes()` runs code that may have side effects)" in finding.fix.message
     fixed, outcome = fix(body, BOTH)
     assert "for num_warps" not in fixed and "for num_stages" not in fixed
     assert outcome.remaining == []
@@ -297,3 +297,17 @@ def test_configs_left_repeating_are_reported_and_merged():
     assert fixed == textwrap.dedent(body).replace(" triton.Config({'BV': 32}),", "", 1).replace(
         " for stage in range(3)", ""
     )
+
+
+def test_a_loop_over_values_that_may_be_none_goes_only_with_unsafe_fixes():
+    body = """\
+    def configs(sizes):
+        return [triton.Config({'BV': 64}, num_warps=w) for w in sizes]
+    """
+    fixed, outcome = fix(body)
+    assert fixed == textwrap.dedent(body)
+    [finding] = outcome.remaining
+    assert finding.fix.applicability is Applicability.UNSAFE
+    assert "(unsafe: `sizes` may be empty, and then so was the list)" in finding.fix.message
+    fixed, _ = fix(body, BOTH)
+    assert fixed == "def configs(sizes):\n    return [triton.Config({'BV': 64})]\n"

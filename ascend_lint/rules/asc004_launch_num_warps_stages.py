@@ -45,6 +45,18 @@ def _knob_values(container: ast.AST) -> list[ast.AST]:
     return []
 
 
+def _why_unsure(loops) -> str:
+    """Why removing these loops is not safe: what their iterables may do or be."""
+    reasons = []
+    for loop in loops:
+        shown = f"`{ast.unparse(loop.clause.iter)}`"
+        if not loop.pure:
+            reasons.append(f"{shown} runs code that may have side effects")
+        else:
+            reasons.append(f"{shown} may be empty, and then so was the list")
+    return "; ".join(reasons)
+
+
 @dataclass(frozen=True)
 class _Removal:
     """The edits that remove a container's knobs, the expressions they delete, and what
@@ -170,8 +182,7 @@ class LaunchNumWarpsStages(Rule):
             if edits:
                 message = "Remove the loops no config reads"
                 if unsure:
-                    shown = ", ".join(f"`{ast.unparse(lp.clause.iter)}`" for lp in unsure)
-                    message += f" (unsafe: {shown} may be empty or have side effects)"
+                    message += f" (unsafe: {_why_unsure(unsure)})"
                 applicability = Applicability.UNSAFE if unsure else Applicability.SAFE
                 fix = Fix(applicability, message, tuple(edits))
             for loop in loops:
@@ -218,10 +229,10 @@ class LaunchNumWarpsStages(Rule):
                 unsafe=True,
             )
         unsure = [lp for lp in loops if not lp.removable]
-        note = f"and {shown}, which then repeats every config"
+        repeat = "repeats" if len(loops) == 1 else "repeat"
+        note = f"and {shown}, which then {repeat} every config"
         if unsure:
-            iters = ", ".join(f"`{ast.unparse(lp.clause.iter)}`" for lp in unsure)
-            note += f" (unsafe: {iters} may be empty or have side effects)"
+            note += f" (unsafe: {_why_unsure(unsure)})"
         return _Removal(
             tuple(removal.edits) + tuple(edits),
             removal.values + [lp.clause.iter for lp in loops],
