@@ -311,3 +311,32 @@ def test_a_loop_over_values_that_may_be_none_goes_only_with_unsafe_fixes():
     assert "(unsafe: `sizes` may be empty, and then so was the list)" in finding.fix.message
     fixed, _ = fix(body, BOTH)
     assert fixed == "def configs(sizes):\n    return [triton.Config({'BV': 64})]\n"
+
+
+def test_a_cleanup_that_meets_an_option_edit_is_left_out(monkeypatch):
+    """Defensive: were a cleanup edit to overlap an option's own edit, the fix removes the
+    options alone rather than apply a mix."""
+    import ascend_lint.rules.asc004_launch_num_warps_stages as asc004
+    from ascend_lint.diagnostics import Edit, Position
+    from ascend_lint.knob_cleanup import Cleanup
+
+    real = asc004.knob_cleanups
+
+    def overlapping(tree, source, hosts, values):
+        group_of, _ = real(tree, source, hosts, values)
+        key = next(iter(values))
+        clash = Edit(Position(11, 0), Position(13, 0), "")
+        return group_of, {group_of[key]: Cleanup([clash], ["num_warps"])}
+
+    monkeypatch.setattr(asc004, "knob_cleanups", overlapping)
+    fixed, outcome = fix(
+        """\
+        def launch(x, BK):
+            num_warps = 4 if BK == 64 else 8
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+        """
+    )
+    assert outcome.applied[0].fix.message == "Remove `num_warps`"
+    assert (
+        fixed == "def launch(x, BK):\n    num_warps = 4 if BK == 64 else 8\n    k[(1,)](x, BK=BK)\n"
+    )

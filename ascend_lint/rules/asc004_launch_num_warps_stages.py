@@ -45,6 +45,11 @@ def _knob_values(container: ast.AST) -> list[ast.AST]:
     return []
 
 
+def _disjoint(edits: tuple[Edit, ...]) -> bool:
+    """Whether sorted edits leave each other alone (touching ends are fine)."""
+    return all(a.end <= b.start for a, b in zip(edits, edits[1:]))
+
+
 def _why_unsure(loops) -> str:
     """Why removing these loops is not safe: what their iterables may do or be."""
     reasons = []
@@ -123,10 +128,17 @@ class LaunchNumWarpsStages(Rule):
             edits = [e for m in members for e in m.edits] + (cleanup.edits if cleanup else [])
             notes = [m.note for m in members if m.note]
             unsafe = any(m.unsafe for m in members)
+            ordered = tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+            if cleanup is not None and not _disjoint(ordered):
+                # A cleanup edit that meets an option's own edit (a statement sharing the
+                # line in a way the edits do not expect): the options alone, never a
+                # half-applied mix.
+                cleanup = None
+                edits = [e for m in members for e in m.edits]
+                ordered = tuple(sorted(edits, key=lambda e: (e.start, e.end)))
             if cleanup is not None:
                 notes.insert(0, cleanup.describe())
                 unsafe = unsafe or bool(cleanup.unsafe_imports)
-            ordered = tuple(sorted(edits, key=lambda e: (e.start, e.end)))
             fixes[group] = (ordered, " ".join(notes), unsafe)
         for node, container, key, where in found:
             fix = None
