@@ -1,13 +1,11 @@
 """Command line: Ruff's names and exit codes, so habits and CI snippets carry over.
 
-    ascend-lint [check] PATHS...   lint (the default command)
-    ascend-lint rule CODE | --all  explain a rule and show its reference kernel
-    ascend-lint server             language server (LSP) over stdio, for editors
-    ascend-lint compile PATH::KERNEL  lower one kernel specialisation for Ascend (CPU) and
-                                   say whether it fits the Unified Buffer
+    ascend-lint [check] PATHS...   lint (the default command); more commands: `ascend-lint help`
 
-Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
-Heavy modules are imported lazily so `--version` and `--help` stay fast.
+The subcommands are one table (`_commands`): dispatch, `--help`, `help <command>` and
+the suggestion for a mistyped command all read it. Exit codes: 0 no findings, 1
+findings, 2 usage, configuration or internal error. Heavy modules are imported lazily
+so `--version` and `--help` stay fast.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from ascend_lint import __version__
@@ -31,6 +30,16 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"error: {message}\n")
         raise SystemExit(EXIT_ERROR)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"`{text}`: at least one worker is needed")
+    return value
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -188,7 +197,11 @@ def _check_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="store_true", help="say what is read and how long it takes"
     )
     p.add_argument(
-        "-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)"
+        "-j",
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        help="worker processes (default: one per core)",
     )
     return p
 
@@ -201,29 +214,20 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     try:
-        if argv and argv[0] in ("--version", "-V", "version"):
-            print(f"ascend-lint {__version__}")
-            return EXIT_CLEAN
+        if argv and argv[0] in ("--version", "-V"):
+            argv[0] = "version"
         if argv and argv[0] in ("-h", "--help"):
-            _print_help()
-            return EXIT_CLEAN
-        if argv and argv[0] == "help":
-            if len(argv) > 1:  # `ascend-lint help check`, as Ruff's `help <command>`
-                return main([argv[1], "--help"])
-            _print_help()
-            return EXIT_CLEAN
-        if argv and argv[0] == "clean":
-            return _clean_command(argv[1:])
-        if argv and argv[0] == "rule":
-            return _rule_command(argv[1:])
-        if argv and argv[0] == "server":
-            return _server_command(argv[1:])
-        if argv and argv[0] == "compile":
-            from ascend_lint.compile_command import main as compile_main
-
-            return compile_main(argv[1:])
-        if argv and argv[0] == "check":
-            argv = argv[1:]
+            argv[0] = "help"
+        commands = _commands()
+        if argv and argv[0] in commands:
+            return commands[argv[0]][1](argv[1:])
+        mistyped = _mistyped_command(argv[0]) if argv else None
+        if mistyped:
+            sys.stderr.write(
+                f"error: unknown command `{argv[0]}` (and no such file or folder); "
+                f"did you mean `{mistyped}`? `ascend-lint help` lists the commands\n"
+            )
+            return EXIT_ERROR
         return _check_command(argv)
     except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
@@ -234,9 +238,82 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CLEAN
 
 
+def _commands() -> dict[str, tuple[str, Callable[[list[str]], int]]]:
+    """Every subcommand: name -> (one line for `--help`, handler of the rest of argv).
+    `--help`, `help <command>` and the "did you mean" of a mistyped command read it."""
+    return {
+        "check": ("lint files and folders (the default command)", _check_command),
+        "rule": ("explain a rule and show its reference kernel", _rule_command),
+        "server": ("language server (LSP) over stdio, for editors", _server_command),
+        "compile": (
+            "lower one kernel specialisation for Ascend on CPU: does it fit the Unified Buffer?",
+            _compile_command,
+        ),
+        "clean": ("remove the cache of the current project", _clean_command),
+        "version": ("print the version", _version_command),
+        "help": ("this help, or a command's: `help <command>`", _help_command),
+    }
+
+
+def _compile_command(argv: list[str]) -> int:
+    from ascend_lint.compile_command import main as compile_main
+
+    return compile_main(argv)
+
+
+def _version_command(argv: list[str]) -> int:
+    _Parser(prog="ascend-lint version", description="Print the version.").parse_args(argv)
+    print(f"ascend-lint {__version__}")
+    return EXIT_CLEAN
+
+
+def _help_command(argv: list[str]) -> int:
+    if not argv:
+        _print_help()
+        return EXIT_CLEAN
+    commands = _commands()
+    name = argv[0]
+    if name not in commands or len(argv) > 1:
+        import difflib
+
+        hint = difflib.get_close_matches(name, list(commands), n=1)
+        sys.stderr.write(
+            f"error: unknown command `{' '.join(argv)}`"
+            + (f"; did you mean `{hint[0]}`?" if hint and len(argv) == 1 else "")
+            + f"\nthe commands: {', '.join(commands)}\n"
+        )
+        return EXIT_ERROR
+    if name == "help":
+        _print_help()
+        return EXIT_CLEAN
+    return commands[name][1](["--help"])  # `ascend-lint help check`, as Ruff's
+
+
+def _mistyped_command(word: str) -> str | None:
+    """The command `word` was probably meant to be (`chek`), when it is no option, no
+    path that exists and close to a command's name."""
+    if word.startswith("-") or os.path.lexists(word) or os.sep in word or "." in word:
+        return None
+    import difflib
+
+    hint = difflib.get_close_matches(word, list(_commands()), n=1, cutoff=0.75)
+    return hint[0] if hint else None
+
+
 def _print_help() -> None:
-    print(__doc__.strip())
-    print()
+    print(
+        "Finds Triton kernel habits that are slow or wrong on Huawei Ascend NPUs.\n\n"
+        "usage: ascend-lint [COMMAND] [OPTIONS] [PATHS...]   (no command: check)"
+    )
+    print("\nCommands:")
+    commands = _commands()
+    width = max(map(len, commands))
+    for name, (summary, _handler) in commands.items():
+        print(f"  {name:<{width}}  {summary}")
+    print(
+        "\nExit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error."
+        "\n`ascend-lint help <command>` shows a command's options; those of `check`:\n"
+    )
     _check_parser().print_help()
 
 
@@ -321,6 +398,11 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
             settings.output_format = args.output_format
         if args.target is not None:
             settings.target = check_target(args.target, "--target")
+        if args.statistics and settings.output_format not in _STATISTICS_FORMATS:
+            raise ConfigError(
+                f"--statistics prints text or JSON, not `{settings.output_format}`: use "
+                "--output-format " + " or ".join(_STATISTICS_FORMATS)
+            )
         settings.enabled_codes()
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
@@ -436,8 +518,15 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
             out = sys.stderr  # stdout carries the fixed source
         else:
             out = sys.stdout
+        if source is not None:
+            # Frames show the text the findings are about: the buffer (not the file of
+            # that name on disk), after --fix the fixed buffer.
+            from ascend_lint.reporters._common import sources_in_memory
+
+            linted = fixing.output if fixing is not None and fixing.output is not None else source
+            stack.enter_context(sources_in_memory({stdin_name: linted}))
         if args.statistics:
-            _statistics(diagnostics, out)
+            _statistics(diagnostics, out, as_json=settings.output_format == "json")
         else:
             # Rendered in memory and written at once: reporters write token by token
             # (`json.dump`: one write per token), and under PYTHONUNBUFFERED or `-u`
@@ -656,10 +745,30 @@ def _show_fixes(applied, out) -> None:
             out.write(f"    {n} x {code} ({name})\n")
 
 
-def _statistics(diagnostics, out) -> None:
+# What --statistics can print: a table (the text formats) or Ruff's JSON list.
+_STATISTICS_FORMATS = ("full", "concise", "grouped", "json")
+
+
+def _statistics(diagnostics, out, as_json: bool = False) -> None:
     counts = Counter((d.code, d.name) for d in diagnostics)
     fixable = Counter(d.code for d in diagnostics if d.fix and d.fix.applicability.value == "safe")
-    for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if as_json:  # Ruff's layout
+        import json
+
+        rows = [
+            {
+                "code": code,
+                "name": name,
+                "count": n,
+                "fixable": fixable[code] > 0,
+                "fixable_count": fixable[code],
+            }
+            for (code, name), n in ranked
+        ]
+        out.write(json.dumps(rows, indent=2) + "\n")
+        return
+    for (code, name), n in ranked:
         mark = "[*]" if fixable[code] else "   "
         out.write(f"{n:5d}\t{code}\t{mark} {name}\n")
 
@@ -695,7 +804,13 @@ def _rule_command(argv: list[str]) -> int:
         rules = [RULES_BY_CODE[code]]
     else:
         p.error("give a rule code or --all")
-    from ascend_lint.docs import reference_source, rule_doc, rule_url
+    from ascend_lint.docs import (
+        reference_function,
+        reference_source,
+        reference_url,
+        rule_doc,
+        rule_url,
+    )
 
     if args.output_format == "json":
         import json
@@ -722,9 +837,12 @@ def _rule_command(argv: list[str]) -> int:
         if not r.reference:
             continue
         ref = reference_source(r.reference)
-        print(f"\n## Reference kernel: {r.reference}\n")
+        print(f"\n## Reference kernel: {reference_function(r.reference)}\n")
         if ref is None:
-            print("(reference kernels are not installed next to this copy of ascend-lint)")
+            print(
+                "(the reference kernels are not installed next to this copy of ascend-lint: "
+                f"{reference_url(r.reference)})"
+            )
         else:
             path, line, code = ref
             print(f"```python\n# {path}:{line}\n{code}\n```")

@@ -138,9 +138,24 @@ def remove_arguments(source: SourceFile, container: ast.AST, keys) -> Edit | Non
     `remove_argument` would one after the other, as one edit. Findings on the same call
     share it, so fixing them all takes one round (the one-by-one edits of two neighbours
     overlap at the comma between them)."""
-    text = source.text
     elements = _element_spans(source, container)
-    wanted = [i for i, (_, _, k) in enumerate(elements) if k in keys]
+    return _remove_elements(
+        source, elements, [i for i, (_, _, k) in enumerate(elements) if k in keys]
+    )
+
+
+def remove_list_elements(source: SourceFile, nodes: list[ast.AST], drop: list[int]) -> Edit | None:
+    """Delete elements `drop` (indices) of a comma-separated list whose elements are
+    `nodes` (a list display's items, an import's names), each with its comma, as one edit:
+    an element alone on its line goes with the whole line."""
+    elements = [(*_node_offsets(source, node), str(i)) for i, node in enumerate(nodes)]
+    return _remove_elements(source, elements, drop)
+
+
+def _remove_elements(
+    source: SourceFile, elements: list[tuple[int, int, str | None]], wanted: list[int]
+) -> Edit | None:
+    text = source.text
     if not wanted:
         return None
     # Work on the whole lines around the container: removals look at line boundaries.
@@ -149,8 +164,10 @@ def remove_arguments(source: SourceFile, container: ast.AST, keys) -> Edit | Non
     hi = len(text) if hi < 0 else hi + 1
     window = text[lo:hi]
     spans = [(s - lo, e - lo, k) for s, e, k in elements]
-    for key in [elements[i][2] for i in wanted]:
-        idx = next(i for i, (_, _, k) in enumerate(spans) if k == key)
+    # Each removal shifts the spans after it: find the element again by its identity.
+    spans = [(s, e, (i, k)) for i, (s, e, k) in enumerate(spans)]
+    for target in wanted:
+        idx = next(i for i, (_, _, (j, _k)) in enumerate(spans) if j == target)
         s, e = _removal_span(window, spans, idx)
         window = window[:s] + window[e:]
         cut = e - s
@@ -168,6 +185,33 @@ def remove_arguments(source: SourceFile, container: ast.AST, keys) -> Edit | Non
     while suffix < shorter - prefix and old[-1 - suffix] == window[-1 - suffix]:
         suffix += 1
     return _edit(source, lo + prefix, hi - suffix, window[prefix : len(window) - suffix])
+
+
+def remove_comprehension_clauses(
+    source: SourceFile, comp: ast.ListComp, clauses: list[ast.comprehension]
+) -> list[Edit] | None:
+    """Delete `for` clauses (without `if`s) from a list comprehension: each from the end
+    of what precedes it to the end of its iterable, so with none left it is the display
+    `[elt]`. Edits only outside the element, so a fix may edit the element too. None
+    when the text is not the plain shape (a comment or `async` before a clause)."""
+    text = source.text
+    gone = {id(c) for c in clauses}
+    edits = []
+    lo, hi = _node_offsets(source, comp)
+    hi -= 1  # the closing bracket
+    previous_end = _widen(text, *_node_offsets(source, comp.elt), lo, hi)[1]
+    ends = [
+        _widen(text, *_node_offsets(source, g.ifs[-1] if g.ifs else g.iter), lo, hi)[1]
+        for g in comp.generators
+    ]
+    for i, clause in enumerate(comp.generators):
+        if id(clause) in gone:
+            target_start = _widen(text, *_node_offsets(source, clause.target), lo, hi)[0]
+            if text[previous_end:target_start].strip() != "for":
+                return None  # a comment, `async`: not the plain shape
+            edits.append(_edit(source, previous_end, ends[i], ""))
+        previous_end = ends[i]
+    return edits
 
 
 def replace_node(source: SourceFile, node: ast.AST, content: str) -> Edit:
@@ -206,10 +250,11 @@ def _edit(source: SourceFile, start: int, end: int, content: str) -> Edit:
     return Edit(source.position_of(start), source.position_of(end), content)
 
 
-def remove_statement(source: SourceFile, stmt: ast.stmt) -> Edit:
+def remove_statement(source: SourceFile, stmt: ast.stmt, alone: bool | None = None) -> Edit:
     """Delete a simple statement that starts its line: the whole line when nothing else
     is on it, only `stmt;` when another statement follows on the line, and `pass` in its
-    place when it is the only statement of a block (an empty block does not parse)."""
+    place when it is the only statement of a block (an empty block does not parse).
+    `alone`: whether it is, when the caller knows (else the file is parsed to see)."""
     text = source.text
     start, end = _node_offsets(source, stmt)
     after = _skip_blanks(text, end)
@@ -218,7 +263,7 @@ def remove_statement(source: SourceFile, stmt: ast.stmt) -> Edit:
         after = _skip_blanks(text, end)
     if after < len(text) and text[after] not in "#\r\n":  # `stmt; other()`
         return _edit(source, start, after, "")
-    if _only_statement_in_block(source.text, stmt):
+    if _only_statement_in_block(source.text, stmt) if alone is None else alone:
         return _edit(source, start, end, "pass")
     end_row = stmt.end_lineno or stmt.lineno
     line_end = source.offset(end_row + 1, 0) if end_row < len(source.lines) else len(text)

@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 
 DOCS_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/rules/{code}.md"
+SOURCE_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/{path}"
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -37,6 +38,19 @@ def reference_root() -> Path | None:
         if (root / "reference_kernels" / "__init__.py").is_file():
             return root
     return None
+
+
+def reference_function(reference: str) -> str:
+    """`reference_kernels/chunk_o.py::chunk_fwd_o` -> `chunk_fwd_o`: what a person is told
+    to look at. The repository path itself exists only in a clone; `ascend-lint rule`
+    shows the kernel from wherever it is installed."""
+    return reference.partition("::")[2] or reference
+
+
+def reference_url(reference: str) -> str:
+    """The reference kernel's file on the project's home page, for where it is not
+    installed."""
+    return SOURCE_URL.format(path=reference.partition("::")[0])
 
 
 def reference_source(reference: str) -> tuple[Path, int, str] | None:

@@ -36,6 +36,8 @@ PREFILTER = (b"triton", b"num_warps", b"num_stages")
 # `from triton import jit`) or a launch option; a file with neither (a test that only
 # imports triton) is parsed, so that ASC000 still reports it broken, but not indexed.
 RULE_TOKENS = (b"jit", b"num_warps", b"num_stages", b"num_ctas", b"maxnreg")
+# Every code a rule has, enabled or not (ASC000 included): a noqa code outside it is unknown.
+KNOWN_CODES = frozenset(RULES_BY_CODE) | {SYNTAX_ERROR_CODE}
 
 
 @dataclass
@@ -209,7 +211,12 @@ def _lint_source(
         kept = apply_noqa(source, kept, used)
     if UNUSED_NOQA_CODE in codes and not ignore_noqa:
         kept += unused_noqa(
-            source, used, codes, UNUSED_NOQA_CODE, RULES_BY_CODE[UNUSED_NOQA_CODE].name
+            source,
+            used,
+            codes,
+            UNUSED_NOQA_CODE,
+            RULES_BY_CODE[UNUSED_NOQA_CODE].name,
+            known=KNOWN_CODES,
         )
     result.diagnostics = _dedupe(kept)
     return result

@@ -50,7 +50,7 @@ from ascend_lint.index import (
 from ascend_lint.index.kernels import Branch
 from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.naming import is_sequence_length
-from ascend_lint.index.syntax import names_in, walk
+from ascend_lint.index.syntax import names_in, own_nodes, walk
 from ascend_lint.source import SourceFile
 
 _SAFE_ARGUMENT = (ast.Name, ast.Attribute)
@@ -452,6 +452,19 @@ class _GateRewrite:
                 for site in sites:
                     edits.append(self._flag_argument(member, site, members))
                 continue
+            if any(isinstance(node, ast.IfExp) for node in own_nodes(stmt)):
+                # A conditional expression copied into both branches would be two (a
+                # runtime one in a loop is an ASC003 finding each): the flag chooses
+                # between the addresses inside the expression instead.
+                edits.extend(self._inline(member, members, sites))
+                continue
+            if self._same_in_both(member, stmt, sites):
+                # The same addressing in both layouts (a whole plane of a leading axis):
+                # nothing to choose, only the helper calls' flags to pass.
+                edits += [
+                    self._flag_argument(member, s, members) for s in sites if s.kind == "helper"
+                ]
+                continue
             if groups and self._next_sibling(fn, groups[-1][-1]) is stmt:
                 groups[-1].append(stmt)
             else:
@@ -460,6 +473,12 @@ class _GateRewrite:
         for group in groups:
             edits.append(self._branch(member, members, group, by_stmt, unit))
         return edits
+
+    def _same_in_both(self, member: _Member, stmt: ast.stmt, sites) -> bool:
+        start, end = self._span(stmt)
+        splits: list[Branch] = []
+        contig = self._apply(start, end, self._rewrites(member, sites, None, splits))
+        return not splits and contig == self.text[start:end]
 
     @staticmethod
     def _branching(site: GateSite) -> bool:
@@ -519,6 +538,45 @@ class _GateRewrite:
             f"{indent}else:{nl}{reindent(legacy, inner, unit)}"
         )
         return self._line_start(start), end, text
+
+    def _inline(self, member, members, sites) -> list[tuple[int, int, str]]:
+        """Each address of one statement as `(<stride-1> if FLAG else <as it was>)`: a
+        conditional on a constexpr, which Triton resolves at compile time."""
+        out = []
+        flag = member.flag
+        for site in sites:
+            if site.kind == "helper":
+                out.append(self._flag_argument(member, site, members))
+            if site.address is not None:
+                s, e = self._span(site.address)
+                splits: list[Branch] = []
+                contig = self._address(member, site.address, site.pointer_first, None, splits)
+                if splits:
+                    if any(b.node is not splits[0].node for b in splits):
+                        raise _NoFix
+                    branch = splits[0]
+                    batch = self._address(member, site.address, site.pointer_first, "batch", [])
+                    a, b = (contig, batch) if branch.taken else (batch, contig)
+                    contig = f"({a} if {ast.unparse(branch.test)} else {b})"
+                out.append((s, e, self._choice(s, e, contig, flag)))
+            if site.kind == "block":
+                s, e = self._span(site.stride)
+                out.append((s, e, self._choice(s, e, "1", flag)))
+        return out
+
+    def _choice(self, start: int, end: int, contig: str, flag: str) -> str:
+        """`contig if FLAG else <the text at start:end>`, in parentheses unless it stands
+        alone as an argument, an element or an assigned value."""
+        text = self.text
+        before = text[:start].rstrip()
+        after = text[end:].lstrip(" \t")
+        alone = (before.endswith(("(", ",")) and after.startswith((")", ","))) or (
+            before.endswith("=")
+            and not before.endswith(("==", "!=", "<=", ">="))
+            and after[:1] in ("\n", "\r", "#", ";", "")
+        )
+        choice = f"{contig} if {flag} else {text[start:end]}"
+        return choice if alone else f"({choice})"
 
     def _rewrites(self, member, sites, variant, splits) -> list[tuple[int, int, str]]:
         out = []

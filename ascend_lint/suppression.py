@@ -1,5 +1,6 @@
 """`# noqa` comments: per line (`# noqa: ASC001, ASC004` or bare `# noqa`) and per file
-(`# ascend-lint: noqa`)."""
+(`# ascend-lint: noqa: ASC004` for the codes it lists, bare `# ascend-lint: noqa` for
+every code; Ruff's `# ruff: noqa: F401` and `# ruff: noqa`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,17 @@ import re
 from ascend_lint.diagnostics import Diagnostic
 from ascend_lint.source import SourceFile
 
-_NOQA = re.compile(
-    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+_CODES = r"(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)"
+_NOQA = re.compile(r"#\s*noqa(?::\s*" + _CODES + ")?", re.IGNORECASE)
+# A colon after `noqa` with no code behind it is a malformed list, not a bare exemption:
+# it silences nothing rather than everything.
+_FILE_NOQA = re.compile(
+    r"#\s*ascend-lint\s*:\s*noqa(?:\s*:\s*" + _CODES + r"|\b(?!\s*:))", re.IGNORECASE
 )
-_FILE_NOQA = re.compile(r"#\s*ascend-lint\s*:\s*noqa\b", re.IGNORECASE)
+
+
+def _split_codes(listed: str) -> list[str]:
+    return [c for c in re.split(r"[\s,]+", listed) if c]
 
 
 def line_suppresses(line: str, code: str) -> bool:
@@ -21,7 +29,7 @@ def line_suppresses(line: str, code: str) -> bool:
         codes = match.group("codes")
         if codes is None:
             return True  # a bare noqa silences every code
-        if code in {c.upper() for c in re.split(r"[\s,]+", codes) if c}:
+        if code in {c.upper() for c in _split_codes(codes)}:
             return True
     return False
 
@@ -35,10 +43,44 @@ def continued_to(source: SourceFile, row: int) -> int:
     return row
 
 
-def file_suppressed(source: SourceFile) -> bool:
-    return "ascend-lint" in source.text and any(
-        _FILE_NOQA.search(line) for line in source.lines if "#" in line
+# What a file-level comment exempts: every code, or the codes it lists.
+EVERY_CODE = None
+
+
+def suppressing_row(source: SourceFile, start_row: int, end_row: int, code: str) -> int | None:
+    """The row of the line comment that silences `code` for a finding spanning these
+    rows: its first or last line, or the line a backslash continues the last one to."""
+    rows = (start_row, end_row, continued_to(source, end_row))
+    return next((r for r in rows if line_suppresses(source.line(r), code)), None)
+
+
+def suppressed_on(source: SourceFile, start_row: int, end_row: int, code: str) -> bool:
+    """Whether a finding of `code` spanning these rows is silenced, by a line comment or
+    the file's: what a fix that reaches beyond its own finding must leave alone."""
+    return suppressing_row(source, start_row, end_row, code) is not None or file_exempts(
+        file_exemption(source), code
     )
+
+
+def file_exemption(source: SourceFile) -> frozenset[str] | None:
+    """The codes the file's `# ascend-lint: noqa...` comments silence in the whole file:
+    EVERY_CODE (None) for a bare one, else the union of the codes listed (empty: none)."""
+    codes: set[str] = set()
+    if "ascend-lint" not in source.text:
+        return frozenset()
+    for line in source.lines:
+        if "#" not in line:
+            continue
+        for match in _FILE_NOQA.finditer(line):
+            listed = match.group("codes")
+            if listed is None:
+                return EVERY_CODE
+            codes.update(c.upper() for c in _split_codes(listed))
+    return frozenset(codes)
+
+
+def file_exempts(exemption: frozenset[str] | None, code: str) -> bool:
+    return exemption is EVERY_CODE or code in exemption
 
 
 def apply_noqa(
@@ -46,16 +88,19 @@ def apply_noqa(
 ) -> list[Diagnostic]:
     """Drop findings silenced on their first or last line (or the line a backslash
     continues their last line to); record where a noqa would go. `used` collects the
-    (row, code) of every comment code that silenced something."""
-    if file_suppressed(source):
+    (row, code) of every comment code that silenced something. A file-level comment
+    drops the codes it lists (all of them when bare) anywhere in the file."""
+    exemption = file_exemption(source)
+    if exemption is EVERY_CODE:
         return []
     kept = []
     for d in diagnostics:
-        rows = (d.start.row, d.end.row, continued_to(source, d.end.row))
-        hit = next((r for r in rows if line_suppresses(source.line(r), d.code)), None)
+        hit = suppressing_row(source, d.start.row, d.end.row, d.code)
         if hit is not None:
             if used is not None:
                 used.add((hit, d.code))
+            continue
+        if d.code in exemption:
             continue
         d.noqa_row = d.start.row
         kept.append(d)
@@ -66,14 +111,20 @@ _OWN_CODE = re.compile(r"^ASC[0-9]{3}$")
 
 
 def unused_noqa(
-    source: SourceFile, used: set[tuple[int, str]], enabled: frozenset[str], code: str, name: str
+    source: SourceFile,
+    used: set[tuple[int, str]],
+    enabled: frozenset[str],
+    code: str,
+    name: str,
+    known: frozenset[str] = frozenset(),
 ) -> list[Diagnostic]:
     """A finding for each `# noqa: ...` whose codes of this tool silenced nothing on
     their line, with a safe fix that drops them (the comment too when no
-    other tool's code is left in it)."""
+    other tool's code is left in it). Each code is marked, as Ruff's RUF100 does,
+    `(unknown)` when no rule has it (`known`), `(not enabled)` when its rule is off."""
     from ascend_lint.diagnostics import Applicability, Edit, Fix, Position
 
-    if file_suppressed(source) or "noqa" not in source.text.lower():
+    if "noqa" not in source.text.lower() or file_exempts(file_exemption(source), code):
         return []
     found = []
     for row, line in enumerate(source.lines, 1):
@@ -83,7 +134,7 @@ def unused_noqa(
             listed = match.group("codes")
             if listed is None:
                 continue  # bare noqa: other linters read it too
-            codes = [c for c in re.split(r"[\s,]+", listed) if c]
+            codes = _split_codes(listed)
             # As Ruff's RUF100: a code of this tool that silenced nothing here is unused,
             # whether its rule is off (`--ignore`) or the code does not exist at all.
             unused = [
@@ -104,9 +155,7 @@ def unused_noqa(
                 "Remove unused `noqa` codes" if keep else "Remove the unused `noqa` comment",
                 (Edit(Position(row, start), Position(row, end), replacement),),
             )
-            shown = ", ".join(
-                f"`{c}`" + ("" if c.upper() in enabled else " (not enabled)") for c in unused
-            )
+            shown = ", ".join(f"`{c}`" + _why_unused(c.upper(), enabled, known) for c in unused)
             found.append(
                 Diagnostic(
                     code,
@@ -120,3 +169,9 @@ def unused_noqa(
                 )
             )
     return found
+
+
+def _why_unused(code: str, enabled: frozenset[str], known: frozenset[str]) -> str:
+    if code not in known:
+        return " (unknown)"
+    return "" if code in enabled else " (not enabled)"

@@ -374,7 +374,7 @@ def chunk_bwd_kernel_dv_local(
     then the chunk.  The heads are a ``tl.static_range``: their loads are straight-line
     code in the task body.  A ``for`` task loop: with a pair of heads per task,
     overlapping the next task's loads with this task's matmuls pays on the H200 at long
-    context (benchmarks/KERNELS_RESULTS.md).
+    context (https://github.com/ascend-lint/ascend-lint/blob/main/benchmarks/KERNELS_RESULTS.md).
     """
     G: tl.constexpr = HV // H
     NG: tl.constexpr = HV // HPT
@@ -489,7 +489,7 @@ def chunk_bwd_kernel_dqkwg(
     feed its own matmuls only, and an innermost ``for`` would let Triton's GPU
     pipeliner prefetch the next task's tiles too, which on the H200 cost more than it
     gave (more shared memory per program, fewer programs per SM; see
-    benchmarks/KERNELS_RESULTS.md).  Both forms lower through the Ascend frontend
+    https://github.com/ascend-lint/ascend-lint/blob/main/benchmarks/KERNELS_RESULTS.md).  Both forms lower through the Ascend frontend
     (the compile gate the kernel tests run under, ``ascend_compile`` in pyproject.toml).
     """
     NK: tl.constexpr = (K + BK - 1) // BK
@@ -681,7 +681,7 @@ def _block(n: int, cap: int = 64) -> int:
 # tiles halve what those loads hold at once, and from V = 64 on give the loop at
 # least two steps, so the next step's loads overlap this step's matmuls (in one A/B
 # run on an H200, B=2 H=4 K=V=64: 0.0210 -> 0.0189 ms at T=2048, 0.1396 -> 0.1246
-# ms at T=8192; benchmarks/KERNELS_RESULTS.md).  dv_local keeps 64: its V loop
+# ms at T=8192; https://github.com/ascend-lint/ascend-lint/blob/main/benchmarks/KERNELS_RESULTS.md).  dv_local keeps 64: its V loop
 # holds one accumulator, and 32 measured slower there at both lengths.
 DQKWG_MAX_BV = 32
 
@@ -695,7 +695,7 @@ DQKWG_MAX_BV = 32
 # programs per SM), with the kernel's `for` task loop: 0.0329 -> 0.0276 ms at T=8192
 # (HV=16), 0.0047 -> 0.0058 ms at T=2048 (HV=8: 512 tasks, one per program, so no
 # next task to overlap, and the bigger program leaves fewer resident per SM); four
-# heads per task measured 0.032-0.040 ms at T=8192 (benchmarks/KERNELS_RESULTS.md).
+# heads per task measured 0.032-0.040 ms at T=8192 (https://github.com/ascend-lint/ascend-lint/blob/main/benchmarks/KERNELS_RESULTS.md).
 DV_LOCAL_HEADS_PER_TASK = 2
 
 
@@ -746,7 +746,7 @@ def chunk_fwd_o(
     # 2048 tasks); with one task per program (T=2048, HV=8, 512 tasks) the prefetch has
     # nothing to fetch and its 97 KiB of shared memory per program (32 KiB as `while`)
     # leave fewer programs resident: 0.0090 ms against 0.0069 ms
-    # (benchmarks/KERNELS_RESULTS.md).  On Ascend both loops walk the same tasks in the
+    # (https://github.com/ascend-lint/ascend-lint/blob/main/benchmarks/KERNELS_RESULTS.md).  On Ascend both loops walk the same tasks in the
     # same order; a one-task program likewise has no next iteration for double-buffered
     # loads to prefetch, so the `while` form there gives up nothing.
     multi_task = n_tasks > grid[0]

@@ -23,7 +23,7 @@ Where the counts come from, first match wins:
    A GPU has no AI cores; several resident programs per SM hide memory latency the way
    several resident blocks do.  On an H200 (132 SMs) the reference kernels at 4 programs
    per SM run at 0.78x-1.2x flash-linear-attention's CUDA kernels, while the 910B's 24
-   programs left them 4.7x-8.8x slower (``benchmarks/KERNELS_RESULTS.md``);
+   programs left them 4.7x-8.8x slower (https://github.com/ascend-lint/ascend-lint/blob/main/benchmarks/KERNELS_RESULTS.md);
 4. the counts of an Ascend 910B, :data:`DEFAULT_AI_CORES` and
    :data:`DEFAULT_VECTOR_CORES` (the interpreter and other drivers).
 

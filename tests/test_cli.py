@@ -33,7 +33,7 @@ def test_findings_exit_1_with_frame_and_help(project, capsys):
     assert code == 1
     assert "k.py:11:23: ASC004 [*] `num_warps`" in out
     assert "11 |     k[(1,)](x, BT=64, num_warps=4)" in out
-    assert "help: corrected pattern: reference_kernels/chunk_o.py::chunk_fwd_o" in out
+    assert "help: corrected pattern: chunk_fwd_o, shown by `ascend-lint rule ASC004`" in out
     assert "Found 1 error in 1 of 1 files." in out
 
 
@@ -112,6 +112,38 @@ def test_noqa(project, capsys):
     # b.py: the ASC004 its comment does not silence, and the comment's unused ASC001
     assert [line.split(" ")[1] for line in out.splitlines()] == ["ASC004", "ASC100"]
     assert {line.split(":")[0] for line in out.splitlines()} == {"b.py"}
+
+
+def test_file_level_noqa_with_codes_silences_only_those_codes(project, capsys):
+    # As Ruff's file-level noqa with codes: the listed codes, everywhere in the file, no other.
+    two = KERNEL_WITH_NUM_WARPS.replace("    pass\n", "    y = (BT * 4).to(tl.int64)\n")
+    (project / "listed.py").write_text("# ascend-lint: noqa: ASC004\n" + two)
+    (project / "other.py").write_text("# ascend-lint: noqa: ASC007, ASC001\n" + two)
+    (project / "both.py").write_text("# ascend-lint: noqa: ASC004,ASC007\n" + two)
+    (project / "bare.py").write_text("# ascend-lint: noqa\n" + two)
+    (project / "malformed.py").write_text("# ascend-lint: noqa" + ":\n" + two)
+    code, out, _ = run(capsys, "--output-format", "concise", "-q", ".")
+    assert code == 1
+    found = sorted(
+        (line.split(":")[0], line.split(" ")[1]) for line in out.splitlines() if line.strip()
+    )
+    assert found == [
+        ("listed.py", "ASC007"),
+        ("malformed.py", "ASC004"),  # an empty list silences nothing, not everything
+        ("malformed.py", "ASC007"),
+        ("other.py", "ASC004"),
+    ]
+
+
+def test_file_level_noqa_covers_unused_noqa_only_when_listed(project, capsys):
+    text = KERNEL_WITH_NUM_WARPS.replace("num_warps=4)", "num_warps=4)  # noqa: ASC001")
+    (project / "a.py").write_text("# ascend-lint: noqa: ASC004\n" + text)
+    (project / "b.py").write_text("# ascend-lint: noqa: ASC004, ASC100\n" + text)
+    code, out, _ = run(capsys, "--output-format", "concise", "-q", ".")
+    assert code == 1
+    assert [(line.split(":")[0], line.split(" ")[1]) for line in out.splitlines()] == [
+        ("a.py", "ASC100")
+    ]
 
 
 def test_config_select_per_file_ignores_and_exclude(project, capsys):
@@ -237,7 +269,7 @@ def test_linted_code_is_never_imported(project, capsys):
 def test_rule_command_shows_doc_and_reference(capsys):
     code, out, _ = run(capsys, "rule", "ASC004")
     assert code == 0
-    assert "## Reference kernel: reference_kernels/chunk_o.py::chunk_fwd_o" in out
+    assert "## Reference kernel: chunk_fwd_o" in out
     assert "def chunk_fwd_o(" in out
     code, out, _ = run(capsys, "rule", "--all")
     assert code == 0
@@ -287,3 +319,83 @@ def test_reference_kernels_lint_clean_and_examples_are_flagged(capsys):
     code, out, _ = run(capsys, "--output-format", "json", str(root / "examples" / "gpu_habits"))
     assert code == 1
     assert {d["code"] for d in json.loads(out)} >= {"ASC001", "ASC002", "ASC003", "ASC004"}
+
+
+# -- commands and habits, as Ruff has them ----------------------------------------------
+
+
+def test_help_lists_every_command(capsys):
+    from ascend_lint.cli import _commands
+
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    listed = out.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    assert [line.split()[0] for line in listed.splitlines()] == list(_commands())
+    assert {"check", "rule", "server", "clean", "help", "version"} <= set(_commands())
+    assert run(capsys, "help")[1] == out
+
+
+def test_help_for_an_unknown_command_is_an_error(capsys):
+    code, out, err = run(capsys, "help", "bogus")
+    assert code == 2 and out == ""
+    assert "error: unknown command `bogus`" in err
+    code, _, err = run(capsys, "help", "rulle")
+    assert code == 2 and "did you mean `rule`?" in err
+    code, out, _ = run(capsys, "help", "rule")
+    assert code == 0 and "usage: ascend-lint rule" in out
+
+
+def test_a_mistyped_command_gets_a_suggestion_and_a_folder_of_that_name_is_linted(project, capsys):
+    code, out, err = run(capsys, "chek", ".")
+    assert code == 2 and out == ""
+    assert "unknown command `chek`" in err and "did you mean `check`?" in err
+    (project / "chek").mkdir()
+    (project / "chek" / "k.py").write_text(CLEAN_KERNEL)
+    assert run(capsys, "chek")[0] == 0
+
+
+@pytest.mark.parametrize("jobs", ["-3", "0", "two"])
+def test_jobs_must_be_a_positive_number(project, capsys, jobs):
+    (project / "k.py").write_text(CLEAN_KERNEL)
+    code, _, err = run(capsys, "-j", jobs, "k.py")
+    assert code == 2 and "argument -j/--jobs" in err
+    assert run(capsys, "-j", "1", "k.py")[0] == 0
+
+
+def test_statistics_as_json_and_only_where_it_can_be_printed(project, capsys):
+    (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
+    code, out, _ = run(capsys, "--statistics", "--output-format", "json", "k.py")
+    assert code == 1
+    assert json.loads(out) == [
+        {
+            "code": "ASC004",
+            "name": "launch-num-warps-stages",
+            "count": 1,
+            "fixable": True,
+            "fixable_count": 1,
+        }
+    ]
+    code, out, err = run(capsys, "--statistics", "--output-format", "sarif", "k.py")
+    assert code == 2 and out == ""
+    assert "--statistics prints text or JSON, not `sarif`" in err
+
+
+def test_unused_noqa_says_which_codes_are_unknown_and_which_are_off(project, capsys):
+    (project / "k.py").write_text(
+        CLEAN_KERNEL.replace(
+            "k[(1,)](x, BT=64)", "k[(1,)](x, BT=64)  # noqa: ASC999, ASC001, ASC004"
+        )
+    )
+    code, out, _ = run(capsys, "--output-format", "concise", "-q", "--ignore", "ASC001", "k.py")
+    assert code == 1
+    assert "unused `noqa` codes `ASC999` (unknown), `ASC001` (not enabled), `ASC004`: " in out
+
+
+def test_the_repository_passes_its_own_linter(capsys, monkeypatch):
+    """What `.ci/run` holds the project to: `ascend-lint .` at the root, with the
+    repository's own configuration, finds nothing."""
+    root = Path(__file__).resolve().parents[1]
+    assert "ascend-lint check --no-cache .\n" in (root / ".ci" / "run").read_text()
+    monkeypatch.chdir(root)
+    code, out, _ = run(capsys, "--no-cache", "--output-format", "concise", ".")
+    assert (code, out) == (0, "All checks passed!\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import pytest
 
@@ -123,13 +124,17 @@ def test_wheel_ships_docs_and_reference_kernels(tmp_path):
     blocked = (
         "import sys\n"
         "for name in ('torch', 'triton'): sys.modules[name] = None\n"
-        "sys.argv = ['ascend-lint', 'rule', 'ASC001']\n"
         "from ascend_lint.cli import main\n"
-        "assert main() == 0\n"
+        "assert main(['rule', '--all']) == 0\n"
+        "assert main(['check', '--isolated', '--no-cache', 'k.py']) == 1\n"
         "try:\n"
         "    import ascend_lint.reference_kernels.chunk_o\n"
         "except ImportError as exc:\n"
         "    print('IMPORT:', exc)\n"
+    )
+    (tmp_path / "k.py").write_text(
+        "import triton\n\n@triton.jit\ndef k(x):\n    pass\n\n"
+        "def launch(x):\n    k[(1,)](x, num_warps=4)\n"
     )
     run = subprocess.run(
         [
@@ -146,3 +151,45 @@ def test_wheel_ships_docs_and_reference_kernels(tmp_path):
     assert f"# {target / 'ascend_lint' / 'reference_kernels'}" in run.stdout  # the kernel's path
     assert "```python" in run.stdout
     assert 'pip install "ascend-lint[kernels]"' in run.stdout.split("IMPORT:")[1]
+    # Every path it showed exists there, or is a URL: no path of the repository, which
+    # the installed copy does not have, outside a URL or the installed kernel's own path.
+    shown = re.sub(r"\[[^\]]*\]\(https?://[^)]*\)", "", run.stdout.split("IMPORT:")[0])
+    shown = re.sub(r"https?://\S+", "", shown)
+    assert "help: corrected pattern: chunk_fwd_o, shown by `ascend-lint rule ASC004`" in shown
+    stray = re.findall(r"(?<![\w/.-])(?:reference_kernels|examples|benchmarks|tests)/\S*", shown)
+    stray += re.findall(r"(?<![\w/.-])docs/(?!zh/|en/|sources/)\S*", shown)
+    assert [path for path in stray if "*" not in path] == []  # globs in config examples aside
+
+
+# -- every path a reader is shown exists where they are, or is a URL --------------------
+
+HOME = "https://github.com/ascend-lint/ascend-lint/"
+# This repository's folders; the wheel ships only `rules/` (as ascend_lint/docs) and the
+# reference kernels (as ascend_lint.reference_kernels), so a reader of the PyPI page or
+# of `ascend-lint rule` has none of them at these paths. (`docs/en|zh|sources/...` are
+# cited files of Triton-Ascend, named with its URL and commit.)
+_OWN_PATH = re.compile(
+    r"(?<!\[)`((?:docs(?!/zh/|/en/|/sources/)|examples|benchmarks|tests|reference_kernels|rules)"
+    r"/[^`\s*]*)`(?!\]\()"
+)
+_OWN_LINK = re.compile(re.escape(HOME) + r"(?:blob|tree)/main/([^)#\s]+)")
+
+
+def _outside_fences(text: str) -> str:
+    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
+
+def _shown_documents():
+    root = Path(__file__).resolve().parents[1]
+    yield root / "README.md"  # also the package's long description on PyPI
+    yield from sorted((root / "rules").glob("*.md"))
+
+
+@pytest.mark.parametrize("document", list(_shown_documents()), ids=lambda p: p.name)
+def test_repository_paths_in_shipped_text_are_links_to_files_that_exist(document):
+    root = Path(__file__).resolve().parents[1]
+    text = _outside_fences(document.read_text(encoding="utf-8"))
+    assert _OWN_PATH.findall(text) == []
+    for target in _OWN_LINK.findall(text):
+        path = target.split("::")[0]
+        assert (root / path).exists(), f"{document.name} links to {path}, which does not exist"

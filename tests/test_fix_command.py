@@ -106,7 +106,6 @@ AFTER = (
     configs=[
         triton.Config({"BT": bt})
         for bt in (32, 64)
-        for w in (2, 4)
     ],
     key=["T"],
 )
@@ -732,3 +731,43 @@ def test_cuda_only_api_suggestions_are_never_applied(tmp_path, monkeypatch, caps
     assert code == 1
     assert "Found 2 errors (0 fixed, 2 remaining)" in out
     assert path.read_text(encoding="utf-8") == source
+
+
+STDIN_CONFIGS = """\
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({}, num_warps=1),
+        triton.Config({}, num_warps=2),
+    ],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: tl.constexpr):
+    for j in range(4):
+        if tl.load(x + j) > 0:
+            pass
+"""
+
+
+def test_stdin_frames_show_the_buffer_and_after_fix_the_fixed_buffer(project, capsys, monkeypatch):
+    # The file of that name on disk says something else: frames must not read it.
+    (project / "k.py").write_text("x = 1\n" * 20)
+    _stdin(monkeypatch, STDIN_CONFIGS.encode())
+    code, out, err = run(capsys, "--select", "ALL", "--fix", "--stdin-filename", "k.py", "-")
+    assert code == 1
+    assert "        triton.Config({}),\n    ],\n" in out  # the fixed source, merged
+    assert err.startswith(
+        "k.py:14:9: ASC003 runtime branch on `j`, `x` inside a loop; make it a constexpr "
+        "split or a `tl.where` mask\n"
+        " 13 |     for j in range(4):\n"
+        " 14 |         if tl.load(x + j) > 0:\n"
+        "    |         ^^^^^^^^^^^^^^^^^^^^^ ASC003\n"
+    )
+    _stdin(monkeypatch, STDIN_CONFIGS.encode())
+    code, out, _ = run(capsys, "--stdin-filename", "k.py", "-")
+    assert code == 1
+    assert " 7 |         triton.Config({}, num_warps=1),\n" in out

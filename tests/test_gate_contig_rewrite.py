@@ -14,6 +14,7 @@ from ascend_lint.diagnostics import Applicability
 from ascend_lint.engine import lint_source
 from ascend_lint.fixes import fix_source
 from ascend_lint.reporters import REPORTERS
+from ascend_lint.settings import ALL_CODES
 
 UNSAFE = frozenset({Applicability.SAFE, Applicability.UNSAFE})
 ASC001 = frozenset({"ASC001"})
@@ -417,4 +418,84 @@ def w(g, T, HV: tl.constexpr):
     fixed = outcome.fixed.decode()
     assert "dict(g=g.transpose(1, 2).contiguous() if HV != 1 else g, o=o," in fixed
     assert "G_T_CONTIG=HV != 1)" in fixed
+    assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []
+
+
+LOOP_KERNEL = """
+@triton.jit
+def k(g, o, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_bh = tl.program_id(0)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    bos = i_b * T
+    g += bos * HV + i_h
+    b_o = tl.zeros([BT], dtype=tl.float32)
+    for i_s in range(0, T, BT):
+        o_s = i_s + tl.arange(0, BT)
+        b_g = tl.load(g + o_s * HV, mask=o_s < T, other=0)
+        b_gp = tl.load(g + (i_s - 1) * HV) if i_s % BT > 0 else 0.0
+        b_o += b_g - b_gp
+    tl.store(o + i_bh * BT + tl.arange(0, BT), b_o)
+"""
+
+
+def test_a_conditional_expression_is_not_copied_into_both_branches():
+    """Branching the whole statement would copy `... if i_s % BT > 0 else 0.0`, a
+    runtime conditional in a loop (ASC003), into both branches: the flag chooses the
+    address inside the expression instead, and no rule gains a finding."""
+    source = _source(
+        LOOP_KERNEL,
+        """
+        def launch(g, o):
+            B, T, HV = g.shape
+            k[(B * HV,)](g, o, T, HV=HV, BT=64)
+        """,
+    )
+    outcome = fix_source("x.py", source.encode(), ASC001, UNSAFE)
+    assert outcome.error is None and outcome.applied
+    fixed = outcome.fixed.decode()
+    assert (
+        "        b_gp = tl.load(g + (i_s - 1) if G_T_CONTIG else g + (i_s - 1) * HV)"
+        " if i_s % BT > 0 else 0.0\n" in fixed
+    )
+    assert "    if G_T_CONTIG:\n            b_g = tl.load(g + o_s, mask=o_s < T, other=0)" in fixed
+
+    def counts(text: str) -> dict[str, int]:
+        found = lint_source("x.py", text.encode(), ALL_CODES).diagnostics
+        return {code: sum(d.code == code for d in found) for code in {d.code for d in found}}
+
+    before, after = counts(source), counts(fixed)
+    assert before.get("ASC003") == 1
+    assert all(after[code] <= before.get(code, 0) for code in after), (before, after)
+
+
+def test_a_statement_addressed_the_same_in_both_layouts_is_not_branched():
+    """`g += i_k * all * HV` on its own line (whole [T, HV] planes of a leading axis) reads
+    the same in [NK, B, HV, T]: an `if G_T_CONTIG:` with two identical branches would
+    only be noise, and a layout rule would read its first branch as stale math."""
+    text = _source(
+        """
+@triton.jit
+def k(g, o, T, B: tl.constexpr, HV: tl.constexpr, BT: tl.constexpr):
+    i_k, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    all = B * T
+    bos = i_b * T
+    g += i_k * all * HV
+    g += bos * HV + i_h
+    p_g = tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    tl.store(o + i_bh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))
+""",
+        """
+        def launch(g, o):
+            NK, B, T, HV = g.shape
+            k[(NK, 4, B * HV)](g, o, T, B=B, HV=HV, BT=64)
+        """,
+    )
+    outcome = fix_source("x.py", text.encode(), ASC001, UNSAFE)
+    fixed = outcome.fixed.decode()
+    assert outcome.applied
+    assert (
+        "    all = B * T\n    bos = i_b * T\n    g += i_k * all * HV\n    if G_T_CONTIG:\n" in fixed
+    )
+    assert fixed.count("g += i_k * all * HV") == 1
     assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []

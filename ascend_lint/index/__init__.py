@@ -36,6 +36,8 @@ Where each kind of fact is computed (per kernel, then per module):
 * `bounds`     `BoundFacts`: which index values can be negative where they are read,
                lane-varying and loaded values, -1 sentinels bound at launches, guards
                and early exits before an access, the table an index is loaded from
+* `autotune`   `AutotuneFacts`: configs a config list repeats, comprehension loops
+               no config reads
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
 * `model`      `KernelIndex`, the core and the facts objects above, built once per module

@@ -11,11 +11,12 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         └──────────────> gates          (gates: also core, sequences)
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host)
-          └─> widths
+          ├─> widths
+          └─> autotune                              (autotune: names through scopes)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
-`index.tiles`, `index.layout`, `index.platform`, `index.sequences`, `index.gates`, `index.widths`
-and `index.bounds`, and forwards the core's data and queries (`index.kernels`,
+`index.tiles`, `index.layout`, `index.platform`, `index.sequences`, `index.gates`,
+`index.widths`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import ast
 
+from ascend_lint.index.autotune import AutotuneFacts
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.gates import GateFacts
@@ -79,6 +81,7 @@ class KernelIndex:
         self.gates = GateFacts(core, self.host, self.sequences)
         self.widths = WidthFacts(core)
         self.bounds = BoundFacts(core, self.host, self.sequences)
+        self.autotune = AutotuneFacts(core)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

@@ -312,3 +312,41 @@ def all_params(args: ast.arguments) -> list[ast.arg]:
         *([args.vararg] if args.vararg else []),
         *args.kwonlyargs,
     ]
+
+
+# Expressions whose evaluation can do nothing but produce a value (Ruff's model for F841:
+# a call, a subscript, a comprehension or operator overloading may run user code).
+_LITERALS = (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.JoinedStr)
+
+
+def free_of_effects(expr: ast.AST) -> bool:
+    """Whether evaluating `expr` can do nothing but produce a value (no call, subscript,
+    comprehension, or operator that user code could overload)."""
+    for node in walk(expr):
+        if isinstance(
+            node,
+            (
+                ast.Call,
+                ast.Subscript,
+                ast.Await,
+                ast.Yield,
+                ast.YieldFrom,
+                ast.NamedExpr,
+                ast.ListComp,
+                ast.SetComp,
+                ast.DictComp,
+                ast.GeneratorExp,
+            ),
+        ):
+            return False
+        if isinstance(node, ast.BinOp) and not (_literal(node.left) and _literal(node.right)):
+            return False
+    return True
+
+
+def _literal(node: ast.AST) -> bool:
+    """A display or constant, or a choice between two (`[] if c else [8]`): an operand
+    whose type is known, so an operator on it runs no user code."""
+    if isinstance(node, ast.IfExp):
+        return _literal(node.body) and _literal(node.orelse)
+    return isinstance(node, _LITERALS)

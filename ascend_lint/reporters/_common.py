@@ -3,16 +3,42 @@ the tool's name and home page."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Mapping
+
 from ascend_lint.diagnostics import Position
 
 TOOL_NAME = "ascend-lint"
 HOMEPAGE = "https://github.com/ascend-lint/ascend-lint"
 
 
+# Sources that were not read from disk (standard input, after --fix the fixed text):
+# the findings describe these bytes, whatever the file of that name holds.
+_IN_MEMORY: dict[str, bytes] = {}
+
+
+@contextlib.contextmanager
+def sources_in_memory(sources: Mapping[str, bytes]) -> Iterator[None]:
+    """Code frames and byte columns of findings in these paths come from these bytes
+    while the report is written."""
+    saved = dict(_IN_MEMORY)
+    _IN_MEMORY.update(sources)
+    try:
+        yield
+    finally:
+        _IN_MEMORY.clear()
+        _IN_MEMORY.update(saved)
+
+
 def read_lines(path: str) -> list[str]:
     """The file's lines as the linter saw them, or [] when it cannot be read any more."""
     from ascend_lint.source import SourceDecodeError, SourceFile
 
+    if path in _IN_MEMORY:
+        try:
+            return SourceFile.from_bytes(path, _IN_MEMORY[path]).lines
+        except SourceDecodeError:
+            return []
     try:
         with open(path, "rb") as fh:
             return SourceFile.from_bytes(path, fh.read()).lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ascend_lint.diagnostics import Diagnostic
+from ascend_lint.docs import reference_function
 from ascend_lint.reporters._common import LineCache
 from ascend_lint.reporters.concise import location
 
@@ -51,5 +52,8 @@ def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
         if d.fix is not None:
             out.write(f"  = {_FIX_LABEL[d.fix.applicability.value]}: {d.fix.message}\n")
         if d.reference:
-            out.write(f"  = help: corrected pattern: {d.reference} (`ascend-lint rule {d.code}`)\n")
+            shown = reference_function(d.reference)
+            out.write(
+                f"  = help: corrected pattern: {shown}, shown by `ascend-lint rule {d.code}`\n"
+            )
         out.write("\n")

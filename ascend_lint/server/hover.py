@@ -4,7 +4,13 @@ kernel to copy (with its code and a link to it) and a link to the rule's doc."""
 from __future__ import annotations
 
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.docs import reference_source, rule_doc_section, rule_url
+from ascend_lint.docs import (
+    reference_function,
+    reference_source,
+    reference_url,
+    rule_doc_section,
+    rule_url,
+)
 from ascend_lint.rules import RULES_BY_CODE
 
 # A hover is read at a glance: the start of the kernel is shown, the link opens it all.
@@ -30,8 +36,9 @@ def hover_markdown(diagnostic: Diagnostic) -> str:
 
 def _reference(reference: str) -> str:
     found = reference_source(reference)
+    name = reference_function(reference)
     if found is None:
-        return f"**Reference kernel:** `{reference}` (not installed next to this ascend-lint)"
+        return f"**Reference kernel:** [`{name}`]({reference_url(reference)})"
     path, line, code = found
     lines = code.splitlines()
     shown = "\n".join(lines[:KERNEL_LINES])
@@ -39,4 +46,4 @@ def _reference(reference: str) -> str:
     if more > 0:
         shown += f"\n# ... {more} more lines"
     link = f"{path.as_uri()}#L{line}"
-    return f"**Reference kernel:** [`{reference}`]({link})\n\n```python\n{shown}\n```"
+    return f"**Reference kernel:** [`{name}`]({link})\n\n```python\n{shown}\n```"

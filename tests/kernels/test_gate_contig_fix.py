@@ -1,6 +1,7 @@
 """The ASC001 gate fix judged by numbers: each legacy module (examples/gpu_habits/chunk_o.py
 and the four in legacy_gates/: varlen vector loads, a scalar tail in a helper, a dict
-launch through a launch helper that picks one of two kernels, outputs written along time)
+launch through a launch helper that picks one of two kernels, outputs written along time, a runtime
+conditional expression in a loop)
 is fixed with
 `--fix --unsafe-fixes` (ASC001 only), both versions are run under the interpreter on the
 same random inputs, and their outputs must agree; the fixed file must lint clean."""
@@ -60,6 +61,7 @@ def pairs(tmp_path_factory):
         "tail_helper_gate": HERE / "legacy_gates" / "tail_helper_gate.py",
         "dict_launch_gate": HERE / "legacy_gates" / "dict_launch_gate.py",
         "output_gate": HERE / "legacy_gates" / "output_gate.py",
+        "loop_tail_gate": HERE / "legacy_gates" / "loop_tail_gate.py",
     }
     for name, path in sources.items():
         fixed = _fixed(path)
@@ -75,7 +77,14 @@ def pairs(tmp_path_factory):
     return out
 
 
-ALL = ["chunk_o", "varlen_gate", "tail_helper_gate", "dict_launch_gate", "output_gate"]
+ALL = [
+    "chunk_o",
+    "varlen_gate",
+    "tail_helper_gate",
+    "dict_launch_gate",
+    "output_gate",
+    "loop_tail_gate",
+]
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -211,3 +220,17 @@ def test_output_gate_same_numbers(pairs, case, launcher):
     _close(got, want)
     _close(acc_fixed, acc_original)
     assert got.stride() == want.stride() and acc_fixed.stride() == acc_original.stride()
+
+
+@pytest.mark.parametrize("shape", [(2, 50, 4), (3, 37, 1), (1, 16, 2)], ids=str)
+def test_loop_tail_gate_same_numbers(pairs, shape):
+    """The conditional expression keeps its runtime test; the flag picks its address."""
+    original, fixed, source, _ = pairs["loop_tail_gate"]
+    assert b"tl.load(g + (i_s - 1) if G_T_CONTIG else g + (i_s - 1) * HV)" in source
+    g = torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
+    want = original.chunk_delta(g, chunk_size=16)
+    _close(fixed.chunk_delta(g, chunk_size=16), want)
+    oracle = g.transpose(1, 2).clone()
+    starts = torch.arange(shape[1]) // 16 * 16
+    previous = torch.where(starts > 0, g.transpose(1, 2)[..., (starts - 1).clamp(min=0)], 0.0)
+    _close(want, oracle - previous)

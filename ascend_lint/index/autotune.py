@@ -1,0 +1,234 @@
+"""Autotune config lists that hold the same config more than once.
+
+Knows, per module:
+* each element of a list or tuple display of `triton.Config(...)` calls that is written
+  the same as an earlier one (same syntax tree, quotes and layout aside), with that
+  earlier one;
+* each `for` clause of a list comprehension building configs whose variable nothing in
+  the comprehension reads (left over when `num_warps=w` was removed), or would read
+  once given expressions are removed: it repeats every config once per value. With it:
+  how many values the loop takes, whether it provably takes at least one (a non-empty
+  literal, a sum of them, `range` of literals, or a name the module binds once to such
+  a literal or a conditional between two), without which removing the loop could turn
+  an empty list into a full one, and whether its iterable is free of side effects.
+
+Autotuning compiles and benchmarks each config: a repeated one costs a compilation and
+a benchmark and can only tie with itself.
+
+Depends on: the core's `configs` (and `scopes` to read a name the loop walks):
+
+    core ──> autotune          (names through scopes)
+
+Costs: nothing until asked; one walk of the module, only when it builds configs.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ascend_lint.index.scopes import HostNames
+from ascend_lint.index.syntax import children, free_of_effects, walk
+
+
+@dataclass(frozen=True)
+class RepeatedConfig:
+    node: ast.expr  # the element that repeats
+    first: ast.expr  # the earlier element it repeats
+    display: ast.List | ast.Tuple
+
+
+@dataclass(frozen=True)
+class RepeatingLoop:
+    comprehension: ast.ListComp
+    clause: ast.comprehension
+    values: int | None  # the most values the loop takes, where known
+    non_empty: bool  # it provably takes at least one
+    pure: bool  # evaluating its iterable has no side effects
+
+    @property
+    def removable(self) -> bool:
+        """Removing the loop keeps every distinct config and runs nothing less."""
+        return self.non_empty and self.pure
+
+
+class AutotuneFacts:
+    def __init__(self, core) -> None:
+        self._core = core
+        self._scanned: tuple[list[RepeatedConfig], list[RepeatingLoop]] | None = None
+        self._names: HostNames | None = None
+        self._comprehension_of: dict[int, ast.ListComp] = {}
+
+    def repeated_configs(self) -> list[RepeatedConfig]:
+        return self._scan()[0]
+
+    def repeating_loops(self) -> list[RepeatingLoop]:
+        return self._scan()[1]
+
+    def comprehension_of(self, config: ast.Call) -> ast.ListComp | None:
+        """The list comprehension whose element builds `config`, if any."""
+        self._scan()
+        return self._comprehension_of.get(id(config))
+
+    def loops_unread_without(
+        self, comp: ast.ListComp, removed: list[ast.AST]
+    ) -> list[RepeatingLoop]:
+        """The loops of `comp` that would repeat its configs once `removed` (option
+        values in its element) are gone, and do not already."""
+        before = {id(lp.clause) for lp in self._repeating_clauses(comp, frozenset())}
+        gone = frozenset(id(n) for node in removed for n in walk(node))
+        return [lp for lp in self._repeating_clauses(comp, gone) if id(lp.clause) not in before]
+
+    def _scan(self) -> tuple[list[RepeatedConfig], list[RepeatingLoop]]:
+        if self._scanned is not None:
+            return self._scanned
+        repeated: list[RepeatedConfig] = []
+        loops: list[RepeatingLoop] = []
+        configs = {id(call) for call in self._core.configs}
+        if configs:
+            for node in self._outside_kernels():
+                if isinstance(node, (ast.List, ast.Tuple)):
+                    repeated += _repeats_in(node, configs)
+                elif isinstance(node, ast.ListComp):
+                    inner = [n for n in walk(node.elt) if id(n) in configs]
+                    if inner:
+                        for call in inner:
+                            self._comprehension_of[id(call)] = node
+                        loops += self._repeating_clauses(node, frozenset())
+        self._scanned = (repeated, loops)
+        return self._scanned
+
+    def _outside_kernels(self):
+        """Every node of the module but those of kernel bodies, where no config is built
+        (kernel bodies are most of a kernel module's nodes)."""
+        kernels = {id(k.node) for k in self._core.kernels}
+        todo = [self._core.tree]
+        while todo:
+            node = todo.pop()
+            yield node
+            if id(node) in kernels:
+                todo.extend(node.decorator_list)
+            else:
+                todo.extend(children(node))
+
+    def _repeating_clauses(self, comp: ast.ListComp, gone: frozenset[int]) -> list[RepeatingLoop]:
+        """The loops whose variable nothing in `comp` reads, outside the nodes `gone`."""
+        found = []
+        for clause in comp.generators:
+            if clause.is_async or clause.ifs:
+                continue
+            bound = {n.id for n in walk(clause.target) if isinstance(n, ast.Name)}
+            if not bound or not all(
+                isinstance(n, (ast.Name, ast.Tuple)) for n in walk(clause.target)
+            ):
+                continue
+            readers: list[ast.AST] = [comp.elt]
+            for other in comp.generators:
+                readers += [other.iter, *other.ifs]
+                if other is not clause:
+                    readers.append(other.target)
+            read = {
+                n.id
+                for reader in readers
+                for n in walk(reader)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in gone
+            }
+            if bound & read:
+                continue
+            length = self._length(clause.iter, comp, depth=0)
+            if length is not None and length[1] <= 1:
+                continue  # it repeats nothing
+            values = length[1] if length else None
+            non_empty = length is not None and length[0] > 0
+            found.append(
+                RepeatingLoop(
+                    comp,
+                    clause,
+                    values,
+                    non_empty,
+                    _literal_range(clause.iter) or free_of_effects(clause.iter),
+                )
+            )
+        return found
+
+    def _length(self, expr: ast.AST, at: ast.AST, depth: int) -> tuple[int, int] | None:
+        """The fewest and the most values iterating `expr` takes, where evident."""
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+            if any(isinstance(e, ast.Starred) for e in expr.elts):
+                return None
+            n = (
+                len({ast.dump(e) for e in expr.elts})
+                if isinstance(expr, ast.Set)
+                else len(expr.elts)
+            )
+            return n, n
+        if _literal_range(expr):
+            try:
+                n = len(range(*(a.value for a in expr.args)))
+            except ValueError:
+                return None
+            return n, n
+        if isinstance(expr, (ast.IfExp, ast.BinOp)):
+            if isinstance(expr, ast.BinOp) and not isinstance(expr.op, ast.Add):
+                return None
+            a_node, b_node = (
+                (expr.body, expr.orelse) if isinstance(expr, ast.IfExp) else (expr.left, expr.right)
+            )
+            a, b = self._length(a_node, at, depth), self._length(b_node, at, depth)
+            if a is None or b is None:
+                return None
+            if isinstance(expr, ast.IfExp):
+                return min(a[0], b[0]), max(a[1], b[1])
+            return a[0] + b[0], a[1] + b[1]
+        if isinstance(expr, ast.Name) and depth < 4:
+            bound = self._host_names().bindings(expr.id, self._host_of(at))
+            if bound is None or len(bound[1]) != 1:
+                return None
+            value, _where = bound[1][0]
+            if isinstance(value, ast.expr):
+                return self._length(value, value, depth + 1)
+        return None
+
+    def _host_names(self) -> HostNames:
+        if self._names is None:
+            self._names = HostNames(self._core)
+        return self._names
+
+    def _host_of(self, node: ast.AST):
+        """The innermost host function around `node`, else the module."""
+        best = self._core.hosts[0]
+        for host in self._core.hosts[1:]:
+            fn = host.node
+            if (fn.lineno, fn.col_offset) <= (node.lineno, node.col_offset) and (
+                node.end_lineno or 0,
+                node.end_col_offset or 0,
+            ) <= (fn.end_lineno or 0, fn.end_col_offset or 0):
+                if best is self._core.hosts[0] or fn.lineno >= best.node.lineno:
+                    best = host
+        return best
+
+
+def _repeats_in(display: ast.List | ast.Tuple, configs: set[int]) -> list[RepeatedConfig]:
+    seen: dict[str, ast.expr] = {}
+    found = []
+    for elt in display.elts:
+        if id(elt) not in configs:
+            continue
+        shape = ast.dump(elt)
+        if shape in seen:
+            found.append(RepeatedConfig(elt, seen[shape], display))
+        else:
+            seen[shape] = elt
+    return found
+
+
+def _literal_range(expr: ast.AST) -> bool:
+    """`range(...)` of integer literals: a known count, and nothing run but the builtin."""
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "range"
+        and not expr.keywords
+        and 1 <= len(expr.args) <= 3
+        and all(isinstance(a, ast.Constant) and type(a.value) is int for a in expr.args)
+    )

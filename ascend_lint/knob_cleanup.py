@@ -1,0 +1,345 @@
+"""What removing `num_warps=` / `num_stages=` leaves behind, for ASC004's fix.
+
+A launch option is often computed first (`num_warps = 4 if BK == 64 else 8`) or read
+through a helper imported for nothing else (`num_stages=2 if check_shared_mem() else
+1`). Deleting the option alone leaves a local assigned and never read and an import
+never used: the project's own linters (pyflakes' F841 and F401) reject what the fix
+wrote. This module finds, for the options a fix removes, the assignments and imports
+that only they read, and the edits that remove those too:
+
+* a local of a host function whose every binding is a plain assignment (a name, or an
+  element of a same-shape tuple unpacking) and whose every read is inside a removed
+  option (or inside another such assignment's value, to a fixpoint): the assignment is
+  deleted when its value is free of side effects (literals, names, attributes,
+  comparisons, conditionals, arithmetic on literals: the model of Ruff's F841 fix);
+  otherwise the value is kept as an expression statement, so whatever it does still
+  happens, and the fix message says so;
+* an imported name read only there: removed from its import when the statement keeps
+  importing the module (other names, or another import of the same module in the file);
+  removing the only import of a module can skip its import-time code, so that fix is
+  unsafe and says why. Nothing is removed from an `__init__.py` or a name in `__all__`,
+  nor from a scope that calls `locals()`, `vars()`, `eval` or `exec`.
+
+Options whose finding is silenced with `# noqa` stay in the code, so what they read is
+kept. The removals of options that read a common name must land together: the rule
+gives those findings one shared fix (`groups`).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ascend_lint.codemods import node_text, remove_list_elements, remove_statement, replace_node
+from ascend_lint.diagnostics import Edit
+from ascend_lint.index.scopes import Scope
+from ascend_lint.index.syntax import child_bodies, free_of_effects, walk
+from ascend_lint.source import SourceFile
+
+_DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec"})
+
+
+@dataclass
+class Cleanup:
+    """The edits that go with removing one group of options."""
+
+    edits: list[Edit] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # names whose binding goes
+    kept: list[str] = field(default_factory=list)  # values kept for their effects
+    unsafe_imports: list[str] = field(default_factory=list)  # a module's only import
+
+    def describe(self) -> str:
+        parts = []
+        if self.removed:
+            names = ", ".join(f"`{n}`" for n in dict.fromkeys(self.removed))
+            parts.append(f"and the now unused {names}")
+        if self.kept:
+            kept = list(dict.fromkeys(self.kept))
+            shown = ", ".join(f"`{n}`" for n in kept)
+            values, them = ("values", "they") if len(kept) > 1 else ("value", "it")
+            parts.append(
+                f"(the {values} assigned to {shown} stay as statements: {them} may have side "
+                "effects)"
+            )
+        if self.unsafe_imports:
+            shown = ", ".join(f"`{m}`" for m in self.unsafe_imports)
+            parts.append(
+                f"(unsafe: no other import of {shown} is left to run its import-time code)"
+            )
+        return " ".join(parts)
+
+
+class _Unit:
+    """A name binding this module may remove: a local of one function, or an import."""
+
+    def __init__(self, scope_node: ast.AST, name: str, bindings, loads: list[ast.Name]):
+        self.scope_node = scope_node
+        self.name = name
+        self.bindings = bindings  # [(value, stmt)]
+        self.loads = loads
+
+
+def knob_cleanups(
+    tree: ast.Module,
+    source: SourceFile,
+    hosts,
+    removed_values: dict[int, list[ast.AST]],
+) -> tuple[dict[int, int], dict[int, Cleanup]]:
+    """`removed_values`: per group key (a container's id), the option values its fix
+    deletes. Returns which group each key joins (keys whose options read a common
+    orphan join one group) and, per group, the cleanup that goes with it."""
+    removed_names: dict[int, int] = {}  # id(Name node) -> group key that removes it
+    for key, values in removed_values.items():
+        for value in values:
+            for node in walk(value):
+                if isinstance(node, ast.Name):
+                    removed_names[id(node)] = key
+    parent = {key: key for key in removed_values}
+
+    def find(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    if not removed_names:
+        return {k: k for k in removed_values}, {}
+
+    removed = [v for values in removed_values.values() for v in values]
+    units = _units(tree, source, hosts, sorted({v.lineno for v in removed}), removed)
+    orphans: list[tuple[_Unit, set[int]]] = []  # each with the groups whose removal reads it
+    orphan_keys: dict[int, set[int]] = {}
+    changed = True
+    taken: set[int] = set()
+    while changed:
+        changed = False
+        for i, unit in enumerate(units):
+            if i in taken or not unit.loads:
+                continue
+            if all(id(load) in removed_names for load in unit.loads):
+                keys = {removed_names[id(load)] for load in unit.loads}
+                taken.add(i)
+                orphans.append((unit, keys))
+                orphan_keys[id(unit)] = keys
+                changed = True
+                first = next(iter(keys))
+                for value, _stmt in unit.bindings:
+                    if isinstance(value, ast.expr) and free_of_effects(value):
+                        for node in walk(value):
+                            if isinstance(node, ast.Name):
+                                removed_names[id(node)] = first
+    # One group per set of options whose removals share an orphan, or a statement that
+    # binds orphans of several (one edit rewrites it).
+    by_stmt: dict[int, tuple[ast.stmt, list[tuple[_Unit, object]]]] = {}
+    for unit, _keys in orphans:
+        for value, stmt in unit.bindings:
+            by_stmt.setdefault(id(stmt), (stmt, []))[1].append((unit, value))
+    linked = [list(keys) for _unit, keys in orphans]
+    for _stmt, entries in by_stmt.values():
+        linked.append([k for unit, _v in entries for k in orphan_keys[id(unit)]])
+    for keys in linked:
+        for other in keys[1:]:
+            parent[find(other)] = find(keys[0])
+    group_of = {k: find(k) for k in removed_values}
+    cleanups: dict[int, Cleanup] = {}
+    for stmt, entries in by_stmt.values():
+        group = group_of[next(iter(orphan_keys[id(entries[0][0])]))]
+        _statement_edits(source, tree, stmt, entries, cleanups.setdefault(group, Cleanup()))
+    return group_of, cleanups
+
+
+def _units(
+    tree: ast.Module, source: SourceFile, hosts, rows: list[int], removed: list[ast.AST]
+) -> list[_Unit]:
+    """The bindings that could be orphaned: the imports of the module, and the locals of
+    the functions that hold a removed value (`rows`: where those values start); only
+    what a removed value reads, directly or through another orphan, can be orphaned."""
+    units: list[_Unit] = []
+    is_package_init = Path(source.path).name == "__init__.py"
+    exported = _all_names(tree)
+    functions = []
+    for host in hosts[1:]:
+        node = host.node
+        first = bisect.bisect_left(rows, node.lineno)
+        if first < len(rows) and rows[first] <= (node.end_lineno or node.lineno):
+            functions.append(host)  # a removed value is in this function
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for stmt in tree.body
+        if _is_import(stmt)
+        for alias in stmt.names
+    }
+    read = {n.id for node in removed for n in walk(node) if isinstance(n, ast.Name)}
+    for host in functions:
+        units += _scope_units(host, False, is_package_init, exported, read)
+    if read & imported:  # the module's imports only when something removed may read one
+        units += _scope_units(hosts[0], True, is_package_init, exported, set())
+    return units
+
+
+def _scope_units(host, module: bool, is_package_init: bool, exported, read: set[str]):
+    """The removable bindings of one function (or the module); `read` collects the names
+    the function reads."""
+    node = host.node
+    loads: dict[str, list[ast.Name]] = {}
+    dynamic = False
+    declared: set[str] = set()
+    for sub in walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            loads.setdefault(sub.id, []).append(sub)
+            dynamic = dynamic or sub.id in _DYNAMIC_SCOPE
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            declared.update(sub.names)
+    read.update(loads)
+    if dynamic:
+        return []
+    units = []
+    scope = Scope.scan(host)
+    for name, bindings in scope.bindings.items():
+        if name in declared or name in scope.declared_global:
+            continue
+        if all(_is_import(stmt) for _v, stmt in bindings):
+            if is_package_init or name in exported:
+                continue
+            if not all(_top_level(node, stmt) for _v, stmt in bindings):
+                continue  # `try: import x` / `if TYPE_CHECKING:`: not touched
+        elif module:
+            continue  # a module global may be imported by other modules
+        elif not all(_plain_assignment(value, stmt) for value, stmt in bindings):
+            continue
+        units.append(_Unit(node, name, bindings, loads.get(name, [])))
+    return units
+
+
+def _all_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for stmt in tree.body:
+        targets = (
+            stmt.targets
+            if isinstance(stmt, ast.Assign)
+            else [stmt.target]
+            if isinstance(stmt, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            for node in walk(stmt):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    names.add(node.value)
+    return names
+
+
+def _is_import(stmt: ast.AST) -> bool:
+    return isinstance(stmt, (ast.Import, ast.ImportFrom))
+
+
+def _top_level(scope_node: ast.AST, stmt: ast.AST) -> bool:
+    return any(s is stmt for s in scope_node.body)
+
+
+def _plain_assignment(value, stmt: ast.AST) -> bool:
+    if not isinstance(value, ast.expr):
+        return False
+    if isinstance(stmt, ast.AnnAssign):
+        return stmt.value is value and isinstance(stmt.target, ast.Name)
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return False
+    target = stmt.targets[0]
+    if isinstance(target, ast.Name):
+        return stmt.value is value
+    return isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple)
+
+
+def _statement_edits(
+    source: SourceFile, tree: ast.Module, stmt: ast.stmt, entries, cleanup: Cleanup
+) -> None:
+    """The edit for one statement that binds orphaned names, added to `cleanup`."""
+    names = [unit.name for unit, _v in entries]
+    gone = set(names)
+    scope = entries[0][0].scope_node
+    if _is_import(stmt):
+        aliases = stmt.names
+        drop = [i for i, a in enumerate(aliases) if (a.asname or a.name.split(".")[0]) in gone]
+        if len(drop) < len(aliases):
+            edit = remove_list_elements(source, aliases, drop)
+        else:
+            edit = remove_statement(source, stmt, _alone_in_block(tree, stmt))
+            if not _imported_elsewhere(tree, stmt):
+                cleanup.unsafe_imports.append(_module_name(stmt))
+        cleanup.edits.append(edit)
+        cleanup.removed.extend(names)
+        return
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+    if isinstance(target, ast.Name):
+        value = stmt.value
+        if free_of_effects(value):
+            cleanup.edits.append(remove_statement(source, stmt, _alone_in_block(scope, stmt)))
+            cleanup.removed.extend(names)
+        else:
+            cleanup.edits.append(replace_node(source, stmt, node_text(source, value)))
+            cleanup.kept.extend(names)
+        return
+    # `BS, num_warps, num_stages = 64, 4, 2`: drop the orphaned pairs whose values are
+    # free of effects; a single pair left is written without the tuple.
+    pairs = list(zip(target.elts, stmt.value.elts))
+    drop = [
+        i
+        for i, (t, v) in enumerate(pairs)
+        if isinstance(t, ast.Name) and t.id in gone and free_of_effects(v)
+    ]
+    cleanup.kept.extend(
+        t.id
+        for i, (t, _v) in enumerate(pairs)
+        if isinstance(t, ast.Name) and t.id in gone and i not in drop
+    )
+    if not drop:
+        return
+    cleanup.removed.extend(pairs[i][0].id for i in drop)
+    if len(drop) == len(pairs):
+        cleanup.edits.append(remove_statement(source, stmt, _alone_in_block(scope, stmt)))
+        return
+    rest = [p for i, p in enumerate(pairs) if i not in drop]
+    left = ", ".join(node_text(source, t) for t, _v in rest)
+    right = ", ".join(node_text(source, v) for _t, v in rest)
+    start = replace_node(source, target, "").start
+    end = replace_node(source, stmt.value, "").end
+    cleanup.edits.append(Edit(start, end, f"{left} = {right}"))
+
+
+def _alone_in_block(root: ast.AST, stmt: ast.stmt) -> bool | None:
+    """Whether `stmt` is the only statement of its block, found from the function (or
+    module) that holds it; None where it is not in a block this walk reaches."""
+    todo = [root.body]
+    while todo:
+        block = todo.pop()
+        for other in block:
+            if other is stmt:
+                return len(block) == 1
+            todo.extend(child_bodies(other))
+    return None
+
+
+def _module_name(stmt: ast.stmt) -> str:
+    if isinstance(stmt, ast.ImportFrom):
+        return "." * stmt.level + (stmt.module or "")
+    return ", ".join(a.name for a in stmt.names)
+
+
+def _imported_elsewhere(tree: ast.Module, stmt: ast.stmt) -> bool:
+    """Whether another unconditional import in the module imports what `stmt` does, so
+    removing `stmt` cannot skip the module's import-time code."""
+    wanted = {_module_name(stmt)} if isinstance(stmt, ast.ImportFrom) else None
+    for other in tree.body:
+        if other is stmt or not _is_import(other):
+            continue
+        if isinstance(stmt, ast.ImportFrom):
+            if isinstance(other, ast.ImportFrom) and _module_name(other) in wanted:
+                return True
+            if isinstance(other, ast.Import) and stmt.level == 0:
+                if any(a.name == stmt.module for a in other.names):
+                    return True
+        elif isinstance(other, ast.Import):
+            if {a.name for a in stmt.names} <= {a.name for a in other.names}:
+                return True
+    return False

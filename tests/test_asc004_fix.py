@@ -1,0 +1,342 @@
+"""ASC004's fix leaves code the project's own linters accept: what only the removed
+launch options read (a local, an imported helper) goes with them when that is free of
+side effects, and never when something still reads it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+
+from ascend_lint.diagnostics import Applicability
+from ascend_lint.fixes import fix_source
+
+SAFE = frozenset({Applicability.SAFE})
+BOTH = frozenset({Applicability.SAFE, Applicability.UNSAFE})
+ASC004 = frozenset({"ASC004"})
+
+HEADER = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, BK: tl.constexpr):
+    pass
+
+
+"""
+
+
+def fix(body: str, applicable=SAFE, path: str = "ops.py"):
+    code = HEADER + textwrap.dedent(body)
+    outcome = fix_source(path, code.encode(), ASC004, applicable)
+    assert outcome.error is None
+    return outcome.fixed.decode()[len(HEADER) :], outcome
+
+
+def test_a_local_two_launches_read_goes_with_both_in_one_round():
+    fixed, outcome = fix(
+        """\
+        def launch(x, BK):
+            num_warps = 4 if BK == 64 else 8
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+            k[(2,)](x, BK=BK, num_warps=num_warps)
+        """
+    )
+    assert fixed == textwrap.dedent(
+        """\
+        def launch(x, BK):
+            k[(1,)](x, BK=BK)
+            k[(2,)](x, BK=BK)
+        """
+    )
+    assert len(outcome.applied) == 2 and outcome.remaining == []
+    assert outcome.applied[0].fix.message == "Remove `num_warps` and the now unused `num_warps`"
+
+
+def test_a_local_a_silenced_launch_still_reads_is_kept():
+    fixed, _ = fix(
+        """\
+        def launch(x, BK):
+            num_warps = 4 if BK == 64 else 8
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+            k[(2,)](x, BK=BK, num_warps=num_warps)  # noqa: ASC004
+        """
+    )
+    assert fixed == textwrap.dedent(
+        """\
+        def launch(x, BK):
+            num_warps = 4 if BK == 64 else 8
+            k[(1,)](x, BK=BK)
+            k[(2,)](x, BK=BK, num_warps=num_warps)  # noqa: ASC004
+        """
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # read elsewhere too
+        """\
+        def launch(x, BK):
+            num_warps = 4
+            print(num_warps)
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+        """,
+        # a scope that reads its locals by name
+        """\
+        def launch(x, BK):
+            num_warps = 4
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+            return locals()
+        """,
+        # a module global: other modules may import it
+        """\
+        NUM_WARPS = 4
+
+
+        def launch(x, BK):
+            k[(1,)](x, BK=BK, num_warps=NUM_WARPS)
+        """,
+        # rebound with `+=`: not a plain assignment
+        """\
+        def launch(x, BK):
+            num_warps = 4
+            num_warps += 4
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+        """,
+    ],
+)
+def test_names_something_else_may_read_are_kept(body):
+    fixed, outcome = fix(body)
+    assert fixed == textwrap.dedent(body).replace(", num_warps=num_warps", "").replace(
+        ", num_warps=NUM_WARPS", ""
+    )
+    assert outcome.applied[0].fix.message == "Remove `num_warps`"
+
+
+def test_tuple_unpacking_keeps_the_other_targets():
+    fixed, _ = fix(
+        """\
+        def launch(x, BK, T, hopper):
+            if hopper:
+                BS, num_warps, num_stages = min(64, T), 8, 2
+            else:
+                BS, num_warps = min(32, T), 4
+                num_stages = 1
+            k[(BS,)](x, BK=BK, num_warps=num_warps, num_stages=num_stages)
+        """
+    )
+    assert fixed == textwrap.dedent(
+        """\
+        def launch(x, BK, T, hopper):
+            if hopper:
+                BS = min(64, T)
+            else:
+                BS = min(32, T)
+            k[(BS,)](x, BK=BK)
+        """
+    )
+
+
+def test_a_chain_of_locals_goes_to_its_start():
+    fixed, _ = fix(
+        """\
+        def launch(x, BK):
+            big = BK > 64
+            num_warps = 8 if big else 4
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+        """
+    )
+    assert fixed == "def launch(x, BK):\n    k[(1,)](x, BK=BK)\n"
+
+
+def test_the_only_import_of_a_module_goes_only_with_unsafe_fixes():
+    body = """\
+        from helpers import shared_mem
+
+
+        def launch(x, BK):
+            k[(1,)](x, BK=BK, num_stages=2 if shared_mem() else 1)
+        """
+    fixed, outcome = fix(body)
+    assert fixed == textwrap.dedent(body) and outcome.remaining
+    message = outcome.remaining[0].fix.message
+    assert "unsafe: no other import of `helpers` is left" in message
+    fixed, _ = fix(body, BOTH)
+    assert fixed == "\n\ndef launch(x, BK):\n    k[(1,)](x, BK=BK)\n"
+
+
+def test_an_imported_name_goes_when_its_module_stays_imported():
+    fixed, _ = fix(
+        """\
+        from helpers import cdiv, shared_mem
+        from helpers import other
+
+
+        def launch(x, BK):
+            k[(cdiv(BK, 2),)](x, BK=BK, num_stages=2 if shared_mem() else 1)
+        """
+    )
+    assert fixed.startswith("from helpers import cdiv\nfrom helpers import other\n")
+
+
+def test_exported_names_and_package_inits_keep_their_imports():
+    body = """\
+        from helpers import shared_mem
+
+        __all__ = ["shared_mem"]
+
+
+        def launch(x, BK):
+            k[(1,)](x, BK=BK, num_stages=2 if shared_mem() else 1)
+        """
+    assert fix(body)[0].startswith("from helpers import shared_mem\n")
+    body = body.replace('__all__ = ["shared_mem"]', "")
+    assert fix(body, BOTH, path="pkg/__init__.py")[0].startswith("from helpers import shared_mem\n")
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+def test_pyflakes_finds_nothing_the_fix_left(tmp_path):
+    code = HEADER + textwrap.dedent(
+        """\
+        from helpers import cdiv, shared_mem
+
+
+        def launch(x, BK, T, cfg):
+            num_warps = 4 if BK == 64 else 8
+            BS, num_stages = min(64, T), 2
+            stages = cfg["num_stages"]
+            k[(cdiv(T, BS),)](x, BK=BK, num_warps=num_warps, num_stages=num_stages)
+            k[(1,)](x, BK=BK, num_stages=2 if shared_mem() else 1, maxnreg=stages)
+        """
+    )
+    before = tmp_path / "before.py"
+    before.write_text(code)
+    after = tmp_path / "after.py"
+    after.write_bytes(fix_source("after.py", code.encode(), ASC004, SAFE).fixed)
+
+    def pyflakes(path):
+        cmd = ["ruff", "check", "--isolated", "--select", "F,B018", "-q", str(path)]
+        return subprocess.run(cmd, capture_output=True, text=True).stdout
+
+    assert pyflakes(before) == ""
+    assert pyflakes(after) == ""
+
+
+CONFIGS = """\
+NUM_STAGES = [2, 3] if FAST else [1]
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BV': BV}, num_warps=num_warps, num_stages=num_stages)
+        for BV in [32, 64]
+        for num_warps in [1, 2, 4] + ([] if FAST else [8])
+        for num_stages in (NUM_STAGES)
+    ],
+    key=['T'],
+)
+@triton.jit
+def tuned(x, T, BV: tl.constexpr):
+    pass
+"""
+
+
+def test_loops_that_only_fed_the_knobs_go_in_the_same_round():
+    fixed, outcome = fix(CONFIGS)
+    assert fixed == CONFIGS.replace(
+        """\
+        triton.Config({'BV': BV}, num_warps=num_warps, num_stages=num_stages)
+        for BV in [32, 64]
+        for num_warps in [1, 2, 4] + ([] if FAST else [8])
+        for num_stages in (NUM_STAGES)
+""",
+        """\
+        triton.Config({'BV': BV})
+        for BV in [32, 64]
+""",
+    )
+    assert outcome.remaining == [] and len(outcome.applied) == 2
+    assert all(d.fix.applicability is Applicability.SAFE for d in outcome.applied)
+
+
+def test_a_loop_whose_values_come_from_a_call_goes_only_with_unsafe_fixes():
+    body = CONFIGS.replace("[1, 2, 4] + ([] if FAST else [8])", "sizes()")
+    fixed, outcome = fix(body)
+    assert fixed == body  # removing the knobs alone would leave `for num_warps` repeating
+    assert len(outcome.remaining) == 2
+    for finding in outcome.remaining:
+        assert finding.fix.applicability is Applicability.UNSAFE
+        assert "(unsafe: `sizes()` runs code that may have side effects)" in finding.fix.message
+    fixed, outcome = fix(body, BOTH)
+    assert "for num_warps" not in fixed and "for num_stages" not in fixed
+    assert outcome.remaining == []
+
+
+def test_configs_left_repeating_are_reported_and_merged():
+    body = """\
+    @triton.autotune(
+        configs=[triton.Config({'BV': 32}), triton.Config({'BV': 32}), triton.Config({'BV': 64})]
+        + [triton.Config({'BV': bv}) for bv in (16, 8) for stage in range(3)],
+        key=['T'],
+    )
+    @triton.jit
+    def tuned(x, T, BV: tl.constexpr):
+        pass
+    """
+    fixed, outcome = fix(body)
+    messages = sorted(d.message.split(":")[0] for d in outcome.applied)
+    assert messages == [
+        "`for stage in ...` repeats every config up to 3 times",
+        "this `triton.Config` repeats the one on line 11",
+    ]
+    assert fixed == textwrap.dedent(body).replace(" triton.Config({'BV': 32}),", "", 1).replace(
+        " for stage in range(3)", ""
+    )
+
+
+def test_a_loop_over_values_that_may_be_none_goes_only_with_unsafe_fixes():
+    body = """\
+    def configs(sizes):
+        return [triton.Config({'BV': 64}, num_warps=w) for w in sizes]
+    """
+    fixed, outcome = fix(body)
+    assert fixed == textwrap.dedent(body)
+    [finding] = outcome.remaining
+    assert finding.fix.applicability is Applicability.UNSAFE
+    assert "(unsafe: `sizes` may be empty, and then so was the list)" in finding.fix.message
+    fixed, _ = fix(body, BOTH)
+    assert fixed == "def configs(sizes):\n    return [triton.Config({'BV': 64})]\n"
+
+
+def test_a_cleanup_that_meets_an_option_edit_is_left_out(monkeypatch):
+    """Defensive: were a cleanup edit to overlap an option's own edit, the fix removes the
+    options alone rather than apply a mix."""
+    import ascend_lint.rules.asc004_launch_num_warps_stages as asc004
+    from ascend_lint.diagnostics import Edit, Position
+    from ascend_lint.knob_cleanup import Cleanup
+
+    real = asc004.knob_cleanups
+
+    def overlapping(tree, source, hosts, values):
+        group_of, _ = real(tree, source, hosts, values)
+        key = next(iter(values))
+        clash = Edit(Position(11, 0), Position(13, 0), "")
+        return group_of, {group_of[key]: Cleanup([clash], ["num_warps"])}
+
+    monkeypatch.setattr(asc004, "knob_cleanups", overlapping)
+    fixed, outcome = fix(
+        """\
+        def launch(x, BK):
+            num_warps = 4 if BK == 64 else 8
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+        """
+    )
+    assert outcome.applied[0].fix.message == "Remove `num_warps`"
+    assert (
+        fixed == "def launch(x, BK):\n    num_warps = 4 if BK == 64 else 8\n    k[(1,)](x, BK=BK)\n"
+    )
