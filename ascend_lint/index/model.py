@@ -5,7 +5,7 @@ fact, whose dependencies run one way.
 host functions, host calls, launches and helper calls bound to their callees) and
 builds on them, in this order, each facts object from exactly the ones below it:
 
-    core ─┬─> host ─┬─> strides ──> quantities      (quantities: also core, host)
+    core ─┬─> host ─┬─> strides ──> quantities ──> coverage  (both: also core, host)
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
           │         └──────────────> gates          (gates: also core, sequences)
@@ -14,6 +14,7 @@ builds on them, in this order, each facts object from exactly the ones below it:
           └─> widths
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
+`index.coverage`,
 `index.layout`, `index.platform`, `index.sequences`, `index.gates`, `index.widths`
 and `index.bounds`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
@@ -27,6 +28,7 @@ import ast
 
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.coverage import CoverageFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.layout import LayoutFacts
@@ -71,6 +73,7 @@ class KernelIndex:
         self.host = HostFacts(core)
         self.strides = StrideFacts(core, self.host)
         self.quantities = QuantityFacts(core, self.host, self.strides)
+        self.coverage = CoverageFacts(core, self.host, self.quantities)
         self.layout = LayoutFacts(core, self.host)
         self.platform = PlatformFacts(core, self.host)
         self.sequences = SequenceFacts(core)

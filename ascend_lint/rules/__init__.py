@@ -25,6 +25,7 @@ from ascend_lint.rules.asc018_vector_int_div_mod import VectorIntDivMod
 from ascend_lint.rules.asc019_masked_negative_offset import MaskedNegativeOffset
 from ascend_lint.rules.asc020_chained_bool_op import ChainedBoolOp
 from ascend_lint.rules.asc021_transposed_batch_base import TransposedBatchBase
+from ascend_lint.rules.asc023_grid_misses_work import GridMissesWork
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -50,6 +51,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     MaskedNegativeOffset,
     ChainedBoolOp,
     TransposedBatchBase,
+    GridMissesWork,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
