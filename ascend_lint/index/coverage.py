@@ -319,13 +319,16 @@ class CoverageFacts:
     def _unbounded(
         self, fn: JitFunction, pid_names: set[str], dependencies: dict[str, frozenset[str]]
     ) -> list[UnboundedTaskLoop]:
-        """`for i in range(cdiv(total, nprog)): task = pid + i * nprog` with no comparison,
+        """`for i in range(cdiv(total, nprog)): task = pid + i * nprog` (also a trip
+        count kept in a local, a step computed from the program count such as
+        `nprog * BLOCK`, more terms such as `+ tl.arange(0, BLOCK)`) with no comparison,
         clamp or helper call that reads the task index."""
         counts = self._core.assigned_from(fn, f"{LANGUAGE}.num_programs") | {
             name
             for name, values in fn.assignments.items()
             if any(call_name(getattr(v, "func", None)) == _NUM_PROGRAMS for v in values)
         }
+        counts = _closure(counts, dependencies)
         runtime_params = set(fn.params) - fn.constexpr_params
         found: list[UnboundedTaskLoop] = []
         order = fn.statement_order()
@@ -340,71 +343,71 @@ class CoverageFacts:
             args = stmt.iter.args
             if len(args) == 2 and int_literal(args[0]) == 0:
                 args = args[1:]
-            divided = _divided_count(args[0]) if len(args) == 1 else None
+            if len(args) != 1:
+                continue
+            trips = fn.assignments.get(args[0].id, []) if isinstance(args[0], ast.Name) else []
+            divided = _divided_count(trips[0] if len(trips) == 1 else args[0])
             if divided is None:
                 continue
             total, step = divided
             steps = names_in(step)
-            is_count = bool(steps & counts) or call_name(getattr(step, "func", None)) == (
-                _NUM_PROGRAMS
+            reads_count = any(
+                call_name(getattr(n, "func", None)) == _NUM_PROGRAMS for n in ast.walk(step)
             )
-            if not (is_count or (steps and steps <= runtime_params)):
+            if not (reads_count or steps & counts or (steps and steps <= runtime_params)):
                 continue
+            counter = stmt.target.id
             first, last = fn.loop_spans.get(id(stmt), (order[id(stmt)] + 1, -1))
             body = fn.statements[first : last + 1]
             for inner in body:
-                task = self._task_index(inner, stmt.target.id, pid_names, steps)
+                task = self._task_index(inner, counter, pid_names)
                 if task is None:
                     continue
-                if not self._guarded(fn, task, dependencies):
-                    counter = stmt.target.id
-                    elsewhere = any(
+                name, start, simple = task
+                if not self._guarded(fn, name, dependencies):
+                    elsewhere = not simple or any(
                         counter in fn.statement_names()[order[id(other)]][0]
                         for other in body
                         if other is not inner
                     )
-                    start = next(
-                        t
-                        for t in additive_terms(inner.value)
-                        if (isinstance(t, ast.Name) and t.id in pid_names)
-                        or (isinstance(t, ast.Call) and call_name(t.func) == "program_id")
-                    )
                     found.append(
-                        UnboundedTaskLoop(stmt, task, total, step, inner, start, elsewhere)
+                        UnboundedTaskLoop(stmt, name, total, step, inner, start, elsewhere)
                     )
                 break
         return found
 
     @staticmethod
     def _task_index(
-        stmt: ast.stmt, counter: str, pid_names: set[str], steps: set[str]
-    ) -> str | None:
-        """`task = pid + i * nprog` (any order of terms and factors) -> 'task'."""
+        stmt: ast.stmt, counter: str, pid_names: set[str]
+    ) -> tuple[str, ast.AST, bool] | None:
+        """`task = pid + i * nprog` (any order of terms, more terms allowed) -> ('task',
+        the program-id term, whether it is exactly `pid + i * step`)."""
         if not (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.BinOp)
+            and isinstance(stmt.value.op, ast.Add)
         ):
             return None
         terms = additive_terms(stmt.value)
-        if len(terms) != 2 or not isinstance(stmt.value, ast.BinOp):
-            return None
-        if not isinstance(stmt.value.op, ast.Add):
-            return None
-        has_pid = any(
-            (isinstance(t, ast.Name) and t.id in pid_names)
-            or (isinstance(t, ast.Call) and call_name(t.func) == "program_id")
-            for t in terms
-        )
-        strided = any(
-            {counter} | steps <= set().union(*(names_in(f) for f in factors(t)))
-            or (
-                counter in names_in(t)
-                and any(call_name(getattr(f, "func", None)) == _NUM_PROGRAMS for f in factors(t))
+
+        def reads_id(term: ast.AST) -> bool:
+            return bool(names_in(term) & pid_names) or any(
+                isinstance(n, ast.Call) and call_name(n.func) == "program_id"
+                for n in ast.walk(term)
             )
-            for t in terms
+
+        counted = [t for t in terms if counter in names_in(t) and not reads_id(t)]
+        ids = [t for t in terms if reads_id(t) and counter not in names_in(t)]
+        if not counted or not ids:
+            return None
+        start = ids[0]
+        simple = len(terms) == 2 and (
+            isinstance(start, ast.Name)
+            or (isinstance(start, ast.Call) and call_name(start.func) == "program_id")
         )
-        return stmt.targets[0].id if has_pid and strided else None
+        return stmt.targets[0].id, start, simple
 
     def _guarded(self, fn: JitFunction, task: str, dependencies: dict[str, frozenset[str]]) -> bool:
         derived = _closure({task}, dependencies)

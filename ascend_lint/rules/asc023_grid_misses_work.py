@@ -325,6 +325,27 @@ def launch(x, num_cores):
     H, D = x.shape[-2:]
     k[(num_cores,)](x, H=H, D=D)
 """,
+        # a grid-stride loop over row blocks, masked by the row count (Liger's Ascend norms)
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n_rows, N: tl.constexpr, BM: tl.constexpr):
+    pid = tl.program_id(0)
+    grid_stride = tl.num_programs(0) * BM
+    num_iterations = tl.cdiv(n_rows, grid_stride)
+    cols = tl.arange(0, N)
+    for i in range(num_iterations):
+        rows = i * grid_stride + pid * BM + tl.arange(0, BM)
+        mask = rows[:, None] < n_rows
+        v = tl.load(x + rows[:, None] * N + cols[None, :], mask=mask)
+        tl.store(y + rows[:, None] * N + cols[None, :], v, mask=mask)
+
+def launch(x, y, cores):
+    n_rows, N = x.shape
+    k[(cores,)](x, y, n_rows, N=N, BM=8)
+""",
     ]
     INVALID = [
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop
@@ -462,5 +483,29 @@ def k(x, total, N: tl.constexpr):
         tl.store(x + task * N + tl.arange(0, N), 0.0)
 """,
             rows=[9],
+        ),
+        # (c) with the trip count in a local and a step of whole row blocks: the rows of
+        # the last round are not masked
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n_rows, N: tl.constexpr, BM: tl.constexpr):
+    pid = tl.program_id(0)
+    grid_stride = tl.num_programs(0) * BM
+    num_iterations = tl.cdiv(n_rows, grid_stride)
+    cols = tl.arange(0, N)
+    for i in range(num_iterations):
+        rows = i * grid_stride + pid * BM + tl.arange(0, BM)
+        v = tl.load(x + rows[:, None] * N + cols[None, :])
+        tl.store(y + rows[:, None] * N + cols[None, :], v)
+
+def launch(x, y, cores):
+    n_rows, N = x.shape
+    k[(cores,)](x, y, n_rows, N=N, BM=8)
+""",
+            rows=[18],
         ),
     ]
