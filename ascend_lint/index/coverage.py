@@ -267,33 +267,45 @@ class CoverageFacts:
         tiles = AxisTiles()
         derived = _closure(pid_names, dependencies)
         pointers = fn.facts(self._core.aliases).pointers
+
+        def blocks_in(expr: ast.AST) -> None:
+            """`pid * BLOCK` terms: the factors beside the id are the tile's extent."""
+            for term in additive_terms(expr):
+                parts = factors(term)
+                is_id = [
+                    bool(names_in(p) & pid_names)
+                    or (isinstance(p, ast.Call) and call_name(p.func) == "program_id")
+                    for p in parts
+                ]
+                if not any(is_id) or len(parts) == 1:
+                    continue
+                for part, id_part in zip(parts, is_id):
+                    if id_part:
+                        continue
+                    if isinstance(part, ast.Name) and part.id in fn.params:
+                        tiles.blocks.add(part.id)
+                    elif int_literal(part) is None:
+                        tiles.opaque = True
+
         for name in derived:
             for value in fn.assignments.get(name, ()):
-                if pointer_root(value) in pointers:
-                    continue  # `x + pid * stride`: an address, not a tile
-                for term in additive_terms(value):
-                    parts = factors(term)
-                    is_id = [
-                        bool(names_in(p) & pid_names)
-                        or (isinstance(p, ast.Call) and call_name(p.func) == "program_id")
-                        for p in parts
-                    ]
-                    if not any(is_id) or len(parts) == 1:
-                        continue
-                    for part, id_part in zip(parts, is_id):
-                        if id_part:
-                            continue
-                        if isinstance(part, ast.Name) and part.id in fn.params:
-                            tiles.blocks.add(part.id)
-                        elif int_literal(part) is None:
-                            tiles.opaque = True
+                if pointer_root(value) not in pointers:  # `x + pid * stride`: an address
+                    blocks_in(value)
         for compare in fn.compares:
             sides = [compare.left, *compare.comparators]
-            if not any(names_in(s) & derived for s in sides):
-                continue
-            for side in sides:
-                if isinstance(side, ast.Name) and side.id in fn.params:
-                    tiles.bounds.setdefault(side.id, compare)
+            for a, b in zip(sides, sides[1:]):
+                for tile, bound in ((a, b), (b, a)):
+                    # `offs < N`, `(pid * B + tl.arange(0, B)) < N`: `N` a parameter the
+                    # kernel never reassigns (a varlen `T = eos - bos` is no longer it)
+                    if not names_in(tile) & derived:
+                        continue
+                    blocks_in(tile)
+                    if (
+                        isinstance(bound, ast.Name)
+                        and bound.id in fn.params
+                        and bound.id not in fn.assignments
+                    ):
+                        tiles.bounds.setdefault(bound.id, compare)
         return tiles
 
     def _loops_over_programs(

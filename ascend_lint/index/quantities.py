@@ -767,11 +767,16 @@ class QuantityFacts:
         if isinstance(value, ast.Name):
             fn = self._host_by_name.get(value.id)
             if fn is not None and fn.returns:
-                # Several functions of that name (a `def grid(meta)` in each launcher):
-                # which one this is is not shown, so neither is the rank.
+                # Several functions of that name (a `def grid(meta)` in each launcher), or
+                # one the launcher cannot see (nested in another function; a parameter
+                # of that name): which grid this is is not shown, so neither is the rank.
                 unique = sum(h.name == value.id for h in self._core.hosts) == 1
+                visible = (host is None or value.id not in host.params) and (
+                    any(fn.node is stmt for stmt in self._core.tree.body)
+                    or self._defined_inside(value.id, host)
+                )
                 return [
-                    (axes, ranked and unique)
+                    (axes, ranked and unique and visible)
                     for ret in fn.returns
                     for axes, ranked in self._axes_of(ret.value, fn, depth + 1)
                 ]

@@ -18,6 +18,8 @@ def make(n_rows, n_cols=16):
     return torch.randn(n_rows, n_cols, generator=torch.Generator().manual_seed(0))
 
 
+# the compile gate reports these launches (strict mode fails a test without the marker)
+@pytest.mark.ascend_grid_misses_work
 @pytest.mark.parametrize(("n_rows", "num_cores"), [(37, 3), (64, 5)])
 def test_core_grid_without_task_loop_leaves_rows_unwritten(n_rows, num_cores):
     x = make(n_rows)
