@@ -337,3 +337,19 @@ def test_coverage_program_id_axes_blocks_and_grid_ranks():
     assert shapes(passed_in.call, passed_in.host) == [None]  # a parameter: rank not shown
     # a tuple on one branch and a `def grid` on the other: the assignments do not show all
     assert shapes(two_grids.call, two_grids.host) == [None]
+
+
+def test_coverage_tiles_that_start_from_a_runtime_offset_are_shifted():
+    index = build(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x, n, first_tile, BLOCK: tl.constexpr):
+            offs = first_tile * BLOCK + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x + offs, 0.0, mask=offs < n)
+        """
+    )
+    tiles = index.coverage.tiles(index.kernels[0], 0)
+    assert tiles.shifted and tiles.blocks == {"BLOCK"} and set(tiles.bounds) == {"n"}

@@ -141,7 +141,7 @@ def test_strict_fails_the_tests_whose_launch_grid_misses_work(pytester):
     assert _failed_tests(result) == GRID_MISSES_WORK | {
         "check_grids.py::test_marked_but_the_grid_covers_the_work"
     }
-    result.assert_outcomes(passed=5, failed=4)
+    result.assert_outcomes(passed=6, failed=4)
     out = result.stdout.str()
     axis_1 = _line_of(kernels, "pid_n = tl.program_id(1)")
     mask = _line_of(kernels, "mask = offs < n")

@@ -46,10 +46,12 @@ from ascend_lint.index.syntax import (
     MAX_FIXPOINT_ROUNDS,
     MAX_HELPER_DEPTH,
     additive_terms,
+    all_statements,
     call_name,
     factors,
     int_literal,
     names_in,
+    show,
 )
 from ascend_lint.index.values import pointer_root
 
@@ -78,6 +80,9 @@ class AxisTiles:
 
     blocks: set[str] = field(default_factory=set)  # `pid * BLOCK`: the tile's extent
     opaque: bool = False  # the id is multiplied by a local or an expression: extent unknown
+    # a tile also starts from a runtime value (`OFFSET * B + pid * B`): the grid covers a
+    # window the launcher moves, so its extent alone does not count the tiles
+    shifted: bool = False
     bounds: dict[str, ast.Compare] = field(default_factory=dict)  # `offs < N`: the axis
 
 
@@ -267,10 +272,24 @@ class CoverageFacts:
         tiles = AxisTiles()
         derived = _closure(pid_names, dependencies)
         pointers = fn.facts(self._core.aliases).pointers
+        runtime = _closure(set(fn.params) - fn.constexpr_params - pointers, dependencies)
 
         def blocks_in(expr: ast.AST) -> None:
             """`pid * BLOCK` terms: the factors beside the id are the tile's extent."""
-            for term in additive_terms(expr):
+            terms = additive_terms(expr)
+            reads_id = [
+                bool(names_in(t) & pid_names)
+                or any(
+                    isinstance(n, ast.Call) and call_name(n.func) == "program_id"
+                    for n in ast.walk(t)
+                )
+                for t in terms
+            ]
+            if any(reads_id) and any(
+                names_in(t) & runtime for t, r in zip(terms, reads_id) if not r
+            ):
+                tiles.shifted = True
+            for term in terms:
                 parts = factors(term)
                 is_id = [
                     bool(names_in(p) & pid_names)
@@ -333,8 +352,9 @@ class CoverageFacts:
     ) -> list[UnboundedTaskLoop]:
         """`for i in range(cdiv(total, nprog)): task = pid + i * nprog` (also a trip
         count kept in a local, a step computed from the program count such as
-        `nprog * BLOCK`, more terms such as `+ tl.arange(0, BLOCK)`) with no comparison,
-        clamp or helper call that reads the task index."""
+        `nprog * BLOCK`, more terms such as `+ tl.arange(0, BLOCK)`, and the strided form
+        `for s in range(0, total, nprog): task = s + pid`) with no comparison, clamp or
+        helper call that reads the task index."""
         counts = self._core.assigned_from(fn, f"{LANGUAGE}.num_programs") | {
             name
             for name, values in fn.assignments.items()
@@ -353,12 +373,16 @@ class CoverageFacts:
             ):
                 continue
             args = stmt.iter.args
-            if len(args) == 2 and int_literal(args[0]) == 0:
-                args = args[1:]
-            if len(args) != 1:
-                continue
-            trips = fn.assignments.get(args[0].id, []) if isinstance(args[0], ast.Name) else []
-            divided = _divided_count(trips[0] if len(trips) == 1 else args[0])
+            if len(args) == 3 and int_literal(args[0]) == 0:
+                # `for start in range(0, total, nprog): task = start + pid`
+                divided: tuple[ast.AST, ast.AST] | None = (args[1], args[2])
+            else:
+                if len(args) == 2 and int_literal(args[0]) == 0:
+                    args = args[1:]
+                if len(args) != 1:
+                    continue
+                trips = fn.assignments.get(args[0].id, []) if isinstance(args[0], ast.Name) else []
+                divided = _divided_count(trips[0] if len(trips) == 1 else args[0])
             if divided is None:
                 continue
             total, step = divided
@@ -481,7 +505,7 @@ class CoverageFacts:
     def fixed_tile(self, binding: CallBinding, axis: int) -> bool:
         """Is the tile along `axis` a fixed size at this launch: every block bound to a
         literal or a model constant (not a count shared out over the grid)?"""
-        if not self.blocks_bound(binding, axis):
+        if not self.blocks_bound(binding, axis) or self.tiles(binding.callee, axis).shifted:
             return False
         for block in self.tiles(binding.callee, axis).blocks:
             for arg in binding.args[block]:
@@ -492,12 +516,44 @@ class CoverageFacts:
                     return False
         return True
 
-    def capped_extent(self, binding: CallBinding, extent: ast.AST) -> Quantity | None:
+    def capped_extent(self, binding: CallBinding, extent: ast.AST) -> str | None:
         """The evidence that a grid extent is bounded by a core count or a cap (every
-        value it can hold is), or None."""
-        quantities = self._quantities.of(extent, binding.host)
-        capped = [q for q in quantities if q.role == Role.CORES or q.cap is not None]
-        return capped[0] if quantities and len(capped) == len(quantities) else None
+        value it can hold is: `num_cores`, `min(tiles, cores)`, `min(n, 48)`,
+        `min(n, 65535)`), or None."""
+        values = [v for v, _ in self._host_values(extent, binding.host)]
+        why = []
+        for value in values:
+            quantities = self._quantities.of(value, binding.host)
+            capped = [q for q in quantities if q.role == Role.CORES or q.cap is not None]
+            if quantities and len(capped) == len(quantities):
+                why.append(str(capped[0].why))
+            elif isinstance(value, ast.Call) and call_name(value.func) == "min":
+                why.append(f"`{show(value)}`, a cap")
+            else:
+                return None
+        return why[0] if why else None
+
+    def launched_in_chunks(self, binding: CallBinding) -> bool:
+        """Is the launch inside a host loop whose variable its arguments read (`for off
+        in range(0, NT, chunk): k[(min(chunk, NT - off),)](..., OFFSET=off)`)? Then the
+        host loop, not the grid, covers the rest of the work."""
+        host = binding.host
+        if host is None:
+            return False
+        line = binding.call.lineno
+        read = set().union(
+            *(names_in(a) for a in binding.call.args),
+            *(names_in(k.value) for k in binding.call.keywords),
+        )
+        body = host.node.body if isinstance(host.node.body, list) else []
+        for stmt in all_statements(body):
+            if (
+                isinstance(stmt, (ast.For, ast.AsyncFor))
+                and stmt.lineno < line <= (stmt.end_lineno or stmt.lineno)
+                and names_in(stmt.target) & read
+            ):
+                return True
+        return False
 
     def growing_tiles(self, binding: CallBinding, axis: int) -> tuple[str, Quantity] | None:
         """A bound of `axis` (`offs < N`) whose argument at this launch changes from call

@@ -159,7 +159,7 @@ def check_launch(launch, use: dict | None) -> list[dict]:
         if str(axis) not in use["program_id_axes"]:
             continue
         tiles = index.coverage.tiles(fn, axis)
-        if tiles.opaque or not tiles.bounds:
+        if tiles.opaque or tiles.shifted or not tiles.bounds:
             continue
         if any(b not in values for b in tiles.blocks):
             continue

@@ -115,7 +115,7 @@ class GridMissesWork(Rule):
         """(b) a core-count or capped axis over a kernel that maps one program to one tile."""
         coverage = ctx.index.coverage
         kernel = binding.callee
-        if coverage.loops_over_programs(kernel):
+        if coverage.loops_over_programs(kernel) or coverage.launched_in_chunks(binding):
             return []
         out = []
         seen: set[int] = set()
@@ -136,7 +136,7 @@ class GridMissesWork(Rule):
                 seen.add(axis)
                 line = coverage.tiles(kernel, axis).bounds[bound].lineno
                 out.append(
-                    f"grid axis {axis} `{show(extent)}` is capped ({capped.why}) but "
+                    f"grid axis {axis} `{show(extent)}` is capped ({capped}) but "
                     f"`{kernel.name}` maps one program to one tile of `{bound}` (line {line}) "
                     f"with no task loop, and `{bound}` grows with the input ({counted.why}): "
                     "tiles beyond the grid are never computed"
@@ -346,6 +346,40 @@ def launch(x, y, cores):
     n_rows, N = x.shape
     k[(cores,)](x, y, n_rows, N=N, BM=8)
 """,
+        # the strided form with its bound check
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, total, N: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for start in range(0, total, nprog):
+        task = start + pid
+        if task < total:
+            tl.store(x + task * N + tl.arange(0, N), 0.0)
+
+def launch(x, cores):
+    total, N = x.shape
+    k[(cores,)](x, total, N=N)
+""",
+        # a host loop launching chunks of the work, each with its offset
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, OFFSET, BLOCK: tl.constexpr):
+    offs = OFFSET * BLOCK + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, 0.0, mask=offs < n)
+
+def launch(x):
+    n = x.numel()
+    tiles = triton.cdiv(n, 1024)
+    for off in range(0, tiles, 65535):
+        k[(min(65535, tiles - off),)](x, n, OFFSET=off, BLOCK=1024)
+""",
     ]
     INVALID = [
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop
@@ -507,5 +541,59 @@ def launch(x, y, cores):
     k[(cores,)](x, y, n_rows, N=N, BM=8)
 """,
             rows=[18],
+        ),
+        # (b) capped by a literal: 48 programs, one row each
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n_rows, N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, N)
+    v = tl.load(x + row * N + cols, mask=(row < n_rows) & (cols < N))
+    tl.store(y + row * N + cols, v, mask=(row < n_rows) & (cols < N))
+
+def launch(x, y):
+    n_rows, N = x.shape
+    k[(min(n_rows, 48),)](x, y, n_rows, N=N)
+""",
+            rows=[14],
+        ),
+        # (c) in the strided form: `start + pid` runs past `total` in the last round
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, total, N: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for start in range(0, total, nprog):
+        task = start + pid
+        tl.store(x + task * N + tl.arange(0, N), 0.0)
+
+def launch(x, cores):
+    total, N = x.shape
+    k[(cores,)](x, total, N=N)
+""",
+            rows=[15],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, total, N: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for task in range(pid, total, nprog):
+        tl.store(x + task * N + tl.arange(0, N), 0.0)
+
+def launch(x, cores):
+    total, N = x.shape
+    k[(cores,)](x, total, N=N)
+""",
         ),
     ]
