@@ -56,6 +56,7 @@ from ascend_lint.index.syntax import (
 from ascend_lint.index.values import pointer_root
 
 _PROGRAM_ID = f"{LANGUAGE}.program_id"
+_MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
 _NUM_PROGRAMS = "num_programs"
 _CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up"})
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
@@ -83,7 +84,9 @@ class AxisTiles:
     # a tile also starts from a runtime value (`OFFSET * B + pid * B`): the grid covers a
     # window the launcher moves, so its extent alone does not count the tiles
     shifted: bool = False
-    bounds: dict[str, ast.Compare] = field(default_factory=dict)  # `offs < N`: the axis
+    # `offs < N`, or `N` of a block pointer's shape where the id sets its offset: the
+    # parameter that bounds the axis, with the comparison or `make_block_ptr` call
+    bounds: dict[str, ast.expr] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,12 @@ def _axis_of(call: ast.Call) -> int | None:
         if keyword.arg == "axis":
             return int_literal(keyword.value)
     return None
+
+
+def _argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
 def _closure(seeds: set[str], dependencies: dict[str, frozenset[str]]) -> set[str]:
@@ -310,21 +319,36 @@ class CoverageFacts:
             for value in fn.assignments.get(name, ()):
                 if pointer_root(value) not in pointers:  # `x + pid * stride`: an address
                     blocks_in(value)
+
+        def is_bound(expr: ast.AST) -> bool:
+            # a parameter the kernel never reassigns (a varlen `T = eos - bos` is not it)
+            return (
+                isinstance(expr, ast.Name)
+                and expr.id in fn.params
+                and expr.id not in fn.assignments
+            )
+
         for compare in fn.compares:
             sides = [compare.left, *compare.comparators]
             for a, b in zip(sides, sides[1:]):
                 for tile, bound in ((a, b), (b, a)):
-                    # `offs < N`, `(pid * B + tl.arange(0, B)) < N`: `N` a parameter the
-                    # kernel never reassigns (a varlen `T = eos - bos` is no longer it)
+                    # `offs < N`, `(pid * B + tl.arange(0, B)) < N`
                     if not names_in(tile) & derived:
                         continue
                     blocks_in(tile)
-                    if (
-                        isinstance(bound, ast.Name)
-                        and bound.id in fn.params
-                        and bound.id not in fn.assignments
-                    ):
+                    if is_bound(bound):
                         tiles.bounds.setdefault(bound.id, compare)
+        for call, _stmt in self._core.calls_in(fn, _MAKE_BLOCK_PTR):
+            # `tl.make_block_ptr(p, (M, N), strides, (pid * BM, 0), (BM, BN), order)`:
+            # the boundary check bounds dimension i by the shape's i-th entry
+            shape, offsets = _argument(call, 1, "shape"), _argument(call, 3, "offsets")
+            if not (isinstance(shape, ast.Tuple) and isinstance(offsets, ast.Tuple)):
+                continue
+            for extent, offset in zip(shape.elts, offsets.elts):
+                if names_in(offset) & derived:
+                    blocks_in(offset)
+                    if is_bound(extent):
+                        tiles.bounds.setdefault(extent.id, call)
         return tiles
 
     def _loops_over_programs(
@@ -361,7 +385,6 @@ class CoverageFacts:
             if any(call_name(getattr(v, "func", None)) == _NUM_PROGRAMS for v in values)
         }
         counts = _closure(counts, dependencies)
-        runtime_params = set(fn.params) - fn.constexpr_params
         found: list[UnboundedTaskLoop] = []
         order = fn.statement_order()
         for stmt in fn.statements:
@@ -390,7 +413,9 @@ class CoverageFacts:
             reads_count = any(
                 call_name(getattr(n, "func", None)) == _NUM_PROGRAMS for n in ast.walk(step)
             )
-            if not (reads_count or steps & counts or (steps and steps <= runtime_params)):
+            # the program count, or a grid size the launcher passes (runtime or constexpr)
+            passed_in = not (reads_count or steps & counts)
+            if passed_in and not (steps and steps <= set(fn.params)):
                 continue
             counter = stmt.target.id
             first, last = fn.loop_spans.get(id(stmt), (order[id(stmt)] + 1, -1))
@@ -400,6 +425,8 @@ class CoverageFacts:
                 if task is None:
                     continue
                 name, start, simple = task
+                if passed_in and not self._is_bare_id(fn, start):
+                    break  # `pid * BLOCK + i * SUB`: sub-blocks of one program's tile
                 if not self._guarded(fn, name, dependencies):
                     elsewhere = not simple or any(
                         counter in fn.statement_names()[order[id(other)]][0]
@@ -411,6 +438,20 @@ class CoverageFacts:
                     )
                 break
         return found
+
+    @staticmethod
+    def _is_bare_id(fn: JitFunction, term: ast.AST) -> bool:
+        """`tl.program_id(0)`, or a local set to it alone (a cast allowed)."""
+
+        def bare(expr: ast.AST) -> bool:
+            if isinstance(expr, ast.Call) and call_name(expr.func) == "to":
+                return isinstance(expr.func, ast.Attribute) and bare(expr.func.value)
+            return isinstance(expr, ast.Call) and call_name(expr.func) == "program_id"
+
+        if isinstance(term, ast.Name):
+            values = fn.assignments.get(term.id, [])
+            return bool(values) and all(bare(v) for v in values)
+        return bare(term)
 
     @staticmethod
     def _task_index(
@@ -563,6 +604,27 @@ class CoverageFacts:
                 for quantity in self._quantities.of(arg, binding.host, bound):
                     if quantity.role.per_call:
                         return bound, quantity
+        return None
+
+    def is_core_count(self, binding: CallBinding, extent: ast.AST) -> bool:
+        """Is a grid extent the core count itself (or capped by it), on every value?"""
+        quantities = self._quantities.of(extent, binding.host)
+        return bool(quantities) and all(q.role == Role.CORES for q in quantities)
+
+    def unread_count(self, binding: CallBinding) -> tuple[str, Quantity] | None:
+        """A parameter the kernel never reads, bound at this launch to a count that
+        changes from call to call (`n_rows` passed to a kernel that takes its row from
+        the program id alone): the work the launcher has in mind, which only a grid of
+        that size would cover. (parameter, what it counts), or None."""
+        kernel = binding.callee
+        read = set().union(*(reads for reads, _assigned in kernel.statement_names()))
+        for param in kernel.params:
+            if param in read or param in kernel.constexpr_params:
+                continue
+            for arg in binding.args.get(param, ()):
+                for quantity in self._quantities.of(arg, binding.host, param):
+                    if quantity.role.per_call:
+                        return param, quantity
         return None
 
     def multiple_of_grid(self, binding: CallBinding, loop: UnboundedTaskLoop) -> bool:

@@ -130,6 +130,21 @@ class GridMissesWork(Rule):
                 if coverage.covers_whole_axis(binding, axis):
                     continue
                 growing = coverage.growing_tiles(binding, axis)
+                if growing is None and not coverage.tiles(kernel, axis).bounds:
+                    # one row per program with no bound at all, on a core-count grid,
+                    # while the launch hands over a row count the kernel never reads
+                    unread = coverage.unread_count(binding)
+                    if unread is None or not coverage.is_core_count(binding, extent):
+                        continue
+                    seen.add(axis)
+                    out.append(
+                        f"grid axis {axis} `{show(extent)}` is the core count ({capped}) but "
+                        f"`{kernel.name}` takes one tile per program from "
+                        f"`{show(reads[axis].call)}` (line {reads[axis].call.lineno}) with no "
+                        f"bound and no task loop, and never reads `{unread[0]}` "
+                        f"({unread[1].why}): only as many tiles as cores are computed"
+                    )
+                    continue
                 if growing is None:
                     continue
                 bound, counted = growing
@@ -380,6 +395,37 @@ def launch(x):
     for off in range(0, tiles, 65535):
         k[(min(65535, tiles - off),)](x, n, OFFSET=off, BLOCK=1024)
 """,
+        # a per-core partials kernel: one slot per core, no count handed over
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(partials, out, D: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(out + pid * D + tl.arange(0, D), tl.load(partials + pid * D + tl.arange(0, D)))
+
+def launch(partials, out, num_cores):
+    k[(num_cores,)](partials, out, D=partials.shape[-1])
+""",
+        # sub-blocks of one program's tile: a loop inside the tile, no task loop
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, XBLOCK: tl.constexpr, XBLOCK_SUB: tl.constexpr):
+    offset = tl.program_id(0) * XBLOCK
+    base = tl.arange(0, XBLOCK_SUB)
+    loops: tl.constexpr = (XBLOCK + XBLOCK_SUB - 1) // XBLOCK_SUB
+    for i in range(loops):
+        idx = offset + i * XBLOCK_SUB + base
+        tl.store(y + idx, tl.load(x + idx))
+
+def launch(x, y, ncore):
+    xblock = x.numel() // ncore
+    k[ncore, 1, 1](x, y, xblock, 1024)
+""",
     ]
     INVALID = [
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop
@@ -595,5 +641,66 @@ def launch(x, cores):
     total, N = x.shape
     k[(cores,)](x, total, N=N)
 """,
+        ),
+        # (b) with a block pointer: its shape bounds the rows, the id sets the offset
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, T, D: tl.constexpr, BT: tl.constexpr):
+    i_t = tl.program_id(0)
+    p_x = tl.make_block_ptr(x, (T, D), (D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+    p_y = tl.make_block_ptr(y, (T, D), (D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+    tl.store(p_y, tl.load(p_x, boundary_check=(0, 1)) * 2.0, boundary_check=(0, 1))
+
+def launch(x, y):
+    T, D = x.shape
+    num_cores = triton.runtime.driver.active.utils.get_device_properties(0)["num_vectorcore"]
+    k[(num_cores,)](x, y, T, D=D, BT=64)
+""",
+            rows=[15],
+        ),
+        # (c) stepping by a grid size the launcher passes as a constexpr
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n_tasks, NPROG: tl.constexpr, D: tl.constexpr):
+    pid = tl.program_id(0)
+    for i in tl.range(0, tl.cdiv(n_tasks, NPROG)):
+        t = pid + i * NPROG
+        tl.store(x + t * D + tl.arange(0, D), 1.0)
+
+def launch(x, cores):
+    n_tasks, D = x.shape
+    k[(cores,)](x, n_tasks, NPROG=cores, D=D)
+""",
+            rows=[14],
+        ),
+        # (b) one row per program with no bound: the row count is passed and never read
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def rms_kernel(x, y, n_rows, eps, N: tl.constexpr, BN: tl.constexpr):
+    row = tl.program_id(axis=0)
+    cols = tl.arange(0, BN)
+    mask = cols < N
+    v = tl.load(x + row * N + cols, mask=mask, other=0.0)
+    tl.store(y + row * N + cols, v * tl.rsqrt(tl.sum(v * v) / N + eps), mask=mask)
+
+def rms(x, y, get_num_cores):
+    x2 = x.view(-1, x.shape[-1])
+    n_rows, N = x2.shape
+    grid = (get_num_cores(),)
+    rms_kernel[grid](x2, y, n_rows, 1e-6, N=N, BN=triton.next_power_of_2(N))
+""",
+            rows=[17],
         ),
     ]
