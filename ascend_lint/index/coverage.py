@@ -209,7 +209,7 @@ class CoverageFacts:
 
     def _helpers(self, fn: JitFunction) -> list[JitFunction]:
         """The `@triton.jit` helpers `fn` calls, transitively (depth-bounded)."""
-        found: list[JitFunction] = []
+        found: dict[int, JitFunction] = {}
         frontier = [fn]
         for _ in range(MAX_HELPER_DEPTH):
             calls = [
@@ -218,11 +218,13 @@ class CoverageFacts:
                 for call, _stmt in f.calls
                 if (b := self._core.helper_binding(call)) is not None
             ]
-            frontier = [c for c in calls if c is not fn and c not in found]
-            found += frontier
+            frontier = list(
+                {id(c): c for c in calls if c is not fn and id(c) not in found}.values()
+            )
+            found.update((id(c), c) for c in frontier)
             if not frontier:
                 break
-        return found
+        return list(found.values())
 
     def _of(self, fn: JitFunction) -> _KernelCoverage:
         cached = self._cache.get(id(fn))
