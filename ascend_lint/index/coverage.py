@@ -291,8 +291,8 @@ class CoverageFacts:
             reads_id = [
                 bool(names_in(t) & pid_names)
                 or any(
-                    isinstance(n, ast.Call) and call_name(n.func) == "program_id"
-                    for n in ast.walk(t)
+                    isinstance(f, ast.Call) and call_name(f.func) == "program_id"
+                    for f in factors(t)
                 )
                 for t in terms
             ]
