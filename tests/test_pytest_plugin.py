@@ -415,3 +415,49 @@ def test_a_finding_in_a_helper_is_judged_by_the_kernels_that_inline_it(tmp_path)
     assert helper["status"] == "confirmed" and helper["kernel"] == "k"
     assert helper["specialisations"] == 1
     assert ir_only == []
+
+
+def test_ttir_reader_finds_program_id_axes_and_task_loops():
+    from ascend_lint.pytest_plugin.grid_coverage import read_ttir
+
+    kernel = "/src/k.py"
+    one_tile = f"""module {{
+  tt.func public @k(%arg0: !tt.ptr<f32>, %arg1: i32) {{
+    %c4_i32 = arith.constant 4 : i32 loc(#loc1)
+    %0 = tt.get_program_id x : i32 loc(#loc2)
+    %1 = tt.get_program_id y : i32 loc(#loc3)
+    %2 = arith.muli %0, %c4_i32 : i32 loc(#loc4)
+    tt.return loc(#loc)
+  }} loc(#loc)
+}} loc(#loc)
+#loc = loc("{kernel}":3:0)
+#loc1 = loc(unknown)
+#loc2 = loc("{kernel}":4:10)
+#loc3 = loc("{kernel}":5:10)
+#loc4 = loc("{kernel}":6:10)
+"""
+    assert read_ttir(one_tile, kernel) == {
+        "program_id_axes": {"0": 4, "1": 5},
+        "reads_num_programs": False,
+        "loops_over_programs": False,
+    }
+    task_loop = f"""module {{
+  tt.func public @k(%arg0: !tt.ptr<f32>, %arg1: i32) {{
+    %c1_i32 = arith.constant 1 : i32 loc(#loc1)
+    %0 = tt.get_program_id x : i32 loc(#loc2)
+    %1 = tt.get_num_programs x : i32 loc(#loc3)
+    %2 = arith.addi %arg1, %c1_i32 : i32 loc(#loc3)
+    %3:2 = scf.for %arg2 = %0 to %2 step %1 iter_args(%a = %c1_i32, %b = %c1_i32) -> (i32, i32)  : i32 {{
+      scf.yield %a, %b : i32, i32 loc(#loc3)
+    }} loc(#loc3)
+    tt.return loc(#loc)
+  }} loc(#loc)
+}} loc(#loc)
+#loc = loc("{kernel}":3:0)
+#loc1 = loc(unknown)
+#loc2 = loc("{kernel}":4:10)
+#loc3 = loc("{kernel}":7:5)
+"""
+    found = read_ttir(task_loop, kernel)
+    assert found["program_id_axes"] == {"0": 4}
+    assert found["reads_num_programs"] and found["loops_over_programs"]
