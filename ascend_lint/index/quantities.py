@@ -724,8 +724,17 @@ class QuantityFacts:
         starred tuple, a call to an unknown helper): its axes cannot be counted."""
         return [axes if ranked else None for axes, ranked in self._grid_shapes(launch, host)]
 
+    def grid_ranks(self, launch: ast.Call, host: HostFunction | None) -> list[int | None]:
+        """The rank of each grid a launch can use (None where not shown), also through a
+        grid helper called at the launch (`grid = make_grid(n)`): its returns are in the
+        helper's scope, so only their rank is kept, not their axes."""
+        return [
+            len(axes) if ranked else None
+            for axes, ranked in self._grid_shapes(launch, host, through_calls=True)
+        ]
+
     def _grid_shapes(
-        self, launch: ast.Call, host: HostFunction | None
+        self, launch: ast.Call, host: HostFunction | None, through_calls: bool = False
     ) -> list[tuple[list[ast.AST], bool]]:
         """(axes, whether the rank is shown) per grid the launch can use."""
         grid = launch.func.slice if isinstance(launch.func, ast.Subscript) else None
@@ -733,12 +742,37 @@ class QuantityFacts:
             return []
         out: list[tuple[list[ast.AST], bool]] = []
         for value, _ in self._host_values(grid, host) if host is not None else [(grid, ())]:
+            helper = self._grid_helper(value, host) if through_calls else None
+            if helper is not None:
+                out += [
+                    shape for ret in helper.returns for shape in self._axes_of(ret.value, helper, 1)
+                ]
+                continue
             out += self._axes_of(value, host, 0)
         if isinstance(grid, ast.Name) and self._defined_inside(grid.id, host):
             # `grid = (N, T)` on one branch, `def grid(meta)` on another: the
             # assignments alone do not show every rank the launch can use.
             out = [(axes, False) for axes, _ranked in out]
         return out
+
+    def _grid_helper(self, value: ast.AST, host: HostFunction | None) -> HostFunction | None:
+        """The module-level function a grid value calls (`make_grid(n)`), when its name is
+        defined once and every return is shown."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        name = value.func.id
+        helper = self._host_by_name.get(name)
+        if (
+            helper is None
+            or helper is host
+            or not helper.returns
+            or any(r.value is None for r in helper.returns)
+            or sum(h.name == name for h in self._core.hosts) != 1
+            or not any(helper.node is stmt for stmt in self._core.tree.body)
+            or (host is not None and name in host.params)
+        ):
+            return None
+        return helper
 
     def _defined_inside(self, name: str, host: HostFunction | None) -> bool:
         """Is a function called `name` defined in the body of `host`?"""

@@ -87,13 +87,14 @@ class GridMissesWork(Rule):
     def _missing_axes(ctx: RuleContext, binding) -> list[str]:
         """(a) `tl.program_id(k)` for an axis every grid of the launch lacks."""
         coverage = ctx.index.coverage
-        shapes = ctx.index.quantities.grid_shapes(binding.call, binding.host)
-        if not shapes or any(shape is None for shape in shapes):
+        ranks = ctx.index.quantities.grid_ranks(binding.call, binding.host)
+        if not ranks or any(rank is None for rank in ranks):
             return []
-        if all(int_literal(extent) == 1 for shape in shapes for extent in shape):
+        shapes = [s for s in ctx.index.quantities.grid_shapes(binding.call, binding.host) if s]
+        if shapes and all(int_literal(extent) == 1 for shape in shapes for extent in shape):
             return []  # one program on purpose: every id is 0 by design
-        widest = max(shapes, key=len)
-        rank = len(widest)
+        rank = max(ranks)
+        widest = max(shapes, key=len) if shapes else []
         out = []
         for axis, read in sorted(coverage.live_axis_reads(binding).items()):
             if axis < rank or not coverage.blocks_bound(binding, axis):
@@ -101,7 +102,11 @@ class GridMissesWork(Rule):
             if coverage.covers_whole_axis(binding, axis):
                 continue
             where = "" if read.fn is binding.callee else f" (in its helper `{read.fn.name}`)"
-            grid = "(" + ", ".join(show(e) for e in widest) + ("," if rank == 1 else "") + ")"
+            grid = (
+                "(" + ", ".join(show(e) for e in widest) + ("," if rank == 1 else "") + ")"
+                if len(widest) == rank
+                else show(binding.call.func.slice)
+            )
             out.append(
                 f"the grid `{grid}` has {rank} "
                 f"ax{'is' if rank == 1 else 'es'} but `{binding.callee.name}` reads "
@@ -702,5 +707,28 @@ def rms(x, y, get_num_cores):
     rms_kernel[grid](x2, y, n_rows, 1e-6, N=N, BN=triton.next_power_of_2(N))
 """,
             rows=[17],
+        ),
+        # (a) through a grid helper called at the launch
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    om = pm * BM + tl.arange(0, BM)
+    on = pn * BN + tl.arange(0, BN)
+    tl.store(x + om[:, None] * N + on[None, :], 0.0, mask=(om[:, None] < M) & (on[None, :] < N))
+
+def make_grid(M):
+    return (triton.cdiv(M, 32),)
+
+def launch(x):
+    M, N = x.shape
+    k[make_grid(M)](x, M, N, BM=32, BN=32)
+""",
+            rows=[18],
         ),
     ]
