@@ -283,3 +283,73 @@ def test_module_constants_and_simt_only_kernels():
     assert index.host.module_constant("GUARDED") is None
     simt_only = index.host.simt_only_kernels()
     assert {k.name for k in index.kernels if id(k.node) in simt_only} == {"simt", "tuned"}
+
+
+GRID_COVERAGE = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def _head():
+    return tl.program_id(2)
+
+@triton.jit
+def k(x, n, MULTI: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if MULTI:
+        seq = tl.program_id(1)
+        x += seq * n
+    h = _head()
+    tl.store(x + h * n + offs, 0.0, mask=offs < n)
+
+def single(x):
+    k[(triton.cdiv(x.numel(), 64),)](x, x.numel(), MULTI=False, BLOCK=64)
+
+def passed_in(x, grid):
+    k[grid](x, x.numel(), MULTI=True, BLOCK=64)
+
+def two_grids(x, T):
+    if T > 1:
+        grid = (4, 4)
+    else:
+        def grid(meta):
+            return (4,)
+    k[grid](x, x.numel(), MULTI=True, BLOCK=64)
+"""
+
+
+def test_coverage_program_id_axes_blocks_and_grid_ranks():
+    index = build(GRID_COVERAGE)
+    kernel = index.by_name["k"][0]
+    reads = index.coverage.axis_reads(kernel)
+    assert sorted(reads) == [0, 1, 2]
+    assert reads[2].fn.name == "_head"  # read in a helper the kernel calls
+    single, passed_in, two_grids = index.launches
+    # `if MULTI:` with MULTI=False bound at the launch: axis 1 is not read there
+    assert sorted(index.coverage.live_axis_reads(single)) == [0, 2]
+    assert sorted(index.coverage.live_axis_reads(passed_in)) == [0, 1, 2]
+    tiles = index.coverage.tiles(kernel, 0)
+    assert tiles.blocks == {"BLOCK"} and set(tiles.bounds) == {"n"} and not tiles.opaque
+    assert not index.coverage.loops_over_programs(kernel)
+    shapes = index.quantities.grid_shapes
+    assert [len(s) for s in shapes(single.call, single.host)] == [1]
+    assert shapes(passed_in.call, passed_in.host) == [None]  # a parameter: rank not shown
+    # a tuple on one branch and a `def grid` on the other: the assignments do not show all
+    assert shapes(two_grids.call, two_grids.host) == [None]
+
+
+def test_coverage_tiles_that_start_from_a_runtime_offset_are_shifted():
+    index = build(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x, n, first_tile, BLOCK: tl.constexpr):
+            offs = first_tile * BLOCK + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x + offs, 0.0, mask=offs < n)
+        """
+    )
+    tiles = index.coverage.tiles(index.kernels[0], 0)
+    assert tiles.shifted and tiles.blocks == {"BLOCK"} and set(tiles.bounds) == {"n"}

@@ -120,6 +120,67 @@ def test_strict_fails_exactly_the_tests_that_launch_rejected_kernels(pytester):
     assert "fill_kernel: not compiled" in out
 
 
+GRID_MISSES_WORK = {
+    "check_grids.py::test_second_axis_missing_from_the_grid",
+    "check_grids.py::test_core_grid_without_task_loop",
+    "check_grids.py::test_unbounded_task_index",
+}
+
+
+@needs_kernel_deps
+def test_strict_fails_the_tests_whose_launch_grid_misses_work(pytester):
+    """The grid each launch used against the lowered kernel's program ids: a missing
+    axis, more tiles than programs with no task loop, an unbounded task index."""
+    _copy_project("grid_project", pytester.path)
+    kernels = pytester.path / "kernels.py"
+    result = pytester.runpytest_subprocess(
+        "--ascend-compile=strict", "--ascend-compile-report=report.json", *QUIET
+    )
+    # each wrong launch fails its test; the marked test that shows the defect on purpose
+    # passes, and the marked one whose grid covers the work fails for want of a finding
+    assert _failed_tests(result) == GRID_MISSES_WORK | {
+        "check_grids.py::test_marked_but_the_grid_covers_the_work"
+    }
+    result.assert_outcomes(passed=6, failed=4)
+    out = result.stdout.str()
+    axis_1 = _line_of(kernels, "pid_n = tl.program_id(1)")
+    mask = _line_of(kernels, "mask = offs < n")
+    task_loop = _line_of(kernels, "for i in range(tl.cdiv(n_rows, nprog)):")
+    launches = {
+        "missing-axis": _line_of(kernels, "tile_2d_kernel[(triton.cdiv(M, 4),)]"),
+        "tiles-beyond-grid": _line_of(kernels, "one_tile_kernel[(num_cores,)]"),
+        "unbounded-task-index": _line_of(kernels, "unbounded_task_kernel[(num_cores,)]"),
+    }
+    assert (
+        f"kernels.py:{launches['missing-axis']}: tile_2d_kernel (grid): the grid (2,) has "
+        f"1 axis but the kernel reads tl.program_id(1) (line {axis_1})" in out
+    )
+    assert (
+        f"kernels.py:{launches['tiles-beyond-grid']}: one_tile_kernel (grid): axis 0 of the "
+        f"grid (3,) has 3 programs but the kernel's masks admit 7 tiles (n=100, line {mask})" in out
+    )
+    assert f"the task loop (line {task_loop}) never checks row against n_rows=7" in out
+
+    report = json.loads((pytester.path / "report.json").read_text())
+    found = report["grid_coverage"]
+    assert report["summary"]["grid_findings"] == len(found) == 4
+    by_test = {t: f for f in found for t in f["tests"]}
+    assert set(by_test) == GRID_MISSES_WORK | {
+        "check_grids.py::test_marked_launch_that_misses_work"
+    }
+    missing = by_test["check_grids.py::test_second_axis_missing_from_the_grid"]
+    assert (missing["check"], missing["axis"], missing["grid"], missing["kernel_line"]) == (
+        "missing-axis",
+        1,
+        [2],
+        axis_1,
+    )
+    for check, line in launches.items():
+        assert any(f["check"] == check and f["launch_site"]["line"] == line for f in found), check
+    # the covering launches of the same kernels are not findings
+    assert not {f["check"] for f in found if f["grid"] == [2, 4]}
+
+
 @needs_kernel_deps
 def test_report_mode_under_xdist_fails_nothing_and_merges_the_nodes(pytester):
     pytest.importorskip("xdist")
@@ -354,3 +415,49 @@ def test_a_finding_in_a_helper_is_judged_by_the_kernels_that_inline_it(tmp_path)
     assert helper["status"] == "confirmed" and helper["kernel"] == "k"
     assert helper["specialisations"] == 1
     assert ir_only == []
+
+
+def test_ttir_reader_finds_program_id_axes_and_task_loops():
+    from ascend_lint.pytest_plugin.grid_coverage import read_ttir
+
+    kernel = "/src/k.py"
+    one_tile = f"""module {{
+  tt.func public @k(%arg0: !tt.ptr<f32>, %arg1: i32) {{
+    %c4_i32 = arith.constant 4 : i32 loc(#loc1)
+    %0 = tt.get_program_id x : i32 loc(#loc2)
+    %1 = tt.get_program_id y : i32 loc(#loc3)
+    %2 = arith.muli %0, %c4_i32 : i32 loc(#loc4)
+    tt.return loc(#loc)
+  }} loc(#loc)
+}} loc(#loc)
+#loc = loc("{kernel}":3:0)
+#loc1 = loc(unknown)
+#loc2 = loc("{kernel}":4:10)
+#loc3 = loc("{kernel}":5:10)
+#loc4 = loc("{kernel}":6:10)
+"""
+    assert read_ttir(one_tile, kernel) == {
+        "program_id_axes": {"0": 4, "1": 5},
+        "reads_num_programs": False,
+        "loops_over_programs": False,
+    }
+    task_loop = f"""module {{
+  tt.func public @k(%arg0: !tt.ptr<f32>, %arg1: i32) {{
+    %c1_i32 = arith.constant 1 : i32 loc(#loc1)
+    %0 = tt.get_program_id x : i32 loc(#loc2)
+    %1 = tt.get_num_programs x : i32 loc(#loc3)
+    %2 = arith.addi %arg1, %c1_i32 : i32 loc(#loc3)
+    %3:2 = scf.for %arg2 = %0 to %2 step %1 iter_args(%a = %c1_i32, %b = %c1_i32) -> (i32, i32)  : i32 {{
+      scf.yield %a, %b : i32, i32 loc(#loc3)
+    }} loc(#loc3)
+    tt.return loc(#loc)
+  }} loc(#loc)
+}} loc(#loc)
+#loc = loc("{kernel}":3:0)
+#loc1 = loc(unknown)
+#loc2 = loc("{kernel}":4:10)
+#loc3 = loc("{kernel}":7:5)
+"""
+    found = read_ttir(task_loop, kernel)
+    assert found["program_id_axes"] == {"0": 4}
+    assert found["reads_num_programs"] and found["loops_over_programs"]

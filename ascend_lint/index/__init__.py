@@ -21,6 +21,9 @@ Where each kind of fact is computed (per kernel, then per module):
                cores) and grid axes
 * `tiles`      `TileFacts`: the data tiles a kernel holds, their shapes and element
                sizes, which are live together, and the configurations that size them
+* `coverage`   `CoverageFacts`: the program-id axes a kernel (and its helpers) reads,
+               its tiles per axis, task loops with an unbounded task index, and
+               whether a launch's grid and blocks cover that work
 * `layout`     `LayoutFacts`: transposed copies and the stride-1 `*_CONTIG` flags
 * `platform`   `PlatformFacts`: code under a platform test, CUDA-only imports and
                device-property lookups, callees in `torch.cuda` and names that always
@@ -44,7 +47,8 @@ Where each kind of fact is computed (per kernel, then per module):
 
 The facts objects depend one way: `host` and `sequences` on the core, `strides`,
 `layout` and `platform` on the core and `host` (`platform` also on `scopes`, which
-depends on the core only), `quantities` also on `strides`, `tiles` on the core, `host` and `quantities`, `gates` on the core,
+depends on the core only), `quantities` also on `strides`, `tiles` and `coverage` on the
+core, `host` and `quantities`, `gates` on the core,
 `host` and `sequences`, `widths` on the core (and, per kernel, the reaching
 definitions of `constexpr`), and `bounds` on the core, `host` and `sequences`.
 Rules reach each as an attribute of the index (`index.strides.stride_of(...)`,
@@ -56,6 +60,7 @@ from __future__ import annotations
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.coverage import CoverageFacts
 from ascend_lint.index.gates import GateFacts, GateSite, GateUses, SequenceStart
 from ascend_lint.index.host import HostFacts, is_simt_only
 from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
@@ -99,6 +104,7 @@ __all__ = [
     "Context",
     "ContigBranch",
     "CoreFacts",
+    "CoverageFacts",
     "GateFacts",
     "GateSite",
     "GateUses",

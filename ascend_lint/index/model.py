@@ -5,7 +5,8 @@ fact, whose dependencies run one way.
 host functions, host calls, launches and helper calls bound to their callees) and
 builds on them, in this order, each facts object from exactly the ones below it:
 
-    core ─┬─> host ─┬─> strides ──> quantities ──> tiles   (both: also core, host)
+    core ─┬─> host ─┬─> strides ──> quantities ─┬─> tiles     (both: also core, host)
+          │         │                          └─> coverage  (both: also core, host)
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
           │         └──────────────> gates          (gates: also core, sequences)
@@ -15,8 +16,8 @@ builds on them, in this order, each facts object from exactly the ones below it:
           └─> autotune                              (autotune: names through scopes)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
-`index.tiles`, `index.layout`, `index.platform`, `index.sequences`, `index.gates`,
-`index.widths`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
+`index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
+`index.gates`, `index.widths`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
@@ -29,6 +30,7 @@ import ast
 from ascend_lint.index.autotune import AutotuneFacts
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.coverage import CoverageFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.layout import LayoutFacts
@@ -75,6 +77,7 @@ class KernelIndex:
         self.strides = StrideFacts(core, self.host)
         self.quantities = QuantityFacts(core, self.host, self.strides)
         self.tiles = TileFacts(core, self.host, self.quantities)
+        self.coverage = CoverageFacts(core, self.host, self.quantities)
         self.layout = LayoutFacts(core, self.host)
         self.platform = PlatformFacts(core, self.host)
         self.sequences = SequenceFacts(core)

@@ -713,22 +713,85 @@ class QuantityFacts:
     # -- grids -------------------------------------------------------------------------
     def grid_axes(self, launch: ast.Call, host: HostFunction | None) -> list[list[ast.AST]]:
         """The axes of each grid a launch can use: `kernel[(a, b)]`, `grid = (a,)`,
-        `grid = lambda meta: (...)`, a local `def grid(meta): return (...)`."""
+        `grid = lambda meta: (...)`, a local `def grid(meta): return (...)`. A grid whose
+        shape is not shown counts as one axis, the grid expression itself."""
+        return [axes for axes, _ranked in self._grid_shapes(launch, host)]
+
+    def grid_shapes(
+        self, launch: ast.Call, host: HostFunction | None
+    ) -> list[list[ast.AST] | None]:
+        """As `grid_axes`, with None for a grid whose rank is not shown (a parameter, a
+        starred tuple, a call to an unknown helper): its axes cannot be counted."""
+        return [axes if ranked else None for axes, ranked in self._grid_shapes(launch, host)]
+
+    def grid_ranks(self, launch: ast.Call, host: HostFunction | None) -> list[int | None]:
+        """The rank of each grid a launch can use (None where not shown), also through a
+        grid helper called at the launch (`grid = make_grid(n)`): its returns are in the
+        helper's scope, so only their rank is kept, not their axes."""
+        return [
+            len(axes) if ranked else None
+            for axes, ranked in self._grid_shapes(launch, host, through_calls=True)
+        ]
+
+    def _grid_shapes(
+        self, launch: ast.Call, host: HostFunction | None, through_calls: bool = False
+    ) -> list[tuple[list[ast.AST], bool]]:
+        """(axes, whether the rank is shown) per grid the launch can use."""
         grid = launch.func.slice if isinstance(launch.func, ast.Subscript) else None
         if grid is None:
             return []
-        out: list[list[ast.AST]] = []
+        out: list[tuple[list[ast.AST], bool]] = []
         for value, _ in self._host_values(grid, host) if host is not None else [(grid, ())]:
+            helper = self._grid_helper(value, host) if through_calls else None
+            if helper is not None:
+                out += [
+                    shape for ret in helper.returns for shape in self._axes_of(ret.value, helper, 1)
+                ]
+                continue
             out += self._axes_of(value, host, 0)
+        if isinstance(grid, ast.Name) and self._defined_inside(grid.id, host):
+            # `grid = (N, T)` on one branch, `def grid(meta)` on another: the
+            # assignments alone do not show every rank the launch can use.
+            out = [(axes, False) for axes, _ranked in out]
         return out
+
+    def _grid_helper(self, value: ast.AST, host: HostFunction | None) -> HostFunction | None:
+        """The module-level function a grid value calls (`make_grid(n)`), when its name is
+        defined once and every return is shown."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        name = value.func.id
+        helper = self._host_by_name.get(name)
+        if (
+            helper is None
+            or helper is host
+            or not helper.returns
+            or any(r.value is None for r in helper.returns)
+            or sum(h.name == name for h in self._core.hosts) != 1
+            or not any(helper.node is stmt for stmt in self._core.tree.body)
+            or (host is not None and name in host.params)
+        ):
+            return None
+        return helper
+
+    def _defined_inside(self, name: str, host: HostFunction | None) -> bool:
+        """Is a function called `name` defined in the body of `host`?"""
+        if host is None or host is self._module:
+            return False
+        first, last = host.node.lineno, getattr(host.node, "end_lineno", host.node.lineno)
+        return any(
+            h.name == name and h is not host and first < h.node.lineno <= last
+            for h in self._core.hosts
+        )
 
     def _axes_of(
         self, value: ast.AST, host: HostFunction | None, depth: int
-    ) -> list[list[ast.AST]]:
+    ) -> list[tuple[list[ast.AST], bool]]:
         if depth > MAX_HELPER_DEPTH:
             return []
         if isinstance(value, (ast.Tuple, ast.List)):
-            return [list(value.elts)]
+            starred = any(isinstance(e, ast.Starred) for e in value.elts)
+            return [(list(value.elts), not starred)]
         if isinstance(value, ast.Lambda):
             return self._axes_of(value.body, host, depth + 1)
         if isinstance(value, ast.IfExp):
@@ -738,10 +801,20 @@ class QuantityFacts:
         if isinstance(value, ast.Name):
             fn = self._host_by_name.get(value.id)
             if fn is not None and fn.returns:
+                # Several functions of that name (a `def grid(meta)` in each launcher), or
+                # one the launcher cannot see (nested in another function; a parameter
+                # of that name): which grid this is is not shown, so neither is the rank.
+                unique = sum(h.name == value.id for h in self._core.hosts) == 1
+                visible = (host is None or value.id not in host.params) and (
+                    any(fn.node is stmt for stmt in self._core.tree.body)
+                    or self._defined_inside(value.id, host)
+                )
                 return [
-                    axes for ret in fn.returns for axes in self._axes_of(ret.value, fn, depth + 1)
+                    (axes, ranked and unique and visible)
+                    for ret in fn.returns
+                    for axes, ranked in self._axes_of(ret.value, fn, depth + 1)
                 ]
-        return [[value]]
+        return [([value], False)]
 
     def has_task_loop(self, fn: JitFunction) -> bool:
         """Does the kernel loop over tasks itself? A loop whose bounds or step read the

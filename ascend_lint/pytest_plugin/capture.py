@@ -35,6 +35,7 @@ class Launch:
     launch_site: tuple[str, int] | None
     key: tuple  # what makes a launch a new specialisation, as seen from here
     problems: list[str] = field(default_factory=list)
+    rank: int = 3  # axes of the grid as the launcher wrote it (`grid` is padded to 3)
 
     def request(self) -> dict:
         """The worker's request; what cannot be encoded is added to ``problems``."""
@@ -93,6 +94,7 @@ def describe(executor, args: tuple, kwargs: dict) -> Launch:
     # launch options (num_warps, ...) are not parameters; they still reach the compiler
     bound = inspect.getcallargs(fn, *args, **{k: v for k, v in kwargs.items() if k in params})
     grid = executor.grid(bound) if callable(executor.grid) else executor.grid
+    rank = len(grid)
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     constexprs = set(executor.constexprs)
     key_parts = tuple(
@@ -114,6 +116,7 @@ def describe(executor, args: tuple, kwargs: dict) -> Launch:
         grid=grid,
         launch_site=_launch_site(),
         key=(path, fn.__qualname__, key_parts, options, over_limit),
+        rank=rank,
     )
 
 

@@ -19,7 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from ascend_lint.pytest_plugin import capture, confirm, diagnosis, lowered_ir, ub_verdict
+from ascend_lint.pytest_plugin import (
+    GRID_MARKER,
+    capture,
+    confirm,
+    diagnosis,
+    grid_coverage,
+    lowered_ir,
+    ub_verdict,
+)
 from ascend_lint.pytest_plugin.client import WorkerClient
 from ascend_lint.pytest_plugin.worker import DEFAULT_NPU_ARCH, NPU_ARCH_ENV, STAGES
 
@@ -38,6 +46,7 @@ class CompileGate:
         self.by_triton_key: dict[tuple, dict] = {}
         self.current: str | None = None  # node id of the running test
         self.unreported: dict[str, list[dict]] = {}  # node id -> rejected records
+        self.grid_pending: dict[str, list[dict]] = {}  # node id -> its grid findings
         self._uninstall = None
         self.is_xdist_controller = False
         self.startup_ms: float | None = None  # waiting for the worker's first answer
@@ -82,6 +91,8 @@ class CompileGate:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
+        if call.when == "call":
+            self._grid_verdict(item, report)
         pending = self.unreported.get(item.nodeid)
         if not (self.strict and pending):
             return
@@ -92,15 +103,38 @@ class CompileGate:
         if report.passed:
             report.outcome = "failed"
             what = (
-                "rejected by the Ascend compiler front end"
-                if all(r["status"] == "rejected" for r in pending)
-                else "does not fit the Ascend Unified Buffer"
+                (
+                    "launched a grid that misses work",
+                    any(r.get("stage") == "grid" for r in pending),
+                ),
+                (
+                    "rejected by the Ascend compiler front end",
+                    any(r.get("status") == "rejected" for r in pending),
+                ),
+                ("does not fit the Ascend Unified Buffer", any(map(_overflows, pending))),
             )
-            report.longrepr = f"{what} (--ascend-compile=strict):\n\n{text}"
+            headline = "; ".join(words for words, present in what if present)
+            report.longrepr = f"{headline} (--ascend-compile=strict):\n\n{text}"
             pending.clear()
         elif report.failed:
             report.sections.append(("Ascend compile (strict)", text))
             pending.clear()
+
+    def _grid_verdict(self, item, report) -> None:
+        """A test's grid findings fail it (strict) like a rejection, unless the test is
+        marked as showing the defect on purpose: then it fails without one."""
+        found = self.grid_pending.pop(item.nodeid, [])
+        if item.get_closest_marker(GRID_MARKER) is not None:
+            if self.strict and not found and report.passed:
+                report.outcome = "failed"
+                report.longrepr = (
+                    f"marked {GRID_MARKER}, but no launch of the test missed work "
+                    "by the compile gate's grid check"
+                )
+            return
+        if found:
+            pending = self.unreported.setdefault(item.nodeid, [])
+            pending.extend(grid_coverage.as_failure(f) for f in found)
 
     def pytest_sessionfinish(self, session):
         if self._uninstall is not None:
@@ -145,11 +179,24 @@ class CompileGate:
         test = self.current or "<outside a test>"
         if test not in record["tests"]:
             record["tests"].append(test)
+        for found in grid_coverage.record(record, launch, self._grid_use(record), test):
+            if self.current is not None:
+                self.grid_pending.setdefault(self.current, []).append(found)
         fails = record["status"] == "rejected" or _overflows(record)
         if fails and self.current is not None:
             pending = self.unreported.setdefault(self.current, [])
             if record not in pending:
                 pending.append(record)
+
+    def _grid_use(self, record: dict) -> dict | None:
+        """The lowered kernel's use of the grid; a specialisation the worker had already
+        lowered under another launch key shares that one's."""
+        if record.get("grid_use") is None and record.get("cached"):
+            for other in self.records.values():
+                if other.get("key") == record.get("key") and other.get("grid_use"):
+                    record["grid_use"] = other["grid_use"]
+                    break
+        return record.get("grid_use")
 
     def _compile(self, launch: capture.Launch) -> dict:
         record = {
@@ -182,6 +229,7 @@ class CompileGate:
             record["specialisation"] = answer["specialisation"]
         if answer.get("ok"):
             record.update(status="ok", stage=STAGES[-1], cached=bool(answer.get("cached")))
+            record["grid_use"] = answer.get("grid_use")
             if answer.get("ir"):
                 lowered = lowered_ir.parse(answer["ir"], launch.file)
                 record["ir"] = {
@@ -224,6 +272,7 @@ class CompileGate:
         for test in record["tests"]:
             if test not in mine["tests"]:
                 mine["tests"].append(test)
+        grid_coverage.merge(mine, record)
 
     # -- report -------------------------------------------------------------------------
     def report(self) -> dict:
@@ -251,10 +300,12 @@ class CompileGate:
                 "contradicted": sum(v["status"] == "contradicted" for v in verdicts),
                 "unverifiable": sum(v["status"] == "unverifiable" for v in verdicts),
                 **ub_verdict.summary(specs, self.ub_target),
+                "grid_findings": sum(len(s.get("grid_coverage", ())) for s in specs),
             },
             "specialisations": sorted(specs, key=lambda s: (s["file"], s["def_line"], s["key"])),
             "ir_confirmation": verdicts,
             "ir_only": ir_only,
+            "grid_coverage": [f for s in specs for f in s.get("grid_coverage", ())],
         }
 
 
@@ -263,6 +314,10 @@ def _overflows(record: dict) -> bool:
 
 
 def _strict_text(record: dict) -> str:
+    if record.get("stage") == "grid":  # grid_coverage.as_failure: no specialisation to show
+        loc = record["location"]
+        where = f"{_rel(loc['file'], os.getcwd())}:{loc['line']}"
+        return f"{where}: {record['kernel']} (grid): {record['reason']}"
     if record["status"] == "rejected":
         return _failure_text(record)
     where = f"{_rel(record['file'], os.getcwd())}:{record['def_line']}"
@@ -419,6 +474,8 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
             f"{where} {v['status']} by the lowered IR in {count} of "
             f"{v['specialisations']} specialisations"
         )
+    for found in report.get("grid_coverage", ()):
+        tr.write_line(grid_coverage.summary_line(found, root))
     for fact in report["ir_only"]:
         tr.write_line(
             f"{_rel(fact['file'], root)}:{fact['lines'][0]}: IR only: {fact['kind']}: {fact['detail']}"

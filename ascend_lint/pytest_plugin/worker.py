@@ -251,6 +251,7 @@ class Worker:
             self.stage_ms[stage] = _since(clock)
             if stage == "ttir":
                 ttir_text = str(module)
+                self.last["grid_use"] = _grid_use(ttir_text, src.fn)
         text = str(module)
         if "func.func" not in text:
             raise StageFailed("ttadapter", "ttadapter produced no function:\n" + text[:2000])
@@ -354,6 +355,18 @@ def _dump(request: dict, jit_fn, key: str, text: str) -> None:
 
 
 HINT_PREFIX = diagnosis.HINT_PREFIX
+
+
+def _grid_use(ttir_text: str, jit_fn) -> dict | None:
+    """Which program-id axes the lowered kernel reads, and whether it loops over them."""
+    from ascend_lint.pytest_plugin.grid_coverage import read_ttir
+
+    try:
+        from triton.runtime.jit import get_jit_fn_file_line
+
+        return read_ttir(ttir_text, get_jit_fn_file_line(jit_fn)[0])
+    except Exception:
+        return None
 
 
 def _pointer_select_hint(ttir_text: str, jit_fn) -> str:

@@ -1,0 +1,655 @@
+"""Grid coverage: which program-id axes a kernel splits its work over, and whether a
+launch's grid reaches all of that work.
+
+Per kernel (its `@triton.jit` helpers included, through the calls the core binds):
+
+* `axis_reads`     the `tl.program_id(k)` axes it reads and uses, with the first read
+                   of each (the line a message names);
+* `loops_over_programs`  whether the kernel shares its work out over the grid itself:
+                   a task loop (`QuantityFacts.has_task_loop`), a read of the program
+                   count (`tl.num_programs` partitions rows in chunks), or a loop whose
+                   bounds read a program id (`for r in range(pid * per, ...)`);
+* `tiles`          per axis, the block parameters a program id is multiplied by
+                   (`pid * BLOCK_N`) and the parameters the values derived from it are
+                   compared with (`offs < N`, `if pid >= n: return`): how many tiles
+                   the axis has, in the kernel's own terms;
+* `unbounded_task_loops`  task loops `for i in range(cdiv(total, nprog))` whose task
+                   index `pid + i * nprog` is compared with nothing (no `task < total`
+                   guard, mask or clamp): the last round reads and writes past the end.
+
+Per launch, from the host value model (`quantities`): whether a block bound at the
+launch provably holds the whole axis (`BLOCK=next_power_of_2(N)` with `N` the bound
+the kernel compares against), and whether the tile count along an axis grows with the
+problem while the grid's extent there is capped.
+
+Depends on: the core (kernels, helper calls, calls by triton function), `host` (what a
+launch argument holds) and `quantities` (what it counts, the grid's axes). Nothing else
+of the index depends on this object.
+
+Cost: one pass over each kernel's statements for its program ids, loops and
+comparisons, on first use, kept per kernel; the launch queries walk the launch's
+arguments through the host value model, whose answers are memoised there.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.host import HostFacts
+from ascend_lint.index.kernels import JitFunction
+from ascend_lint.index.launches import CallBinding
+from ascend_lint.index.quantities import Quantity, QuantityFacts, Role
+from ascend_lint.index.syntax import (
+    MAX_FIXPOINT_ROUNDS,
+    MAX_HELPER_DEPTH,
+    additive_terms,
+    all_statements,
+    call_name,
+    factors,
+    int_literal,
+    names_in,
+    show,
+)
+from ascend_lint.index.values import pointer_root
+
+_PROGRAM_ID = f"{LANGUAGE}.program_id"
+_MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
+_NUM_PROGRAMS = "num_programs"
+_CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up"})
+_POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
+# Calls that bound an index as a guard does: `tl.minimum(task, n - 1)`, `tl.where(...)`.
+_CLAMPS = frozenset({"minimum", "where", "clamp"})
+
+
+@dataclass(frozen=True)
+class AxisRead:
+    """The first `tl.program_id(axis)` of a kernel (or of a helper it calls) whose value
+    is used."""
+
+    axis: int
+    call: ast.Call
+    stmt: ast.stmt
+    fn: JitFunction  # the kernel or helper that holds the call
+
+
+@dataclass
+class AxisTiles:
+    """How a kernel splits one program-id axis into tiles, in its own parameters."""
+
+    blocks: set[str] = field(default_factory=set)  # `pid * BLOCK`: the tile's extent
+    opaque: bool = False  # the id is multiplied by a local or an expression: extent unknown
+    # a tile also starts from a runtime value (`OFFSET * B + pid * B`): the grid covers a
+    # window the launcher moves, so its extent alone does not count the tiles
+    shifted: bool = False
+    # `offs < N`, or `N` of a block pointer's shape where the id sets its offset: the
+    # parameter that bounds the axis, with the comparison or `make_block_ptr` call
+    bounds: dict[str, ast.expr] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UnboundedTaskLoop:
+    loop: ast.For
+    task: str  # the task index, `task = pid + i * nprog`
+    total: ast.AST  # the task count the loop's trip count is divided from (kernel side)
+    step: ast.AST  # `nprog`, the program count the loop divides by
+    assignment: ast.Assign  # `task = pid + i * nprog`
+    start: ast.AST  # `pid`, the program id term
+    counter_read_elsewhere: bool  # `i` is read by more of the body than the assignment
+
+
+@dataclass
+class _KernelCoverage:
+    reads: dict[int, list[AxisRead]]
+    tiles: dict[int, AxisTiles]
+    loops_over_programs: bool
+    unbounded: list[UnboundedTaskLoop]
+
+
+def _axis_of(call: ast.Call) -> int | None:
+    if call.args:
+        return int_literal(call.args[0])
+    for keyword in call.keywords:
+        if keyword.arg == "axis":
+            return int_literal(keyword.value)
+    return None
+
+
+def _argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def _closure(seeds: set[str], dependencies: dict[str, frozenset[str]]) -> set[str]:
+    """`seeds` and every local computed from them."""
+    derived = set(seeds)
+    for _ in range(MAX_FIXPOINT_ROUNDS):
+        grown = {n for n, deps in dependencies.items() if n not in derived and deps & derived}
+        if not grown:
+            break
+        derived |= grown
+    return derived
+
+
+def _divided_count(expr: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+    """`cdiv(total, step)`, `tl.cdiv(...)`, `(total + step - 1) // step` -> (total, step)."""
+    if isinstance(expr, ast.Call) and call_name(expr.func) in _CEIL_DIV and len(expr.args) == 2:
+        return expr.args[0], expr.args[1]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.FloorDiv):
+        terms = additive_terms(expr.left)
+        if len(terms) >= 2:
+            return terms[0], expr.right
+    return None
+
+
+class CoverageFacts:
+    """Program-id axes, task loops and tiles of kernels; their coverage at launches."""
+
+    def __init__(self, core: CoreFacts, host: HostFacts, quantities: QuantityFacts):
+        self._core = core
+        self._host_values = host.host_values
+        self._quantities = quantities
+        self._cache: dict[int, _KernelCoverage] = {}
+
+    # -- per kernel ----------------------------------------------------------------------
+    def axis_reads(self, fn: JitFunction) -> dict[int, AxisRead]:
+        """axis -> its first used read, in the kernel or in the helpers it calls."""
+        reads = {axis: found[0] for axis, found in self._of(fn).reads.items()}
+        for helper in self._helpers(fn):
+            for axis, found in self._of(helper).reads.items():
+                reads.setdefault(axis, found[0])
+        return reads
+
+    def live_axis_reads(self, binding: CallBinding) -> dict[int, AxisRead]:
+        """As `axis_reads`, leaving out the kernel's reads under a constexpr branch the
+        launch does not take (`if MULTI_SEQS:` with `MULTI_SEQS=False` bound)."""
+        kernel = binding.callee
+        reads: dict[int, AxisRead] = {}
+        for axis, found in self._of(kernel).reads.items():
+            live = [r for r in found if self._taken(binding, kernel.context(r.stmt).branches)]
+            if live:
+                reads[axis] = live[0]
+        for helper in self._helpers(kernel):
+            for axis, found in self._of(helper).reads.items():
+                reads.setdefault(axis, found[0])
+        return reads
+
+    def _taken(self, binding: CallBinding, branches) -> bool:
+        """False where a branch around a statement tests a flag the launch binds to a
+        literal that selects the other side."""
+        for branch in branches:
+            test, negated = branch.test, False
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, True
+            if not isinstance(test, ast.Name):
+                continue
+            values = [
+                v
+                for arg in binding.args.get(test.id, ())
+                for v, _ in self._host_values(arg, binding.host)
+            ]
+            if values and all(isinstance(v, ast.Constant) for v in values):
+                flags = {bool(v.value) != negated for v in values}
+                if flags == {not branch.taken}:
+                    return False
+        return True
+
+    def loops_over_programs(self, fn: JitFunction) -> bool:
+        return any(self._of(f).loops_over_programs for f in (fn, *self._helpers(fn)))
+
+    def tiles(self, fn: JitFunction, axis: int) -> AxisTiles:
+        """The kernel's own blocks and bounds along `axis` (empty where a helper reads it)."""
+        return self._of(fn).tiles.get(axis, AxisTiles())
+
+    def unbounded_task_loops(self, fn: JitFunction) -> list[UnboundedTaskLoop]:
+        return self._of(fn).unbounded
+
+    def _helpers(self, fn: JitFunction) -> list[JitFunction]:
+        """The `@triton.jit` helpers `fn` calls, transitively (depth-bounded)."""
+        found: dict[int, JitFunction] = {}
+        frontier = [fn]
+        for _ in range(MAX_HELPER_DEPTH):
+            calls = [
+                b.callee
+                for f in frontier
+                for call, _stmt in f.calls
+                if (b := self._core.helper_binding(call)) is not None
+            ]
+            frontier = list(
+                {id(c): c for c in calls if c is not fn and id(c) not in found}.values()
+            )
+            found.update((id(c), c) for c in frontier)
+            if not frontier:
+                break
+        return list(found.values())
+
+    def _of(self, fn: JitFunction) -> _KernelCoverage:
+        cached = self._cache.get(id(fn))
+        if cached is None:
+            cached = self._cache[id(fn)] = self._compute(fn)
+        return cached
+
+    def _compute(self, fn: JitFunction) -> _KernelCoverage:
+        dependencies = fn.dependencies()
+        reads_by_stmt = [reads for reads, _assigned in fn.statement_names()]
+        order = fn.statement_order()
+        seeds: dict[int, set[str]] = {}
+        reads: dict[int, list[AxisRead]] = {}
+        for call, stmt in self._core.calls_in(fn, _PROGRAM_ID):
+            axis = _axis_of(call)
+            if axis is None:
+                continue
+            names = self._names_set_by(call, stmt)
+            used = (
+                not names  # `offs = tl.program_id(0) * B + ...` inside a larger expression
+                or any(names & reads for reads in reads_by_stmt[order[id(stmt)] + 1 :])
+                or any(names & reads for reads in reads_by_stmt[: order[id(stmt)]])
+            )
+            seeds.setdefault(axis, set()).update(names)
+            if used:
+                reads.setdefault(axis, []).append(AxisRead(axis, call, stmt, fn))
+        tiles = {axis: self._axis_tiles(fn, names, dependencies) for axis, names in seeds.items()}
+        every_pid = set().union(*seeds.values()) if seeds else set()
+        return _KernelCoverage(
+            reads=reads,
+            tiles=tiles,
+            loops_over_programs=self._loops_over_programs(fn, every_pid, dependencies),
+            unbounded=self._unbounded(fn, every_pid, dependencies),
+        )
+
+    @staticmethod
+    def _names_set_by(call: ast.Call, stmt: ast.stmt) -> set[str]:
+        """The locals a statement sets from this `program_id` call: `pid = ...`,
+        element-wise for `pid_n, pid_c = tl.program_id(0), tl.program_id(1)`."""
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+            return set()
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        out: set[str] = set()
+        for target in targets:
+            if isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple):
+                for t, v in zip(target.elts, stmt.value.elts):
+                    if isinstance(t, ast.Name) and any(n is call for n in ast.walk(v)):
+                        out.add(t.id)
+            elif isinstance(target, ast.Name):
+                out.add(target.id)
+        return out
+
+    def _axis_tiles(
+        self, fn: JitFunction, pid_names: set[str], dependencies: dict[str, frozenset[str]]
+    ) -> AxisTiles:
+        tiles = AxisTiles()
+        derived = _closure(pid_names, dependencies)
+        pointers = fn.facts(self._core.aliases).pointers
+        runtime = _closure(set(fn.params) - fn.constexpr_params - pointers, dependencies)
+
+        def blocks_in(expr: ast.AST) -> None:
+            """`pid * BLOCK` terms: the factors beside the id are the tile's extent."""
+            terms = additive_terms(expr)
+            reads_id = [
+                bool(names_in(t) & pid_names)
+                or any(
+                    isinstance(f, ast.Call) and call_name(f.func) == "program_id"
+                    for f in factors(t)
+                )
+                for t in terms
+            ]
+            if any(reads_id) and any(
+                names_in(t) & runtime for t, r in zip(terms, reads_id) if not r
+            ):
+                tiles.shifted = True
+            for term in terms:
+                parts = factors(term)
+                is_id = [
+                    bool(names_in(p) & pid_names)
+                    or (isinstance(p, ast.Call) and call_name(p.func) == "program_id")
+                    for p in parts
+                ]
+                if not any(is_id) or len(parts) == 1:
+                    continue
+                for part, id_part in zip(parts, is_id):
+                    if id_part:
+                        continue
+                    if isinstance(part, ast.Name) and part.id in fn.params:
+                        tiles.blocks.add(part.id)
+                    elif int_literal(part) is None:
+                        tiles.opaque = True
+
+        for name in derived:
+            for value in fn.assignments.get(name, ()):
+                if pointer_root(value) not in pointers:  # `x + pid * stride`: an address
+                    blocks_in(value)
+
+        def is_bound(expr: ast.AST) -> bool:
+            # a parameter the kernel never reassigns (a varlen `T = eos - bos` is not it)
+            return (
+                isinstance(expr, ast.Name)
+                and expr.id in fn.params
+                and expr.id not in fn.assignments
+            )
+
+        for compare in fn.compares:
+            sides = [compare.left, *compare.comparators]
+            for a, b in zip(sides, sides[1:]):
+                for tile, bound in ((a, b), (b, a)):
+                    # `offs < N`, `(pid * B + tl.arange(0, B)) < N`
+                    if not names_in(tile) & derived:
+                        continue
+                    blocks_in(tile)
+                    if is_bound(bound):
+                        tiles.bounds.setdefault(bound.id, compare)
+        for call, _stmt in self._core.calls_in(fn, _MAKE_BLOCK_PTR):
+            # `tl.make_block_ptr(p, (M, N), strides, (pid * BM, 0), (BM, BN), order)`:
+            # the boundary check bounds dimension i by the shape's i-th entry
+            shape, offsets = _argument(call, 1, "shape"), _argument(call, 3, "offsets")
+            if not (isinstance(shape, ast.Tuple) and isinstance(offsets, ast.Tuple)):
+                continue
+            for extent, offset in zip(shape.elts, offsets.elts):
+                if names_in(offset) & derived:
+                    blocks_in(offset)
+                    if is_bound(extent):
+                        tiles.bounds.setdefault(extent.id, call)
+        return tiles
+
+    def _loops_over_programs(
+        self, fn: JitFunction, pid_names: set[str], dependencies: dict[str, frozenset[str]]
+    ) -> bool:
+        if self._quantities.has_task_loop(fn):
+            return True
+        if any(call_name(call.func) == _NUM_PROGRAMS for call, _stmt in fn.calls):
+            return True
+        derived = _closure(pid_names, dependencies)
+        for stmt in fn.statements:
+            header = (
+                stmt.iter
+                if isinstance(stmt, ast.For)
+                else stmt.test
+                if isinstance(stmt, ast.While)
+                else None
+            )
+            if header is not None and names_in(header) & derived:
+                return True
+        return False
+
+    def _unbounded(
+        self, fn: JitFunction, pid_names: set[str], dependencies: dict[str, frozenset[str]]
+    ) -> list[UnboundedTaskLoop]:
+        """`for i in range(cdiv(total, nprog)): task = pid + i * nprog` (also a trip
+        count kept in a local, a step computed from the program count such as
+        `nprog * BLOCK`, more terms such as `+ tl.arange(0, BLOCK)`, and the strided form
+        `for s in range(0, total, nprog): task = s + pid`) with no comparison, clamp or
+        helper call that reads the task index."""
+        counts = self._core.assigned_from(fn, f"{LANGUAGE}.num_programs") | {
+            name
+            for name, values in fn.assignments.items()
+            if any(call_name(getattr(v, "func", None)) == _NUM_PROGRAMS for v in values)
+        }
+        counts = _closure(counts, dependencies)
+        found: list[UnboundedTaskLoop] = []
+        order = fn.statement_order()
+        for stmt in fn.statements:
+            if not (
+                isinstance(stmt, ast.For)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(stmt.iter, ast.Call)
+                and call_name(stmt.iter.func) in ("range", "static_range")
+            ):
+                continue
+            args = stmt.iter.args
+            if len(args) == 3 and int_literal(args[0]) == 0:
+                # `for start in range(0, total, nprog): task = start + pid`
+                divided: tuple[ast.AST, ast.AST] | None = (args[1], args[2])
+            else:
+                if len(args) == 2 and int_literal(args[0]) == 0:
+                    args = args[1:]
+                if len(args) != 1:
+                    continue
+                trips = fn.assignments.get(args[0].id, []) if isinstance(args[0], ast.Name) else []
+                divided = _divided_count(trips[0] if len(trips) == 1 else args[0])
+            if divided is None:
+                continue
+            total, step = divided
+            steps = names_in(step)
+            reads_count = any(
+                call_name(getattr(n, "func", None)) == _NUM_PROGRAMS for n in ast.walk(step)
+            )
+            # the program count, or a grid size the launcher passes (runtime or constexpr)
+            passed_in = not (reads_count or steps & counts)
+            if passed_in and not (steps and steps <= set(fn.params)):
+                continue
+            counter = stmt.target.id
+            first, last = fn.loop_spans.get(id(stmt), (order[id(stmt)] + 1, -1))
+            body = fn.statements[first : last + 1]
+            for inner in body:
+                task = self._task_index(inner, counter, pid_names)
+                if task is None:
+                    continue
+                name, start, simple = task
+                if passed_in and not self._is_bare_id(fn, start):
+                    break  # `pid * BLOCK + i * SUB`: sub-blocks of one program's tile
+                if not self._guarded(fn, name, dependencies):
+                    elsewhere = not simple or any(
+                        counter in fn.statement_names()[order[id(other)]][0]
+                        for other in body
+                        if other is not inner
+                    )
+                    found.append(
+                        UnboundedTaskLoop(stmt, name, total, step, inner, start, elsewhere)
+                    )
+                break
+        return found
+
+    @staticmethod
+    def _is_bare_id(fn: JitFunction, term: ast.AST) -> bool:
+        """`tl.program_id(0)`, or a local set to it alone (a cast allowed)."""
+
+        def bare(expr: ast.AST) -> bool:
+            if isinstance(expr, ast.Call) and call_name(expr.func) == "to":
+                return isinstance(expr.func, ast.Attribute) and bare(expr.func.value)
+            return isinstance(expr, ast.Call) and call_name(expr.func) == "program_id"
+
+        if isinstance(term, ast.Name):
+            values = fn.assignments.get(term.id, [])
+            return bool(values) and all(bare(v) for v in values)
+        return bare(term)
+
+    @staticmethod
+    def _task_index(
+        stmt: ast.stmt, counter: str, pid_names: set[str]
+    ) -> tuple[str, ast.AST, bool] | None:
+        """`task = pid + i * nprog` (any order of terms, more terms allowed) -> ('task',
+        the program-id term, whether it is exactly `pid + i * step`)."""
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.BinOp)
+            and isinstance(stmt.value.op, ast.Add)
+        ):
+            return None
+        terms = additive_terms(stmt.value)
+
+        def reads_id(term: ast.AST) -> bool:
+            return bool(names_in(term) & pid_names) or any(
+                isinstance(n, ast.Call) and call_name(n.func) == "program_id"
+                for n in ast.walk(term)
+            )
+
+        counted = [t for t in terms if counter in names_in(t) and not reads_id(t)]
+        ids = [t for t in terms if reads_id(t) and counter not in names_in(t)]
+        if not counted or not ids:
+            return None
+        start = ids[0]
+        simple = len(terms) == 2 and (
+            isinstance(start, ast.Name)
+            or (isinstance(start, ast.Call) and call_name(start.func) == "program_id")
+        )
+        return stmt.targets[0].id, start, simple
+
+    def _guarded(self, fn: JitFunction, task: str, dependencies: dict[str, frozenset[str]]) -> bool:
+        derived = _closure({task}, dependencies)
+        if any(names_in(c) & derived for c in fn.compares):
+            return True
+        for call, _stmt in fn.calls:
+            name = call_name(call.func)
+            passes = any(names_in(a) & derived for a in (*call.args, *call.keywords))
+            if passes and (name in _CLAMPS or name in fn.jit_names):
+                return True  # a clamp, or a helper that may check it
+        return False
+
+    # -- per launch ----------------------------------------------------------------------
+    def covers_whole_axis(self, binding: CallBinding, axis: int) -> bool:
+        """Does the block along `axis` hold the whole axis at this launch? A block bound
+        to `next_power_of_2(E)` (or the `max` of it and a literal) where the kernel
+        compares the axis's values with a parameter bound to `E` itself."""
+        tiles = self.tiles(binding.callee, axis)
+        for block in tiles.blocks:
+            rounded = [
+                self._power_of_two_operand(v)
+                for arg in binding.args.get(block, ())
+                for v, _ in self._host_values(arg, binding.host)
+            ]
+            if not rounded or any(r is None for r in rounded):
+                continue
+            for bound in tiles.bounds:
+                extents = [
+                    ast.dump(v)
+                    for arg in binding.args.get(bound, ())
+                    for v, _ in self._host_values(arg, binding.host)
+                ]
+                operands = {
+                    ast.dump(v) for r in rounded for v, _ in self._host_values(r, binding.host)
+                }
+                if extents and set(extents) <= operands:
+                    return True
+        return False
+
+    @staticmethod
+    def _power_of_two_operand(value: ast.AST) -> ast.AST | None:
+        if isinstance(value, ast.Call) and call_name(value.func) in _POWER_OF_TWO and value.args:
+            return value.args[0]
+        if isinstance(value, ast.Call) and call_name(value.func) == "max":
+            inner = [CoverageFacts._power_of_two_operand(a) for a in value.args]
+            literal = [int_literal(a) is not None for a in value.args]
+            if sum(i is not None for i in inner) == 1 and all(
+                i is not None or lit for i, lit in zip(inner, literal)
+            ):
+                return next(i for i in inner if i is not None)
+        return None
+
+    def blocks_bound(self, binding: CallBinding, axis: int) -> bool:
+        """Does the launch bind every block the kernel multiplies the axis's id by (so the
+        tile's extent is the launch's to tell, not a starred or defaulted argument)?"""
+        tiles = self.tiles(binding.callee, axis)
+        return not tiles.opaque and all(binding.args.get(b) for b in tiles.blocks)
+
+    def fixed_tile(self, binding: CallBinding, axis: int) -> bool:
+        """Is the tile along `axis` a fixed size at this launch: every block bound to a
+        literal or a model constant (not a count shared out over the grid)?"""
+        if not self.blocks_bound(binding, axis) or self.tiles(binding.callee, axis).shifted:
+            return False
+        for block in self.tiles(binding.callee, axis).blocks:
+            for arg in binding.args[block]:
+                quantities = self._quantities.of(arg, binding.host, block)
+                if not quantities or any(
+                    q.role not in (Role.LITERAL, Role.MODEL) for q in quantities
+                ):
+                    return False
+        return True
+
+    def capped_extent(self, binding: CallBinding, extent: ast.AST) -> str | None:
+        """The evidence that a grid extent is bounded by a core count or a cap (every
+        value it can hold is: `num_cores`, `min(tiles, cores)`, `min(n, 48)`,
+        `min(n, 65535)`), or None."""
+        values = [v for v, _ in self._host_values(extent, binding.host)]
+        why = []
+        for value in values:
+            quantities = self._quantities.of(value, binding.host)
+            capped = [q for q in quantities if q.role == Role.CORES or q.cap is not None]
+            if quantities and len(capped) == len(quantities):
+                why.append(str(capped[0].why))
+            elif isinstance(value, ast.Call) and call_name(value.func) == "min":
+                why.append(f"`{show(value)}`, a cap")
+            else:
+                return None
+        return why[0] if why else None
+
+    def launched_in_chunks(self, binding: CallBinding) -> bool:
+        """Is the launch inside a host loop whose variable its arguments read (`for off
+        in range(0, NT, chunk): k[(min(chunk, NT - off),)](..., OFFSET=off)`)? Then the
+        host loop, not the grid, covers the rest of the work."""
+        host = binding.host
+        if host is None:
+            return False
+        line = binding.call.lineno
+        read = set().union(
+            *(names_in(a) for a in binding.call.args),
+            *(names_in(k.value) for k in binding.call.keywords),
+        )
+        body = host.node.body if isinstance(host.node.body, list) else []
+        for stmt in all_statements(body):
+            if (
+                isinstance(stmt, (ast.For, ast.AsyncFor))
+                and stmt.lineno < line <= (stmt.end_lineno or stmt.lineno)
+                and names_in(stmt.target) & read
+            ):
+                return True
+        return False
+
+    def growing_tiles(self, binding: CallBinding, axis: int) -> tuple[str, Quantity] | None:
+        """A bound of `axis` (`offs < N`) whose argument at this launch changes from call
+        to call: (parameter, what it counts), or None."""
+        for bound in self.tiles(binding.callee, axis).bounds:
+            for arg in binding.args.get(bound, ()):
+                for quantity in self._quantities.of(arg, binding.host, bound):
+                    if quantity.role.per_call:
+                        return bound, quantity
+        return None
+
+    def is_core_count(self, binding: CallBinding, extent: ast.AST) -> bool:
+        """Is a grid extent the core count itself (or capped by it), on every value?"""
+        quantities = self._quantities.of(extent, binding.host)
+        return bool(quantities) and all(q.role == Role.CORES for q in quantities)
+
+    def unread_count(self, binding: CallBinding) -> tuple[str, Quantity] | None:
+        """A parameter the kernel never reads, bound at this launch to a count that
+        changes from call to call (`n_rows` passed to a kernel that takes its row from
+        the program id alone): the work the launcher has in mind, which only a grid of
+        that size would cover. (parameter, what it counts), or None."""
+        kernel = binding.callee
+        read = set().union(*(reads for reads, _assigned in kernel.statement_names()))
+        for param in kernel.params:
+            if param in read or param in kernel.constexpr_params:
+                continue
+            for arg in binding.args.get(param, ()):
+                for quantity in self._quantities.of(arg, binding.host, param):
+                    if quantity.role.per_call:
+                        return param, quantity
+        return None
+
+    def multiple_of_grid(self, binding: CallBinding, loop: UnboundedTaskLoop) -> bool:
+        """Is the loop's task count shown to be a multiple of the grid at this launch?
+        The count's argument is the grid's extent itself, or both are literals and one
+        divides the other."""
+        if not (isinstance(loop.total, ast.Name) and loop.total.id in binding.args):
+            return False
+        counts = [
+            v
+            for arg in binding.args[loop.total.id]
+            for v, _ in self._host_values(arg, binding.host)
+        ]
+        shapes = self._quantities.grid_shapes(binding.call, binding.host)
+        if not counts or not shapes or any(s is None or not s for s in shapes):
+            return False
+        for shape in shapes:
+            extents = [v for v, _ in self._host_values(shape[0], binding.host)]
+            for count in counts:
+                for extent in extents:
+                    if ast.dump(count) == ast.dump(extent):
+                        continue
+                    c, e = int_literal(count), int_literal(extent)
+                    if c is None or e is None or e == 0 or c % e:
+                        return False
+        return True

@@ -1,0 +1,42 @@
+"""Two row-scaling kernels launched on a core-count grid: one program per row block
+(wrong whenever there are more row blocks than programs) and the same body in a task
+loop (right for any grid). Shared by the interpreter test and the ASC023 check of this
+very file."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows_one_tile_kernel(x, y, n_rows, N: tl.constexpr, BM: tl.constexpr):
+    pid = tl.program_id(0)
+    rows = pid * BM + tl.arange(0, BM)
+    cols = tl.arange(0, N)
+    mask = rows[:, None] < n_rows
+    offs = rows[:, None] * N + cols[None, :]
+    tl.store(y + offs, tl.load(x + offs, mask=mask) * 2.0, mask=mask)
+
+
+@triton.jit
+def scale_rows_task_loop_kernel(x, y, n_rows, N: tl.constexpr, BM: tl.constexpr):
+    cols = tl.arange(0, N)
+    for task in range(tl.program_id(0), tl.cdiv(n_rows, BM), tl.num_programs(0)):
+        rows = task * BM + tl.arange(0, BM)
+        mask = rows[:, None] < n_rows
+        offs = rows[:, None] * N + cols[None, :]
+        tl.store(y + offs, tl.load(x + offs, mask=mask) * 2.0, mask=mask)
+
+
+def scale_rows_one_tile(x: torch.Tensor, num_cores: int) -> torch.Tensor:
+    n_rows, N = x.shape
+    y = torch.full_like(x, float("nan"))
+    scale_rows_one_tile_kernel[(num_cores,)](x, y, n_rows, N=N, BM=4)
+    return y
+
+
+def scale_rows_task_loop(x: torch.Tensor, num_cores: int) -> torch.Tensor:
+    n_rows, N = x.shape
+    y = torch.full_like(x, float("nan"))
+    scale_rows_task_loop_kernel[(num_cores,)](x, y, n_rows, N=N, BM=4)
+    return y
