@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.codemods import remove_arguments, remove_statement
-from ascend_lint.diagnostics import Applicability, Edit, Fix
+from ascend_lint.codemods import remove_argument, remove_arguments, remove_statement
+from ascend_lint.diagnostics import Applicability, Fix, FixGroup
 from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
@@ -30,7 +30,7 @@ class LaunchNumWarpsStages(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
-        removals: dict[int, Edit | None] = {}  # id(container) -> the edit its findings share
+        together: dict[int, FixGroup | None] = {}  # id(container) -> its knobs' group
         sites: list[tuple[ast.Call, str]] = [(call, "launch") for call, _host in index.launch_calls]
         sites += [(call, "triton.Config") for call in index.configs]
         for fn in index.kernels:
@@ -40,10 +40,10 @@ class LaunchNumWarpsStages(Rule):
                 continue
             for kw in call.keywords:
                 if kw.arg in KNOBS:
-                    yield self._finding(ctx, kw, call, kw.arg, where, removals)
+                    yield self._finding(ctx, kw, call, kw.arg, where, together)
         for key, node, container in index.host.option_dicts():
             if key in KNOBS and not is_simt_only(container):
-                yield self._finding(ctx, node, container, key, "launch options dict", removals)
+                yield self._finding(ctx, node, container, key, "launch options dict", together)
 
     def _finding(
         self,
@@ -52,7 +52,7 @@ class LaunchNumWarpsStages(Rule):
         container: ast.AST,
         key: str,
         where: str,
-        removals: dict[int, Edit | None],
+        together: dict[int, FixGroup | None],
     ) -> Finding:
         if isinstance(container, ast.stmt):
             line = ctx.source.line(container.lineno)
@@ -61,16 +61,21 @@ class LaunchNumWarpsStages(Rule):
                 and container.end_lineno == container.lineno
             )
             edit = remove_statement(ctx.source, container) if alone else None
+            fix = Fix(Applicability.SAFE, f"Remove `{key}`", (edit,)) if edit else None
         else:
-            # Every knob of the container in one edit that each finding shares: the
-            # one-by-one removals of neighbours overlap and would take a round each.
-            # Worked out for the first finding only.
-            if id(container) not in removals:
-                removals[id(container)] = remove_arguments(
-                    ctx.source, container, _knobs_in(container)
-                )
-            edit = removals[id(container)]
-        fix = Fix(Applicability.SAFE, f"Remove `{key}`", (edit,)) if edit else None
+            # This finding's keyword only (a quick fix for `num_warps` leaves `num_stages`
+            # to its own finding), and every knob of the container as one edit for when
+            # they are all fixed at once. Worked out for the first finding only.
+            if id(container) not in together:
+                knobs = _knobs_in(container)
+                group = remove_arguments(ctx.source, container, knobs) if len(knobs) > 1 else None
+                together[id(container)] = FixGroup(len(knobs), (group,)) if group else None
+            edit = remove_argument(ctx.source, container, key)
+            fix = (
+                Fix(Applicability.SAFE, f"Remove `{key}`", (edit,), together[id(container)])
+                if edit
+                else None
+            )
         return Finding(
             node,
             f"`{key}` in a {where} has no effect on Ascend and only multiplies compilations; remove it",
