@@ -15,8 +15,6 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import libcst
-
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
@@ -147,6 +145,8 @@ def _shallow_enough(text: str) -> bool:
 
 
 def _libcst_error(text: str) -> str | None:
+    import libcst  # a fix's last check only: linting never needs it (it costs ~0.1 s to import)
+
     try:
         libcst.parse_module(text)
     except libcst.ParserSyntaxError as exc:

@@ -19,8 +19,10 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ascend_lint.settings import ConfigError, Settings, apply_table, find_pyproject, load_settings
+if TYPE_CHECKING:  # the settings module imports every rule: loaded on the first lint
+    from ascend_lint.settings import Settings
 
 SECTION = "ascend-lint"
 DEFAULT_DEBOUNCE_MS = 50
@@ -64,6 +66,14 @@ class SettingsResolver:
         self._cache.clear()
 
     def for_path(self, path: Path) -> Resolved:
+        from ascend_lint.settings import (
+            ConfigError,
+            Settings,
+            apply_table,
+            find_pyproject,
+            load_settings,
+        )
+
         config_file = self._editor.get("configFile")
         isolated = self._editor.get("isolated") is True
         if isinstance(config_file, str) and config_file:
