@@ -1009,3 +1009,39 @@ async def test_a_client_that_leaves_mid_lint_leaves_no_process_and_no_traceback(
     assert "Traceback" not in err and "BrokenPipe" not in err
     assert len(err.splitlines()) == 1, err
     assert "client closed the connection" in err
+
+
+BIG_BUFFER_FIXES = ClientServerConfig(
+    # Every buffer fixed as a big one is: in the worker process.
+    server_command=server_command(
+        "import ascend_lint.server.server as s", "s.BIG_BUFFER_CHARS = 0"
+    ),
+    client_factory=client_factory,
+)
+
+
+@pytest_lsp.fixture(config=BIG_BUFFER_FIXES)
+async def process_fixes(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, "visual-studio-code")
+    yield
+    await stop(lsp_client)
+
+
+async def test_fix_all_in_the_worker_process_writes_what_the_command_line_writes(
+    process_fixes: LanguageClient,
+):
+    e: Editor = process_fixes.editor
+    path = e.workspace / "kern.py"
+    uri = e.open(path, TWO_KNOBS)
+    await e.diagnostics(uri, 1)
+    whole = types.Range(types.Position(0, 0), types.Position(0, 0))
+    (action,) = await e.actions(uri, whole, only=["source.fixAll"])
+    assert action.title == "ascend-lint: Fix all safe (2 fixes)"
+    cli = subprocess.run(
+        [sys.executable, "-m", "ascend_lint", "check", "--fix", "--stdin-filename", str(path), "-"],
+        input=TWO_KNOBS.encode(),
+        capture_output=True,
+        cwd=e.workspace,
+        check=False,
+    )
+    assert apply(TWO_KNOBS, action.edit, uri, e.encoding) == cli.stdout.decode()

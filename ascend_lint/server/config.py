@@ -6,7 +6,8 @@ The editor section takes the keys of `[tool.ascend-lint]` (`select`, `ignore`,
 `per-file-ignores`, `unfixable`, `unsafe-fixes`, ...) plus three of the server's own:
 `configFile` (a configuration file to use instead of the nearest `pyproject.toml`, as
 `--config PATH`), `isolated` (no configuration file at all) and `debounceMs` (how long
-typing must pause before a changed buffer is linted).
+typing must pause before a changed buffer is linted and pushed; a pulling client
+chooses itself when it asks).
 
 Resolved settings are cached per configuration file and keyed by its modification time
 and size, so an edit to `pyproject.toml` is seen on the next lint even when the client
