@@ -171,8 +171,8 @@ class AscendLintServer(LanguageServer):
         return Path(root) / (name if name.endswith(".py") else f"{name}.py")
 
     def warm_up(self) -> None:
-        """Import the engine on the lint worker while the client finishes starting, so
-        neither `initialize` nor the first lint waits for it."""
+        """Import the engine on the lint worker while the client opens its first file,
+        so neither `initialize` nor the first lint waits for it."""
         self._worker.submit(_import_engine)
 
     async def buffer(self, uri: str) -> LintedBuffer:
@@ -389,10 +389,10 @@ def build_server() -> AscendLintServer:
     @server.feature(types.INITIALIZE)
     def initialize(ls: AscendLintServer, params: types.InitializeParams) -> None:
         ls.resolver.set_editor_settings(_settings_of(params.initialization_options))
-        ls.warm_up()
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AscendLintServer, _params: types.InitializedParams) -> None:
+        ls.warm_up()  # not at `initialize`: it would hold up the answer (the interpreter lock)
         registrations = []
         if ls.watches_files:
             registrations.append(
