@@ -2,10 +2,10 @@
 the engine through `buffers`, `protocol` and `hover`.
 
 Work that takes long runs off the event loop that answers requests: lints on one
-worker thread, fix-all on another thread or, for a big buffer, in a worker process (a
-thread would hold the interpreter lock through each parse of the whole file, hundreds
-of milliseconds that a hover would wait), so a hover or a quick fix is answered while
-a big file is fixed. Modules of the engine are imported on the lint worker after
+worker thread, fix-all on another thread or, for a big buffer, in a process of its own
+(a thread would hold the interpreter lock through each parse of the whole file,
+hundreds of milliseconds that a hover would wait), so a hover or a quick fix is
+answered while a big file is fixed. Modules of the engine are imported on the lint worker after
 `initialize`, so the answer to `initialize` waits only for the protocol library.
 """
 
@@ -14,11 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import multiprocessing
 import os
 import sys
 import traceback
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,22 +42,30 @@ CODE_ACTION_KINDS = [types.CodeActionKind.QuickFix, FIX_ALL_KIND]
 # How often the configuration files of open buffers are checked, for clients that do
 # not report file changes (Neovim on Linux, Helix, Emacs without a file watcher).
 WATCH_INTERVAL_S = 1.0
-# A big buffer is fixed in a worker process (parsing it holds the interpreter lock for
-# ~50 ms or more at a time) and its lints' freed memory is handed back to the system.
-# Smaller ones are fixed on a thread, without the process's start (~0.3 s, once) and
+# A big buffer is fixed in a process of its own (parsing it holds the interpreter lock
+# for ~50 ms or more at a time) and its lints' freed memory is handed back to the
+# system. Smaller ones are fixed on a thread, without the process's start (~0.3 s) and
 # the copy of the buffer to it.
 BIG_BUFFER_CHARS = 200_000
 
 
-def _exit_now(message: str, code: int) -> None:
-    """Leave at once: a lint still running on a worker thread would keep the process
-    alive until it ends, and the client is gone. One line to the log, no traceback."""
-    try:
-        sys.stderr.write(f"ascend-lint server: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass  # stderr went with the client
+def _exit_now(message: str | None, code: int) -> None:
+    """Leave at once: a lint still running on a worker thread, or pygls' reader thread
+    waiting on a stdin the client keeps open, would keep the process alive. One line to
+    the log (none after a clean `exit`), no traceback."""
+    _end_fix_processes()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or gone with the client
+            if message is not None and stream is sys.stderr:
+                stream.write(f"ascend-lint server: {message}\n")
+            stream.flush()
     os._exit(code)
+
+
+def _end_fix_processes() -> None:
+    worker = sys.modules.get("ascend_lint.server.fix_worker")  # imported by a big fix-all
+    if worker is not None:
+        worker.end_running()
 
 
 class _ClientWriter:
@@ -107,7 +114,6 @@ class AscendLintServer(LanguageServer):
         self.linted: dict[str, LintedBuffer] = {}
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ascend-lint-lint")
         self._fixer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ascend-lint-fix")
-        self._fix_process: ProcessPoolExecutor | None = None  # started on the first big fix
         self._in_flight: dict[tuple, asyncio.Future] = {}
         self._fixed: dict[str, tuple[tuple, asyncio.Future]] = {}  # uri -> (key, fix-all)
         self._pending: dict[str, asyncio.TimerHandle] = {}
@@ -216,6 +222,7 @@ class AscendLintServer(LanguageServer):
     async def fix_all(self, uri: str, buffer: LintedBuffer) -> types.CodeAction | None:
         """Fix-all for this lint of the buffer, worked out once on the fix worker."""
         from ascend_lint.server.buffers import fix_all_text
+        from ascend_lint.server.fix_worker import fix_all_in_process
         from ascend_lint.server.protocol import fix_all_action
 
         unsafe = buffer.resolved.settings.unsafe_fixes
@@ -223,20 +230,14 @@ class AscendLintServer(LanguageServer):
         cached = self._fixed.get(uri)
         if cached is None or cached[0] != key:
             loop = asyncio.get_running_loop()
-            executor = self._fix_executor(len(buffer.text))
-            cached = (key, loop.run_in_executor(executor, fix_all_text, buffer, unsafe))
+            if len(buffer.text) < BIG_BUFFER_CHARS:
+                job = loop.run_in_executor(self._fixer, fix_all_text, buffer, unsafe)
+            else:
+                job = loop.run_in_executor(self._fixer, fix_all_in_process, buffer, unsafe)
+            cached = (key, job)
             self._fixed[uri] = cached
         fixed = await asyncio.shield(cached[1])
         return fix_all_action(uri, buffer, self.encoding, self.versioned_edits, fixed)
-
-    def _fix_executor(self, size: int) -> Executor:
-        if size < BIG_BUFFER_CHARS:
-            return self._fixer
-        if self._fix_process is None:
-            self._fix_process = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
-            )
-        return self._fix_process
 
     def _report_once(self, message: str, kind: types.MessageType, show: bool = False) -> None:
         if message in self._reported:
@@ -340,8 +341,7 @@ class AscendLintServer(LanguageServer):
     def shutdown(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
         self._fixer.shutdown(wait=False, cancel_futures=True)
-        if self._fix_process is not None:
-            self._fix_process.shutdown(wait=False, cancel_futures=True)
+        _end_fix_processes()
         super().shutdown()
 
 
@@ -424,6 +424,11 @@ def build_server() -> AscendLintServer:
             except Exception as exc:
                 log.warning("client/registerCapability failed: %s", exc)
         await ls.pull_configuration()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: AscendLintServer, _params: None) -> None:
+        clean = getattr(ls.protocol, "_shutdown", False)
+        _exit_now(None if clean else "`exit` without `shutdown`", 0 if clean else 1)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AscendLintServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -576,12 +581,10 @@ def serve() -> int:
     logging.getLogger("pygls").setLevel(logging.CRITICAL)  # its notices are not the user's business
     server = build_server()
     server.start_io()
-    if getattr(server.protocol, "_shutdown", False):
-        code = 0
-    else:
-        _exit_now("the client closed the connection without `shutdown`; exiting", 1)
-    # Worker threads may still be linting: leave without waiting for them.
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # closed at `exit`
-            stream.flush()
-    os._exit(code)
+    # Only a client that closed stdin without `exit` gets here (`exit` leaves at once).
+    clean = getattr(server.protocol, "_shutdown", False)
+    _exit_now(
+        None if clean else "the client closed the connection without `shutdown`; exiting",
+        0 if clean else 1,
+    )
+    return 0
