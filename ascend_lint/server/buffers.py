@@ -122,15 +122,18 @@ def _rows_that_cannot_end_in_a_comment(buffer: LintedBuffer, d: Diagnostic) -> s
 _FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", None)
 
 
-def fix_all_text(buffer: LintedBuffer, unsafe: bool) -> tuple[str | None, int, str | None]:
+def fix_all_text(
+    buffer: LintedBuffer, unsafe: bool, relint: bool = False
+) -> tuple[str | None, int, str | None]:
     """The buffer with every applicable fix applied, round after round, exactly as
-    `--fix` would write it: (new text or None when nothing changes, fixes applied, error)."""
+    `--fix` would write it: (new text or None when nothing changes, fixes applied, error).
+    The first round starts from the buffer's own lint, unless `relint` (its findings
+    are not at hand) or a rule failed in it."""
     settings = buffer.resolved.settings
     allowed = frozenset({Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])})
     codes = settings.codes_for(buffer.path, settings.enabled_codes())
     raw = buffer_bytes(buffer.text)
-    # The buffer's own lint is the first round's (unless a rule failed in it).
-    first = None if buffer.error else buffer.diagnostics
+    first = None if relint or buffer.error else buffer.diagnostics
     outcome = fix_source(buffer.path, raw, codes, allowed, settings.fixable_codes(), first)
     if outcome.error:
         return None, 0, outcome.error

@@ -1,6 +1,6 @@
 """Fix-all of a big buffer in a process of its own: `python -m
-ascend_lint.server.fix_worker` reads the pickled `(buffer, unsafe)` from stdin and writes
-the pickled result of `buffers.fix_all_text` to stdout.
+ascend_lint.server.fix_worker` reads a pickled buffer text with its settings from stdin
+and writes the pickled result of `buffers.fix_all_text` to stdout.
 
 In the server, the parse of each round would hold the interpreter lock for hundreds of
 milliseconds at a time, and a hover sent meanwhile would wait for it. The process has
@@ -18,7 +18,11 @@ _running: list[subprocess.Popen] = []
 
 
 def fix_all_in_process(buffer, unsafe: bool) -> tuple:
-    """Run on a thread of the server: `fix_all_text(buffer, unsafe)` in a new process."""
+    """Run on a thread of the server: `fix_all_text(buffer, unsafe)` in a new process.
+
+    Only the text and its settings cross over; the process lints the text again
+    itself, since pickling a big file's findings would hold the server's interpreter
+    lock for tens of milliseconds."""
     process = subprocess.Popen(
         [sys.executable, "-m", __name__],
         stdin=subprocess.PIPE,
@@ -27,7 +31,8 @@ def fix_all_in_process(buffer, unsafe: bool) -> tuple:
     )
     _running.append(process)
     try:
-        out, _ = process.communicate(pickle.dumps((buffer, unsafe)))
+        job = (buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe)
+        out, _ = process.communicate(pickle.dumps(job))
     finally:
         _running.remove(process)
     if process.returncode != 0:
@@ -43,10 +48,11 @@ def end_running() -> None:
 
 
 def main() -> int:
-    from ascend_lint.server.buffers import fix_all_text
+    from ascend_lint.server.buffers import fix_all_text, unlinted
 
-    buffer, unsafe = pickle.loads(sys.stdin.buffer.read())
-    sys.stdout.buffer.write(pickle.dumps(fix_all_text(buffer, unsafe)))
+    path, text, version, resolved, unsafe = pickle.loads(sys.stdin.buffer.read())
+    buffer = unlinted(path, text, version, resolved)
+    sys.stdout.buffer.write(pickle.dumps(fix_all_text(buffer, unsafe, relint=True)))
     return 0
 
 
