@@ -578,7 +578,7 @@ def build_server() -> AscendLintServer:
 def serve() -> int:
     """Serve one client over stdin/stdout until it exits; 0 after a clean shutdown."""
     logging.basicConfig(level=logging.WARNING, format="ascend-lint server: %(message)s")
-    logging.getLogger("pygls").setLevel(logging.CRITICAL)  # its notices are not the user's business
+    logging.getLogger("pygls").setLevel(logging.ERROR)  # its notices are not the user's business
     server = build_server()
     server.start_io()
     # Only a client that closed stdin without `exit` gets here (`exit` leaves at once).
