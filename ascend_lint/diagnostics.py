@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Applicability(str, enum.Enum):
@@ -27,11 +27,25 @@ class Edit:
     content: str
 
 
+@dataclass(frozen=True, eq=False)
+class FixGroup:
+    """The one edit that applies `size` sibling fixes at once (every knob of one call).
+
+    Each sibling's own edits touch only its own element, as a quick fix or a review
+    suggestion must; but the one-by-one removals of two neighbours overlap at the comma
+    between them, so fixing them all would take a round each. When every sibling is
+    being applied, the fix engine applies this edit instead. Compared by identity."""
+
+    size: int
+    edits: tuple[Edit, ...]
+
+
 @dataclass(frozen=True)
 class Fix:
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...]
+    together: FixGroup | None = field(default=None, compare=False)
 
 
 @dataclass

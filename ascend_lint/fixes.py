@@ -15,8 +15,6 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import libcst
-
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
@@ -55,34 +53,53 @@ class AppliedEdit:
     new_end: int
 
 
+def _batches(fixes: list[Fix]) -> list[tuple[list[int], tuple]]:
+    """(indices of `fixes`, the edits that apply them): one batch per fix, except that
+    siblings of a `FixGroup` that are all present go as the group's one edit."""
+    members: dict[int, list[int]] = {}
+    for i, fix in enumerate(fixes):
+        if fix.together is not None:
+            members.setdefault(id(fix.together), []).append(i)
+    batches = []
+    for i, fix in enumerate(fixes):
+        group = fix.together
+        siblings = members.get(id(group)) if group is not None else None
+        if siblings is not None and len(siblings) == group.size:
+            if i == siblings[0]:
+                batches.append((siblings, group.edits))
+            continue
+        batches.append(([i], fix.edits))
+    return batches
+
+
 def apply_edits(source: SourceFile, fixes: list[Fix]) -> tuple[str, list[int], list[AppliedEdit]]:
     """Apply non-overlapping fixes, leftmost first; a fix that overlaps one already
     taken waits for the next round (after re-linting, its edits may be different).
     All chosen edits are applied in one pass over the text (a big file has thousands)."""
     spans = []
-    for i, fix in enumerate(fixes):
+    for indices, fix_edits in _batches(fixes):
         edits = sorted(
             (
                 source.offset(e.start.row, e.start.column),
                 source.offset(e.end.row, e.end.column),
                 e.content,
             )
-            for e in fix.edits
+            for e in fix_edits
         )
-        spans.append((edits[0][0], edits[-1][1], i, edits))
+        spans.append((edits[0][0], edits[-1][1], indices, edits))
     spans.sort()
     chosen = []
     shared = []  # fixes identical to one chosen: applied with it (Ruff counts them fixed)
     taken: set[tuple] = set()
     last_end = -1
-    for start, end, i, edits in spans:
+    for start, end, indices, edits in spans:
         key = tuple(edits)
         if key in taken:
-            shared.append(i)
+            shared += indices
             continue
         if start < last_end:
             continue
-        chosen.append((i, edits))
+        chosen.append((indices, edits))
         taken.add(key)
         last_end = end
     text = source.text
@@ -99,7 +116,7 @@ def apply_edits(source: SourceFile, fixes: list[Fix]) -> tuple[str, list[int], l
             length += len(content)
             cursor = e
     pieces.append(text[cursor:])
-    return "".join(pieces), sorted([i for i, _ in chosen] + shared), placed
+    return "".join(pieces), sorted([i for indices, _ in chosen for i in indices] + shared), placed
 
 
 def encode_like(source: SourceFile, text: str) -> bytes:
@@ -129,6 +146,8 @@ def _shallow_enough(text: str) -> bool:
 
 
 def _libcst_error(text: str) -> str | None:
+    import libcst  # a fix's last check only: linting never needs it (it costs ~0.1 s to import)
+
     try:
         libcst.parse_module(text)
     except libcst.ParserSyntaxError as exc:

@@ -34,6 +34,21 @@ def line_suppresses(line: str, code: str) -> bool:
     return False
 
 
+def noqa_code_spans(line: str) -> list[tuple[str, int, int]]:
+    """Each code named in the line's `# noqa: ...` comments, upper-cased, with its start
+    and end columns (for an editor's hover on a code)."""
+    if "#" not in line:
+        return []
+    spans = []
+    for match in _NOQA.finditer(line):
+        if match.group("codes") is None:
+            continue
+        for code in re.finditer(r"[A-Z]+[0-9]+", match.group("codes"), re.IGNORECASE):
+            start = match.start("codes") + code.start()
+            spans.append((code.group().upper(), start, start + len(code.group())))
+    return spans
+
+
 def continued_to(source: SourceFile, row: int) -> int:
     """The last physical line of a line continued with backslashes: a comment can only
     go there, so a `# noqa` there covers the lines it continues."""

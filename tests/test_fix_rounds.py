@@ -1,10 +1,12 @@
 """A big file fixes in a bounded number of parses: each round applies every fix that
-does not overlap another, findings on one call share one edit, and the first round
-starts from the lint's own findings."""
+does not overlap another, findings on one call are fixed in one round (yet each
+finding's own fix removes only its own keyword), and the first round starts from the
+lint's own findings."""
 
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 
@@ -68,7 +70,7 @@ def test_fix_parses_a_file_with_hundreds_of_fixes_three_times(tmp_path, whole_fi
     ast.parse(fixed)
 
 
-def test_findings_on_one_call_share_one_fix(tmp_path, capsys):
+def test_findings_on_one_call_are_fixed_in_one_round(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     path = tmp_path / "k.py"
     path.write_text(HEADER + LAUNCH.format(i=0))
@@ -197,3 +199,40 @@ def test_a_fix_libcst_rejects_leaves_the_file_unchanged(monkeypatch):
     outcome = fix_source("t.py", raw, ALL_CODES, frozenset({Applicability.SAFE}))
     assert outcome.fixed == raw
     assert outcome.error is not None and "libcst rejects" in outcome.error
+
+
+def test_each_findings_fix_removes_only_its_own_keyword(tmp_path, capsys):
+    """What a review tool or an editor applies for one finding: `num_warps` goes,
+    `num_stages` on the same line stays for its own finding."""
+    from ascend_lint.diagnostics import Edit, Fix, Position
+    from ascend_lint.fixes import apply_edits
+    from ascend_lint.source import SourceFile
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    path = tmp_path / "k.py"
+    text = HEADER + LAUNCH.format(i=0)
+    path.write_text(text)
+    assert main(["--no-cache", "--output-format", "json", "--select", "ASC004", str(path)]) == 1
+    findings = json.loads(capsys.readouterr().out)
+    assert len(findings) == 4
+    source = SourceFile.from_bytes(str(path), text.encode())
+    rows = text.splitlines()
+    for finding in findings:
+        keyword = finding["message"].split("`")[1]
+        edits = tuple(
+            Edit(
+                Position(e["location"]["row"], e["location"]["column"] - 1),
+                Position(e["end_location"]["row"], e["end_location"]["column"] - 1),
+                e["content"],
+            )
+            for e in finding["fix"]["edits"]
+        )
+        fixed, _, _ = apply_edits(source, [Fix(finding["fix"]["applicability"], "", edits)])
+        other = "num_stages" if keyword == "num_warps" else "num_warps"
+        row = finding["location"]["row"]
+        assert keyword not in fixed.splitlines()[row - 1]
+        assert fixed.count(other) == text.count(other), (keyword, rows[row - 1])
+        ast.parse(fixed)
+    multi_line = [f for f in findings if f["location"]["row"] != findings[0]["location"]["row"]]
+    warps = next(f for f in multi_line if "num_warps" in f["message"])
+    assert [e["content"] for e in warps["fix"]["edits"]] == [""]

@@ -127,10 +127,14 @@ class Editor:
         self.published.append(params)
         self._arrived.set()
 
-    async def initialize(self, capabilities: str, options: dict | None = None) -> None:
+    async def initialize(
+        self, capabilities: str | types.ClientCapabilities, options: dict | None = None
+    ) -> None:
+        if isinstance(capabilities, str):
+            capabilities = client_capabilities(capabilities)
         self.result = await self.client.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(capabilities),
+                capabilities=capabilities,
                 initialization_options=options,
                 root_uri=self.workspace.as_uri(),
                 workspace_folders=[
@@ -179,7 +183,8 @@ class Editor:
 
     @property
     def pulls(self) -> bool:
-        return self.client.capabilities.text_document.diagnostic is not None
+        """The server asked this client to pull (it is pushed to otherwise)."""
+        return self.result.capabilities.diagnostic_provider is not None
 
     async def pull(self, uri: str, previous: str | None = None):
         return await asyncio.wait_for(
@@ -199,13 +204,17 @@ class Editor:
         return await self.diagnostics(uri, version, after)
 
     async def actions(
-        self, uri: str, r: types.Range, only: list[str] | None = None
+        self,
+        uri: str,
+        r: types.Range,
+        only: list[str] | None = None,
+        context: list[types.Diagnostic] | None = None,
     ) -> list[types.CodeAction]:
         result = await self.client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
                 range=r,
-                context=types.CodeActionContext(diagnostics=[], only=only),
+                context=types.CodeActionContext(diagnostics=context or [], only=only),
             )
         )
         return list(result or [])
@@ -256,7 +265,19 @@ def project(tmp_path: Path, table: str = "") -> Path:
     return tmp_path
 
 
-async def start(client: LanguageClient, tmp_path: Path, capabilities: str) -> Editor:
+def refreshable(name: str) -> types.ClientCapabilities:
+    """`name`'s capabilities plus `workspace.diagnostics.refreshSupport`: a client that
+    pulls diagnostics and can be asked to pull again (VS Code since 1.67, Neovim 0.12)."""
+    capabilities = client_capabilities(name)
+    capabilities.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(
+        refresh_support=True
+    )
+    return capabilities
+
+
+async def start(
+    client: LanguageClient, tmp_path: Path, capabilities: str | types.ClientCapabilities
+) -> Editor:
     editor: Editor = client.editor
     editor.workspace = project(tmp_path)
     await editor.initialize(capabilities)
@@ -269,12 +290,15 @@ async def stop(client: LanguageClient) -> None:
 
 
 USERS = ClientServerConfig(server_command=server_command(), client_factory=client_factory)
-EDITORS = ["visual-studio-code", "emacs", "neovim"]  # UTF-16 push, UTF-32 push, UTF-8 pull
+# UTF-16 push, UTF-32 push, UTF-8 push (Neovim 0.11 pulls but cannot be refreshed),
+# UTF-8 pull
+EDITORS = ["visual-studio-code", "emacs", "neovim", "neovim+refresh"]
 
 
 @pytest_lsp.fixture(config=USERS, params=EDITORS)
 async def editor(lsp_client: LanguageClient, request, tmp_path):
-    await start(lsp_client, tmp_path, request.param)
+    name, _, refresh = request.param.partition("+")
+    await start(lsp_client, tmp_path, refreshable(name) if refresh else name)
     yield
     await stop(lsp_client)
 
@@ -315,7 +339,7 @@ async def test_initialize_announces_what_the_server_does(vscode: LanguageClient)
         types.CodeActionKind.QuickFix,
         "source.fixAll.ascend-lint",
     }
-    assert caps.diagnostic_provider.identifier == "ascend-lint"
+    assert caps.diagnostic_provider is None  # this client does not pull: it is pushed to
     # pyproject.toml is watched and the settings section registered, for this client
     await until(lambda: len(vscode.editor.registrations) == 2, "client/registerCapability")
     methods = {r.method for r in vscode.editor.registrations}
@@ -520,14 +544,25 @@ async def test_hover_explains_the_rule_and_points_to_the_reference_kernel(vscode
 
 
 @pytest_lsp.fixture(config=USERS)
+async def puller(lsp_client: LanguageClient, tmp_path):
+    """A client that pulls diagnostics and can be asked to pull again."""
+    await start(lsp_client, tmp_path, refreshable("neovim"))
+    yield
+    await stop(lsp_client)
+
+
+@pytest_lsp.fixture(config=USERS)
 async def neovim(lsp_client: LanguageClient, tmp_path):
+    """Neovim 0.11 as it announces itself: it pulls, but cannot be refreshed and
+    watches no files for the server."""
     await start(lsp_client, tmp_path, "neovim")
     yield
     await stop(lsp_client)
 
 
-async def test_pull_diagnostics_report_changes_only(neovim: LanguageClient):
-    e: Editor = neovim.editor
+async def test_pull_diagnostics_report_changes_only(puller: LanguageClient):
+    e: Editor = puller.editor
+    assert e.pulls
     uri = e.open(e.workspace / "kern.py", KERNEL)
     first = await e.pull(uri)
     assert first.kind == "full"
@@ -644,9 +679,9 @@ FAILING = ClientServerConfig(
     server_command=server_command(
         # A hover that raises, and a rule that raises on every file: both are bugs the
         # server must survive.
-        "import ascend_lint.server.server as s",
+        "import ascend_lint.server.hover as h",
         "def broken(d): raise RuntimeError('hover exploded')",
-        "s.hover_markdown = broken",
+        "h.hover_markdown = broken",
         "from ascend_lint.rules import RULES_BY_CODE",
         "def check(self, ctx): raise ValueError('rule exploded')",
         "RULES_BY_CODE['ASC007'].check = check",
@@ -704,3 +739,312 @@ async def test_server_without_pygls_says_what_to_install():
     assert err.decode().strip().splitlines() == [
         'error: ascend-lint server needs pygls and lsprotocol: pip install "ascend-lint[server]"'
     ]
+
+
+# -- what Neovim sends: code actions from anywhere on a line ------------------------------
+
+# Two knobs on one line of a launch split over lines: two ASC004 findings side by side.
+TWO_KNOBS = KERNEL.replace(
+    "BT=64, num_warps=4)  # noqa: ASC023",
+    "BT=64,  # noqa: ASC023\n        num_warps=4, num_stages=2,\n    )",
+)
+ROW_KNOBS = ROW_ASC004 + 1
+
+
+def line_start(row: int) -> types.Range:
+    """`vim.lsp.buf.code_action()` with the cursor in column 1: an empty range there."""
+    return types.Range(types.Position(row, 0), types.Position(row, 0))
+
+
+async def test_code_action_from_column_1_offers_each_findings_fix_and_noqa(
+    neovim: LanguageClient,
+):
+    e: Editor = neovim.editor
+    path = e.workspace / "kern.py"
+    uri = e.open(path, TWO_KNOBS)
+    found = await e.findings(uri, 1)
+    on_line = [d for d in found if d.range.start.line == ROW_KNOBS]
+    assert [d.code for d in on_line] == ["ASC004", "ASC004"]
+    # Neovim sends the line's diagnostics in the context, as it received them.
+    actions = await e.actions(uri, line_start(ROW_KNOBS), context=on_line)
+    titles = [a.title for a in actions]
+    assert titles == [
+        "ASC004: Remove `num_warps`",
+        "ASC004: Suppress with `# noqa: ASC004`",
+        "ASC004: Remove `num_stages`",
+        "ASC004: Suppress with `# noqa: ASC004`",
+        "ascend-lint: Fix all safe",  # its edit comes through codeAction/resolve
+    ]
+    warps, _, stages, noqa, fix_all = actions
+    # each quick fix removes its own keyword only, and the two edits differ
+    assert warps.edit != stages.edit
+    for action, gone, kept in (
+        (warps, "num_warps", "num_stages"),
+        (stages, "num_stages", "num_warps"),
+    ):
+        fixed = apply(TWO_KNOBS, action.edit, uri, e.encoding)
+        assert gone not in fixed and kept in fixed, action.title
+        compile(fixed, "kern.py", "exec")
+    assert (
+        apply(TWO_KNOBS, noqa.edit, uri, e.encoding)
+        .splitlines()[ROW_KNOBS]
+        .endswith("num_stages=2,  # noqa: ASC004")
+    )
+    # the lazy fix-all, resolved when chosen, writes what `--fix` writes
+    assert fix_all.edit is None and fix_all.kind == "source.fixAll.ascend-lint"
+    resolved = await neovim.code_action_resolve_async(fix_all)
+    assert resolved.title == "ascend-lint: Fix all safe (2 fixes)"
+    cli = subprocess.run(
+        [sys.executable, "-m", "ascend_lint", "check", "--fix", "--stdin-filename", str(path), "-"],
+        input=TWO_KNOBS.encode(),
+        capture_output=True,
+        cwd=e.workspace,
+        check=False,
+    )
+    assert apply(TWO_KNOBS, resolved.edit, uri, e.encoding) == cli.stdout.decode()
+
+
+async def test_context_diagnostics_of_another_server_are_not_ours(neovim: LanguageClient):
+    e: Editor = neovim.editor
+    uri = e.open(e.workspace / "kern.py", TWO_KNOBS)
+    (asc001,) = by_code(await e.findings(uri, 1))["ASC001"]
+    foreign = types.Diagnostic(range=asc001.range, message="E501", code="ASC001", source="ruff")
+    actions = await e.actions(uri, line_start(ROW_KNOBS - 5), context=[foreign])
+    assert not [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+
+
+# -- hover on a code of a noqa comment------------------------------------------------------------
+
+
+async def test_hover_on_a_noqa_code_shows_its_rule(neovim: LanguageClient):
+    e: Editor = neovim.editor
+    quiet = KERNEL.replace("num_warps=4)", "num_warps=4)  # noqa: ASC004").replace(
+        "(0,))\n", "(0,))  # noqa:ASC003,ASC001\n", 1
+    )
+    uri = e.open(e.workspace / "kern.py", quiet)
+    assert sorted(by_code(await e.findings(uri, 1))) == ["ASC007", "ASC100"]  # ASC003 unused
+    lines = quiet.splitlines()
+
+    async def hover_at(row: int, column: int):
+        return await neovim.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(row, units(lines[row][:column], e.encoding)),
+            )
+        )
+
+    hover = await hover_at(ROW_ASC004, lines[ROW_ASC004].index("ASC004") + 2)
+    assert hover.contents.value.startswith(
+        "**ASC004** `launch-num-warps-stages`: `num_warps`/`num_stages` at a launch"
+    )
+    assert "**Why:**" in hover.contents.value and "rules/ASC004.md" in hover.contents.value
+    assert as_tuple(hover.range) == span(quiet, ROW_ASC004, "ASC004", e.encoding)
+    end_of_code = await hover_at(ROW_ASC001, lines[ROW_ASC001].index("ASC001") + 6)
+    assert end_of_code.contents.value.startswith("**ASC001** `strided-time-gather`")
+    # an unused code: its rule, then the finding that says it is unused
+    unused = (await hover_at(ROW_ASC001, lines[ROW_ASC001].index("ASC003"))).contents.value
+    assert unused.startswith("**ASC003** `runtime-branch-in-loop`")
+    assert "\n\n---\n\n**ASC100** `unused-noqa`" in unused
+    assert await hover_at(ROW_ASC004, lines[ROW_ASC004].index("# noqa")) is None
+
+
+# -- configuration changes in clients that watch no files ---------------------------------
+
+
+async def test_pyproject_edit_reaches_a_client_that_watches_no_files(neovim: LanguageClient):
+    e: Editor = neovim.editor
+    assert not e.registrations  # Neovim on Linux cannot watch files for the server
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    assert "ASC004" in by_code(await e.findings(uri, 1))
+    before = len(e.published)
+    project(e.workspace, '[tool.ascend-lint]\nignore = ["ASC004"]\n')
+    # no notification at all: the server sees the file change and publishes again
+    assert sorted(by_code(await e.diagnostics(uri, 1, after=before))) == ["ASC001", "ASC007"]
+
+
+async def test_a_pulling_client_is_asked_to_pull_again_after_a_change(puller: LanguageClient):
+    e: Editor = puller.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    first = await e.pull(uri)
+    assert "ASC004" in by_code(first.items)
+    project(e.workspace, '[tool.ascend-lint]\nignore = ["ASC004"]\n')
+    await until(lambda: puller.diagnostic_refresh_count == 1, "workspace/diagnostic/refresh")
+    assert sorted(by_code((await e.pull(uri, previous=first.result_id)).items)) == [
+        "ASC001",
+        "ASC007",
+    ]
+    puller.set_configuration({"ignore": ["ASC001"]}, section="ascend-lint")
+    puller.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await until(lambda: puller.diagnostic_refresh_count == 2, "a second refresh")
+    assert sorted(by_code((await e.pull(uri)).items)) == ["ASC004", "ASC007"]
+    assert not e.published
+
+
+# -- fix-all: worked out only when asked for, never in the way of other requests ----------
+
+SLOW_FIX_ALL_S = 4
+SLOW_FIXES = ClientServerConfig(
+    server_command=server_command(
+        # Fix-all that takes a while (as on an 818 KB file), to see what waits for it.
+        "import time",
+        "import ascend_lint.server.buffers as b",
+        "real = b.fix_source",
+        f"def slow(*args, **kwargs): time.sleep({SLOW_FIX_ALL_S}); return real(*args, **kwargs)",
+        "b.fix_source = slow",
+    ),
+    client_factory=client_factory,
+)
+
+
+@pytest_lsp.fixture(config=SLOW_FIXES)
+async def slow_fixes(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, "visual-studio-code")
+    yield
+    await stop(lsp_client)
+
+
+async def test_a_hover_is_answered_while_fix_all_runs(slow_fixes: LanguageClient):
+    e: Editor = slow_fixes.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    (asc001,) = by_code(await e.diagnostics(uri, 1))["ASC001"]
+    loop = asyncio.get_running_loop()
+    # the lightbulb's request on a cursor move does not work fix-all out
+    started = loop.time()
+    actions = await e.actions(uri, asc001.range)
+    assert loop.time() - started < SLOW_FIX_ALL_S / 2
+    assert [a.edit for a in actions if a.kind == "source.fixAll.ascend-lint"] == [None]
+    # fix on save asks for it by kind; a hover sent meanwhile does not wait for it
+    whole = types.Range(types.Position(0, 0), types.Position(0, 0))
+    fix_all = asyncio.ensure_future(e.actions(uri, whole, only=["source.fixAll"]))
+    await asyncio.sleep(0.2)
+    started = loop.time()
+    hover = await slow_fixes.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=asc001.range.start
+        )
+    )
+    assert loop.time() - started < SLOW_FIX_ALL_S / 2
+    assert not fix_all.done()
+    assert "**ASC001**" in hover.contents.value
+    (action,) = await asyncio.wait_for(fix_all, TIMEOUT)
+    assert "num_warps" not in apply(KERNEL, action.edit, uri, e.encoding)
+    # the same text again: the fix-all of this version is not worked out twice
+    started = loop.time()
+    (again,) = await e.actions(uri, whole, only=["source.fixAll"])
+    assert loop.time() - started < SLOW_FIX_ALL_S / 2
+    assert again.edit == action.edit
+
+
+# -- a client that goes away mid-lint ------------------------------------------------------
+
+
+def frame(message: dict) -> bytes:
+    import json
+
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+SLOW_LINT = [
+    # Every lint takes seconds, as a big file's does: the client leaves during one.
+    "import time",
+    "import ascend_lint.server.buffers as b",
+    "real = b.lint_text",
+    "def slow(*args, **kwargs): time.sleep(5); return real(*args, **kwargs)",
+    "b.lint_text = slow",
+]
+
+
+@pytest.mark.parametrize("how", ["closes-both-pipes", "stops-reading"])
+async def test_a_client_that_leaves_mid_lint_leaves_no_process_and_no_traceback(
+    tmp_path: Path, how: str
+):
+    project(tmp_path)
+    uri = (tmp_path / "kern.py").as_uri()
+    process = await asyncio.create_subprocess_exec(
+        *server_command(*SLOW_LINT),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    caps = {"textDocument": {"publishDiagnostics": {"versionSupport": True}}}
+    process.stdin.write(
+        frame(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": caps},
+            }
+        )
+        + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        + frame(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": "python",
+                        "version": 1,
+                        "text": KERNEL,
+                    }
+                },
+            }
+        )
+    )
+    await process.stdin.drain()
+    assert b"Content-Length" in await asyncio.wait_for(process.stdout.readline(), TIMEOUT)
+    await asyncio.sleep(0.5)  # the lint has started
+    left = asyncio.get_running_loop().time()
+    # `:qa!`: the editor is gone, its end of both pipes closed
+    process.stdout.feed_eof()
+    process._transport.get_pipe_transport(1).close()
+    if how == "closes-both-pipes":
+        process.stdin.close()
+    code = await asyncio.wait_for(process.wait(), TIMEOUT)
+    gone = asyncio.get_running_loop().time() - left
+    err = (await process.stderr.read()).decode()
+    if how == "closes-both-pipes":
+        assert gone < 2, gone  # not after the lint (5 s) ends
+    assert code == 1
+    assert "Traceback" not in err and "BrokenPipe" not in err
+    assert len(err.splitlines()) == 1, err
+    assert "client closed the connection" in err
+
+
+BIG_BUFFER_FIXES = ClientServerConfig(
+    # Every buffer fixed as a big one is: in the worker process.
+    server_command=server_command(
+        "import ascend_lint.server.server as s", "s.BIG_BUFFER_CHARS = 0"
+    ),
+    client_factory=client_factory,
+)
+
+
+@pytest_lsp.fixture(config=BIG_BUFFER_FIXES)
+async def process_fixes(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, "visual-studio-code")
+    yield
+    await stop(lsp_client)
+
+
+async def test_fix_all_in_the_worker_process_writes_what_the_command_line_writes(
+    process_fixes: LanguageClient,
+):
+    e: Editor = process_fixes.editor
+    path = e.workspace / "kern.py"
+    uri = e.open(path, TWO_KNOBS)
+    await e.diagnostics(uri, 1)
+    whole = types.Range(types.Position(0, 0), types.Position(0, 0))
+    (action,) = await e.actions(uri, whole, only=["source.fixAll"])
+    assert action.title == "ascend-lint: Fix all safe (2 fixes)"
+    cli = subprocess.run(
+        [sys.executable, "-m", "ascend_lint", "check", "--fix", "--stdin-filename", str(path), "-"],
+        input=TWO_KNOBS.encode(),
+        capture_output=True,
+        cwd=e.workspace,
+        check=False,
+    )
+    assert apply(TWO_KNOBS, action.edit, uri, e.encoding) == cli.stdout.decode()

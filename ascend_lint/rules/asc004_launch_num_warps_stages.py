@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ascend_lint.codemods import (
+    remove_argument,
     remove_arguments,
     remove_comprehension_clauses,
     remove_list_elements,
     remove_statement,
 )
-from ascend_lint.diagnostics import Applicability, Edit, Fix
+from ascend_lint.diagnostics import Applicability, Edit, Fix, FixGroup
 from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.index.syntax import free_of_effects
 from ascend_lint.knob_cleanup import knob_cleanups
@@ -140,18 +142,42 @@ class LaunchNumWarpsStages(Rule):
                 notes.insert(0, cleanup.describe())
                 unsafe = unsafe or bool(cleanup.unsafe_imports)
             fixes[group] = (ordered, " ".join(notes), unsafe)
+        # Each finding's own fix touches only its own option (a quick fix for `num_warps`
+        # leaves `num_stages` to its finding); the group's edits (every option of the
+        # containers plus what only they read) apply when all of its findings are fixed
+        # at once, as `--fix` does, so that still takes one round.
+        group_of_finding = [
+            group_of.get(id(container), id(container))
+            for _node, container, _key, _where in found
+            if id(container) in removals
+        ]
+        sizes = Counter(group_of_finding)
+        shared: dict[int, FixGroup] = {}  # one object per group: siblings match by identity
         for node, container, key, where in found:
             fix = None
             if id(container) in removals:
-                edits, notes, unsafe = fixes[group_of.get(id(container), id(container))]
+                group = group_of.get(id(container), id(container))
+                edits, notes, unsafe = fixes[group]
                 message = f"Remove `{key}`" + (f" {notes}" if notes else "")
                 applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
-                fix = Fix(applicability, message, edits)
+                own = self._own_edit(ctx, container, key, removals[id(container)])
+                if own is None or (own,) == edits:
+                    fix = Fix(applicability, message, edits)
+                else:
+                    together = shared.setdefault(group, FixGroup(sizes[group], edits))
+                    fix = Fix(applicability, message, (own,), together)
             yield Finding(
                 node,
                 f"`{key}` in a {where} has no effect on Ascend and only multiplies compilations; remove it",
                 fix=fix,
             )
+
+    @staticmethod
+    def _own_edit(ctx: RuleContext, container: ast.AST, key: str, removal: _Removal) -> Edit | None:
+        """The edit that removes this one option and nothing else."""
+        if isinstance(container, ast.stmt):
+            return removal.edits[0]  # the statement that sets it
+        return remove_argument(ctx.source, container, key)
 
     @staticmethod
     def _repeats(ctx: RuleContext) -> Iterator[Finding]:

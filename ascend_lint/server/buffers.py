@@ -4,12 +4,14 @@ the settings of the file's project, and the fixes built from that one result."""
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 
+from ascend_lint.add_noqa import comment_row
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_buffer
-from ascend_lint.fixes import apply_edits, fix_source, parsed
+from ascend_lint.fixes import fix_source
 from ascend_lint.server.config import Resolved
 from ascend_lint.source import SourceDecodeError, SourceFile
 
@@ -66,23 +68,80 @@ def lint_text(path: str, text: str, version: int | None, resolved: Resolved) -> 
     return buffer
 
 
-def single_fix_text(buffer: LintedBuffer, fix: Fix) -> str | None:
-    """The buffer with one fix applied, or None if that would not parse."""
-    text, used, _edits = apply_edits(buffer.source, [fix])
-    if not used or text == buffer.text or isinstance(parsed(text), str):
-        return None
-    return text
+def changes_text(buffer: LintedBuffer, fix: Fix) -> bool:
+    """Whether applying `fix` changes the buffer. Fixes are not re-parsed one by one
+    here (that costs a whole parse of the file per action; the rules' fixes are tested
+    to parse, and fix-all checks its result as `--fix` does)."""
+    source = buffer.source
+    for edit in fix.edits:
+        start = source.offset(edit.start.row, edit.start.column)
+        end = source.offset(edit.end.row, edit.end.column)
+        if buffer.text[start:end] != edit.content:
+            return True
+    return False
 
 
-def fix_all_text(buffer: LintedBuffer, unsafe: bool) -> tuple[str | None, int, str | None]:
+# Where a top-level definition starts (after a blank line): tokenizing from there reads
+# the statements around a row as the whole file would.
+_TOP_LEVEL_START = re.compile(r"\n\r?\n(?=(?:@|def |class |async def ))")
+
+
+def noqa_row(buffer: LintedBuffer, d: Diagnostic) -> int | None:
+    """The row that takes `d`'s `# noqa` comment, as `--add-noqa` chooses it
+    (`add_noqa.comment_row`), tokenizing only the top-level block around the finding
+    instead of the whole file (a big file takes half a second)."""
+    return comment_row(buffer.source, d, _rows_that_cannot_end_in_a_comment(buffer, d))
+
+
+def _rows_that_cannot_end_in_a_comment(buffer: LintedBuffer, d: Diagnostic) -> set[int]:
+    source, text = buffer.source, buffer.text
+    first_offset = source.offset(d.start.row, 0)
+    last_row = d.end.row + 1
+    block = 0
+    for match in _TOP_LEVEL_START.finditer(text, 0, first_offset):
+        block = match.end()
+    base = source.position_of(block).row - 1  # rows before the block
+    lines = source.lines
+    blocked = {
+        row
+        for row in range(d.start.row, min(last_row, len(lines)) + 1)
+        if lines[row - 1].rstrip().endswith("\\")
+    }
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text[block:]).readline):
+            start, end = tok.start[0] + base, tok.end[0] + base
+            if start > last_row:
+                break
+            if (tok.type == tokenize.STRING and end > start) or tok.type == _FSTRING_MIDDLE:
+                blocked.update(range(start, end))
+    except (tokenize.TokenError, SyntaxError):
+        pass  # unfinished code: the rows tokenize could not follow stay as they are
+    return blocked
+
+
+_FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", None)
+
+
+def fix_all_text(
+    buffer: LintedBuffer, unsafe: bool, relint: bool = False
+) -> tuple[str | None, int, str | None]:
     """The buffer with every applicable fix applied, round after round, exactly as
-    `--fix` would write it: (new text or None when nothing changes, fixes applied, error)."""
+    `--fix` would write it: (new text or None when nothing changes, fixes applied, error).
+    The first round starts from the buffer's own lint, unless `relint` (its findings
+    are not at hand) or a rule failed in it."""
     settings = buffer.resolved.settings
     allowed = frozenset({Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])})
     codes = settings.codes_for(buffer.path, settings.enabled_codes())
     raw = buffer_bytes(buffer.text)
+    first = None if relint or buffer.error else buffer.diagnostics
     outcome = fix_source(
-        buffer.path, raw, codes, allowed, settings.fixable_codes(), target=settings.target
+        buffer.path,
+        raw,
+        codes,
+        allowed,
+        settings.fixable_codes(),
+        first,
+        target=settings.target,
     )
     if outcome.error:
         return None, 0, outcome.error

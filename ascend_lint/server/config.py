@@ -6,7 +6,8 @@ The editor section takes the keys of `[tool.ascend-lint]` (`select`, `ignore`,
 `per-file-ignores`, `unfixable`, `unsafe-fixes`, ...) plus three of the server's own:
 `configFile` (a configuration file to use instead of the nearest `pyproject.toml`, as
 `--config PATH`), `isolated` (no configuration file at all) and `debounceMs` (how long
-typing must pause before a changed buffer is linted).
+typing must pause before a changed buffer is linted and pushed; a pulling client
+chooses itself when it asks).
 
 Resolved settings are cached per configuration file and keyed by its modification time
 and size, so an edit to `pyproject.toml` is seen on the next lint even when the client
@@ -19,8 +20,10 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ascend_lint.settings import ConfigError, Settings, apply_table, find_pyproject, load_settings
+if TYPE_CHECKING:  # the settings module imports every rule: loaded on the first lint
+    from ascend_lint.settings import Settings
 
 SECTION = "ascend-lint"
 DEFAULT_DEBOUNCE_MS = 50
@@ -64,6 +67,14 @@ class SettingsResolver:
         self._cache.clear()
 
     def for_path(self, path: Path) -> Resolved:
+        from ascend_lint.settings import (
+            ConfigError,
+            Settings,
+            apply_table,
+            find_pyproject,
+            load_settings,
+        )
+
         config_file = self._editor.get("configFile")
         isolated = self._editor.get("isolated") is True
         if isinstance(config_file, str) and config_file:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ascend_lint.add_noqa import comment_row, rows_that_cannot_end_in_a_comment, with_codes
+from ascend_lint.add_noqa import with_codes
 from ascend_lint.diagnostics import Applicability, Diagnostic, Edit, Position
 from ascend_lint.docs import rule_url
 from ascend_lint.rules import SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE
-from ascend_lint.server.buffers import LintedBuffer, fix_all_text, single_fix_text
+from ascend_lint.server.buffers import LintedBuffer, changes_text, noqa_row
 from ascend_lint.server.positions import to_client
 
 SOURCE = "ascend-lint"
@@ -80,82 +80,126 @@ def _overlaps(d: Diagnostic, start: Position, end: Position) -> bool:
     return d.start <= end and start <= d.end
 
 
-def _wanted(kind: str, only: list[str] | None) -> bool:
+def wanted(kind: str, only: list[str] | None) -> bool:
     """`only: ["source.fixAll"]` asks for that kind and the kinds below it."""
     return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
 
 
-def code_actions(
-    uri: str,
+def asked_for(kind: str, only: list[str] | None) -> bool:
+    """`only` names `kind` or a kind above it (`source`): asked for, not just allowed."""
+    return only is not None and wanted(kind, only)
+
+
+def findings_for(
     buffer: LintedBuffer,
     start: Position,
     end: Position,
+    context: list[types.Diagnostic],
     encoding: str,
-    only: list[str] | None,
+) -> list[Diagnostic]:
+    """The findings a code action request is about: those under the requested range
+    and those the client lists in its context (Neovim sends a line's diagnostics when
+    asked from any column of it; VS Code the ones at the cursor), matched by code and
+    range as this server published them."""
+    listed: dict[str, set[tuple[int, int, int, int]]] = {}
+    for c in context:
+        if c.source in (None, SOURCE) and isinstance(c.code, str):
+            r = c.range
+            listed.setdefault(c.code, set()).add(
+                (r.start.line, r.start.character, r.end.line, r.end.character)
+            )
+    found = []
+    for d in buffer.diagnostics:
+        if _overlaps(d, start, end):
+            found.append(d)
+        elif d.code in listed:
+            r = lsp_range(buffer, *_visible_span(buffer, d), encoding)
+            if (r.start.line, r.start.character, r.end.line, r.end.character) in listed[d.code]:
+                found.append(d)
+    return found
+
+
+def quick_fixes(
+    uri: str,
+    buffer: LintedBuffer,
+    findings: list[Diagnostic],
+    encoding: str,
     versioned: bool,
 ) -> list[types.CodeAction]:
+    """Each finding's own fix (safe ones preferred, unsafe ones labelled, display-only
+    ones not offered) and its `# noqa` action, as Ruff offers them."""
     actions: list[types.CodeAction] = []
-    if _wanted(types.CodeActionKind.QuickFix.value, only):
-        blocked = None
-        for d in buffer.diagnostics:
-            if not _overlaps(d, start, end):
-                continue
-            shown = [lsp_diagnostic(buffer, d, encoding)]
-            fix = d.fix
-            if fix is not None and fix.applicability != Applicability.DISPLAY_ONLY:
-                if single_fix_text(buffer, fix) is not None:
-                    safe = fix.applicability == Applicability.SAFE
-                    edits = [_text_edit(buffer, e, encoding) for e in fix.edits]
-                    actions.append(
-                        types.CodeAction(
-                            title=f"{d.code}: {fix.message}" + ("" if safe else " (unsafe fix)"),
-                            kind=types.CodeActionKind.QuickFix,
-                            diagnostics=shown,
-                            is_preferred=safe,
-                            edit=_workspace_edit(uri, buffer, edits, versioned),
-                        )
-                    )
-            if d.code in (SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE):
-                continue  # a broken file takes no comment; an unused noqa is not silenced
-            if blocked is None:
-                blocked = rows_that_cannot_end_in_a_comment(buffer.source)
-            row = comment_row(buffer.source, d, blocked)
-            if row is None:
-                continue
-            line = buffer.source.line(row)
-            edit = Edit(Position(row, 0), Position(row, len(line)), with_codes(line, {d.code}))
+    for d in findings:
+        shown = [lsp_diagnostic(buffer, d, encoding)]
+        fix = d.fix
+        if (
+            fix is not None
+            and fix.applicability != Applicability.DISPLAY_ONLY
+            and changes_text(buffer, fix)
+        ):
+            safe = fix.applicability == Applicability.SAFE
+            edits = [_text_edit(buffer, e, encoding) for e in fix.edits]
             actions.append(
                 types.CodeAction(
-                    title=f"{d.code}: Suppress with `# noqa: {d.code}`",
+                    title=f"{d.code}: {fix.message}" + ("" if safe else " (unsafe fix)"),
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=shown,
-                    edit=_workspace_edit(
-                        uri, buffer, [_text_edit(buffer, edit, encoding)], versioned
-                    ),
+                    is_preferred=safe,
+                    edit=_workspace_edit(uri, buffer, edits, versioned),
                 )
             )
-    unsafe = buffer.resolved.settings.unsafe_fixes
-    allowed = {Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])}
-    if _wanted(FIX_ALL_KIND, only) and any(
-        d.fix is not None and d.fix.applicability in allowed for d in buffer.diagnostics
-    ):
-        action = fix_all_action(uri, buffer, encoding, versioned, unsafe)
-        if action is not None:
-            actions.append(action)
+        if d.code in (SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE):
+            continue  # a broken file takes no comment; an unused noqa is not silenced
+        row = noqa_row(buffer, d)
+        if row is None:
+            continue
+        line = buffer.source.line(row)
+        edit = Edit(Position(row, 0), Position(row, len(line)), with_codes(line, {d.code}))
+        actions.append(
+            types.CodeAction(
+                title=f"{d.code}: Suppress with `# noqa: {d.code}`",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=shown,
+                edit=_workspace_edit(uri, buffer, [_text_edit(buffer, edit, encoding)], versioned),
+            )
+        )
     return actions
 
 
-def fix_all_action(
-    uri: str, buffer: LintedBuffer, encoding: str, versioned: bool, unsafe: bool
-) -> types.CodeAction | None:
-    fixed, count, _error = fix_all_text(buffer, unsafe)
-    if fixed is None:
-        return None
-    edit = _minimal_edit(buffer, fixed)
-    noun = "fix" if count == 1 else "fixes"
+def fix_all_title(unsafe: bool, count: int | None = None) -> str:
     what = "safe and unsafe" if unsafe else "safe"
+    if count is None:
+        return f"ascend-lint: Fix all {what}"
+    return f"ascend-lint: Fix all {what} ({count} {'fix' if count == 1 else 'fixes'})"
+
+
+def has_fixes(buffer: LintedBuffer) -> bool:
+    """Whether fix-all can change anything (without working it out)."""
+    allowed = {Applicability.SAFE}
+    if buffer.resolved.settings.unsafe_fixes:
+        allowed.add(Applicability.UNSAFE)
+    return any(d.fix is not None and d.fix.applicability in allowed for d in buffer.diagnostics)
+
+
+def lazy_fix_all_action(uri: str, buffer: LintedBuffer) -> types.CodeAction:
+    """Fix-all without its edit, for `codeAction/resolve` to fill in when chosen."""
     return types.CodeAction(
-        title=f"ascend-lint: Fix all {what} ({count} {noun})",
+        title=fix_all_title(buffer.resolved.settings.unsafe_fixes),
+        kind=FIX_ALL_KIND,
+        data={"uri": uri, "version": buffer.version},
+    )
+
+
+def fix_all_action(
+    uri: str, buffer: LintedBuffer, encoding: str, versioned: bool, fixed: tuple
+) -> types.CodeAction | None:
+    """The fix-all action from `fix_all_text`'s result (worked out off the event loop)."""
+    text, count, _error = fixed
+    if text is None:
+        return None
+    edit = _minimal_edit(buffer, text)
+    return types.CodeAction(
+        title=fix_all_title(buffer.resolved.settings.unsafe_fixes, count),
         kind=FIX_ALL_KIND,
         edit=_workspace_edit(uri, buffer, [_text_edit(buffer, edit, encoding)], versioned),
     )
@@ -166,12 +210,10 @@ def _minimal_edit(buffer: LintedBuffer, fixed: str) -> Edit:
     editor keeps cursors and folds outside it)."""
     old = buffer.text
     limit = min(len(old), len(fixed))
-    prefix = 0
-    while prefix < limit and old[prefix] == fixed[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == fixed[-1 - suffix]:
-        suffix += 1
+    prefix = _common_length(old, fixed, limit, lambda text, n: text[:n])
+    suffix = _common_length(
+        old, fixed, limit - prefix, lambda text, n: text[len(text) - n :] if n else ""
+    )
     # Never cut a CRLF in two: a position between CR and LF does not exist in the LSP.
     if 0 < prefix < len(old) and old[prefix - 1] == "\r" and old[prefix] == "\n":
         prefix -= 1
@@ -181,3 +223,17 @@ def _minimal_edit(buffer: LintedBuffer, fixed: str) -> Edit:
     start = buffer.source.position_of(prefix)
     end = buffer.source.position_of(len(old) - suffix)
     return Edit(start, end, fixed[prefix : len(fixed) - suffix])
+
+
+def _common_length(a: str, b: str, limit: int, part) -> int:
+    """The longest `n <= limit` with `part(a, n) == part(b, n)` (a common prefix or
+    suffix), by bisection: slices compare in C, where a loop over the characters of a
+    big file would hold the event loop for a tenth of a second."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if part(a, mid) == part(b, mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
