@@ -102,10 +102,16 @@ class UnboundedTaskLoop:
 
 @dataclass
 class _KernelCoverage:
+    """One kernel's (or helper's) facts. Only the program-id reads are computed up front;
+    the rest is filled in on first use, since a launch asks for tiles of few axes and a
+    kernel launched from another module only for its task loops."""
+
     reads: dict[int, list[AxisRead]]
-    tiles: dict[int, AxisTiles]
-    loops_over_programs: bool
-    unbounded: list[UnboundedTaskLoop]
+    pid_names: dict[int, set[str]]  # axis -> the locals set from its `program_id`
+    every_pid: set[str]
+    tiles: dict[int, AxisTiles] = field(default_factory=dict)
+    loops_over_programs: bool | None = None
+    unbounded: list[UnboundedTaskLoop] | None = None
 
 
 def _axis_of(call: ast.Call) -> int | None:
@@ -198,14 +204,29 @@ class CoverageFacts:
         return True
 
     def loops_over_programs(self, fn: JitFunction) -> bool:
-        return any(self._of(f).loops_over_programs for f in (fn, *self._helpers(fn)))
+        return any(self._loops_over_programs_of(f) for f in (fn, *self._helpers(fn)))
+
+    def _loops_over_programs_of(self, fn: JitFunction) -> bool:
+        facts = self._of(fn)
+        if facts.loops_over_programs is None:
+            facts.loops_over_programs = self._loops_over_programs(fn, facts.every_pid)
+        return facts.loops_over_programs
 
     def tiles(self, fn: JitFunction, axis: int) -> AxisTiles:
         """The kernel's own blocks and bounds along `axis` (empty where a helper reads it)."""
-        return self._of(fn).tiles.get(axis, AxisTiles())
+        facts = self._of(fn)
+        if axis not in facts.pid_names:
+            return AxisTiles()
+        tiles = facts.tiles.get(axis)
+        if tiles is None:
+            tiles = facts.tiles[axis] = self._axis_tiles(fn, facts.pid_names[axis])
+        return tiles
 
     def unbounded_task_loops(self, fn: JitFunction) -> list[UnboundedTaskLoop]:
-        return self._of(fn).unbounded
+        facts = self._of(fn)
+        if facts.unbounded is None:
+            facts.unbounded = self._unbounded(fn, facts.every_pid)
+        return facts.unbounded
 
     def _helpers(self, fn: JitFunction) -> list[JitFunction]:
         """The `@triton.jit` helpers `fn` calls, transitively (depth-bounded)."""
@@ -233,7 +254,6 @@ class CoverageFacts:
         return cached
 
     def _compute(self, fn: JitFunction) -> _KernelCoverage:
-        dependencies = fn.dependencies()
         reads_by_stmt = [reads for reads, _assigned in fn.statement_names()]
         order = fn.statement_order()
         seeds: dict[int, set[str]] = {}
@@ -251,14 +271,8 @@ class CoverageFacts:
             seeds.setdefault(axis, set()).update(names)
             if used:
                 reads.setdefault(axis, []).append(AxisRead(axis, call, stmt, fn))
-        tiles = {axis: self._axis_tiles(fn, names, dependencies) for axis, names in seeds.items()}
         every_pid = set().union(*seeds.values()) if seeds else set()
-        return _KernelCoverage(
-            reads=reads,
-            tiles=tiles,
-            loops_over_programs=self._loops_over_programs(fn, every_pid, dependencies),
-            unbounded=self._unbounded(fn, every_pid, dependencies),
-        )
+        return _KernelCoverage(reads=reads, pid_names=seeds, every_pid=every_pid)
 
     @staticmethod
     def _names_set_by(call: ast.Call, stmt: ast.stmt) -> set[str]:
@@ -277,10 +291,9 @@ class CoverageFacts:
                 out.add(target.id)
         return out
 
-    def _axis_tiles(
-        self, fn: JitFunction, pid_names: set[str], dependencies: dict[str, frozenset[str]]
-    ) -> AxisTiles:
+    def _axis_tiles(self, fn: JitFunction, pid_names: set[str]) -> AxisTiles:
         tiles = AxisTiles()
+        dependencies = fn.dependencies()
         derived = _closure(pid_names, dependencies)
         pointers = fn.facts(self._core.aliases).pointers
         runtime = _closure(set(fn.params) - fn.constexpr_params - pointers, dependencies)
@@ -353,14 +366,12 @@ class CoverageFacts:
                         tiles.bounds.setdefault(extent.id, call)
         return tiles
 
-    def _loops_over_programs(
-        self, fn: JitFunction, pid_names: set[str], dependencies: dict[str, frozenset[str]]
-    ) -> bool:
+    def _loops_over_programs(self, fn: JitFunction, pid_names: set[str]) -> bool:
         if self._quantities.has_task_loop(fn):
             return True
         if any(call_name(call.func) == _NUM_PROGRAMS for call, _stmt in fn.calls):
             return True
-        derived = _closure(pid_names, dependencies)
+        derived = _closure(pid_names, fn.dependencies())
         for stmt in fn.statements:
             header = (
                 stmt.iter
@@ -373,14 +384,13 @@ class CoverageFacts:
                 return True
         return False
 
-    def _unbounded(
-        self, fn: JitFunction, pid_names: set[str], dependencies: dict[str, frozenset[str]]
-    ) -> list[UnboundedTaskLoop]:
+    def _unbounded(self, fn: JitFunction, pid_names: set[str]) -> list[UnboundedTaskLoop]:
         """`for i in range(cdiv(total, nprog)): task = pid + i * nprog` (also a trip
         count kept in a local, a step computed from the program count such as
         `nprog * BLOCK`, more terms such as `+ tl.arange(0, BLOCK)`, and the strided form
         `for s in range(0, total, nprog): task = s + pid`) with no comparison, clamp or
         helper call that reads the task index."""
+        dependencies = fn.dependencies()
         counts = self._core.assigned_from(fn, f"{LANGUAGE}.num_programs") | {
             name
             for name, values in fn.assignments.items()
