@@ -159,6 +159,7 @@ class CoverageFacts:
         self._host_values = host.host_values
         self._quantities = quantities
         self._cache: dict[int, _KernelCoverage] = {}
+        self._helpers_cache: dict[int, list[JitFunction]] = {}
 
     # -- per kernel ----------------------------------------------------------------------
     def axis_reads(self, fn: JitFunction) -> dict[int, AxisRead]:
@@ -229,7 +230,14 @@ class CoverageFacts:
         return facts.unbounded
 
     def _helpers(self, fn: JitFunction) -> list[JitFunction]:
-        """The `@triton.jit` helpers `fn` calls, transitively (depth-bounded)."""
+        """The `@triton.jit` helpers `fn` calls, transitively (depth-bounded); kept per
+        kernel, since every query about a launch asks for them again."""
+        cached = self._helpers_cache.get(id(fn))
+        if cached is None:
+            cached = self._helpers_cache[id(fn)] = self._reachable_helpers(fn)
+        return cached
+
+    def _reachable_helpers(self, fn: JitFunction) -> list[JitFunction]:
         found: dict[int, JitFunction] = {}
         frontier = [fn]
         for _ in range(MAX_HELPER_DEPTH):
@@ -390,6 +398,8 @@ class CoverageFacts:
         `nprog * BLOCK`, more terms such as `+ tl.arange(0, BLOCK)`, and the strided form
         `for s in range(0, total, nprog): task = s + pid`) with no comparison, clamp or
         helper call that reads the task index."""
+        if not pid_names and not any(call_name(c.func) == "program_id" for c, _ in fn.calls):
+            return []  # no term can read a program id: there is no task index to find
         dependencies = fn.dependencies()
         counts = self._core.assigned_from(fn, f"{LANGUAGE}.num_programs") | {
             name
@@ -480,6 +490,9 @@ class CoverageFacts:
         ):
             return None
         terms = additive_terms(stmt.value)
+        counts = [counter in names_in(t) for t in terms]
+        if not any(counts):
+            return None  # most sums in a loop body do not read its counter: skip the walks
 
         def reads_id(term: ast.AST) -> bool:
             return bool(names_in(term) & pid_names) or any(
@@ -487,8 +500,9 @@ class CoverageFacts:
                 for n in ast.walk(term)
             )
 
-        counted = [t for t in terms if counter in names_in(t) and not reads_id(t)]
-        ids = [t for t in terms if reads_id(t) and counter not in names_in(t)]
+        ids_read = [reads_id(t) for t in terms]
+        counted = [t for t, c, r in zip(terms, counts, ids_read) if c and not r]
+        ids = [t for t, c, r in zip(terms, counts, ids_read) if r and not c]
         if not counted or not ids:
             return None
         start = ids[0]
