@@ -375,9 +375,10 @@ class CoverageFacts:
         return tiles
 
     def _loops_over_programs(self, fn: JitFunction, pid_names: set[str]) -> bool:
-        if self._quantities.has_task_loop(fn):
-            return True
+        # the cheap test first: a read of the program count
         if any(call_name(call.func) == _NUM_PROGRAMS for call, _stmt in fn.calls):
+            return True
+        if self._quantities.has_task_loop(fn):
             return True
         derived = _closure(pid_names, fn.dependencies())
         for stmt in fn.statements:
@@ -401,12 +402,8 @@ class CoverageFacts:
         if not pid_names and not any(call_name(c.func) == "program_id" for c, _ in fn.calls):
             return []  # no term can read a program id: there is no task index to find
         dependencies = fn.dependencies()
-        counts = self._core.assigned_from(fn, f"{LANGUAGE}.num_programs") | {
-            name
-            for name, values in fn.assignments.items()
-            if any(call_name(getattr(v, "func", None)) == _NUM_PROGRAMS for v in values)
-        }
-        counts = _closure(counts, dependencies)
+        counts: set[str] | None = None  # locals computed from the program count: found
+        # only for a loop whose trip count is divided by something (few are)
         found: list[UnboundedTaskLoop] = []
         order = fn.statement_order()
         for stmt in fn.statements:
@@ -435,6 +432,8 @@ class CoverageFacts:
             reads_count = any(
                 call_name(getattr(n, "func", None)) == _NUM_PROGRAMS for n in ast.walk(step)
             )
+            if counts is None and not reads_count:
+                counts = _closure(self._program_counts(fn), dependencies)
             # the program count, or a grid size the launcher passes (runtime or constexpr)
             passed_in = not (reads_count or steps & counts)
             if passed_in and not (steps and steps <= set(fn.params)):
@@ -460,6 +459,14 @@ class CoverageFacts:
                     )
                 break
         return found
+
+    def _program_counts(self, fn: JitFunction) -> set[str]:
+        """Locals set from `tl.num_programs` (or an alias spelled `num_programs`)."""
+        return self._core.assigned_from(fn, f"{LANGUAGE}.num_programs") | {
+            name
+            for name, values in fn.assignments.items()
+            if any(call_name(getattr(v, "func", None)) == _NUM_PROGRAMS for v in values)
+        }
 
     @staticmethod
     def _is_bare_id(fn: JitFunction, term: ast.AST) -> bool:
