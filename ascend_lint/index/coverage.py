@@ -160,6 +160,7 @@ class CoverageFacts:
         self._quantities = quantities
         self._cache: dict[int, _KernelCoverage] = {}
         self._helpers_cache: dict[int, list[JitFunction]] = {}
+        self._call_names_cache: dict[int, frozenset[str | None]] = {}
 
     # -- per kernel ----------------------------------------------------------------------
     def axis_reads(self, fn: JitFunction) -> dict[int, AxisRead]:
@@ -255,6 +256,15 @@ class CoverageFacts:
                 break
         return list(found.values())
 
+    def _call_names(self, fn: JitFunction) -> frozenset[str | None]:
+        """The last part of the name of every call in `fn` (`program_id`, `num_programs`,
+        however the module spells the triton prefix), for the tests by name."""
+        cached = self._call_names_cache.get(id(fn))
+        if cached is None:
+            cached = frozenset(call_name(call.func) for call, _stmt in fn.calls)
+            self._call_names_cache[id(fn)] = cached
+        return cached
+
     def _of(self, fn: JitFunction) -> _KernelCoverage:
         cached = self._cache.get(id(fn))
         if cached is None:
@@ -293,7 +303,9 @@ class CoverageFacts:
         for target in targets:
             if isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple):
                 for t, v in zip(target.elts, stmt.value.elts):
-                    if isinstance(t, ast.Name) and any(n is call for n in ast.walk(v)):
+                    if isinstance(t, ast.Name) and (
+                        v is call or any(n is call for n in ast.walk(v))
+                    ):
                         out.add(t.id)
             elif isinstance(target, ast.Name):
                 out.add(target.id)
@@ -376,7 +388,7 @@ class CoverageFacts:
 
     def _loops_over_programs(self, fn: JitFunction, pid_names: set[str]) -> bool:
         # the cheap test first: a read of the program count
-        if any(call_name(call.func) == _NUM_PROGRAMS for call, _stmt in fn.calls):
+        if _NUM_PROGRAMS in self._call_names(fn):
             return True
         if self._quantities.has_task_loop(fn):
             return True
@@ -399,7 +411,7 @@ class CoverageFacts:
         `nprog * BLOCK`, more terms such as `+ tl.arange(0, BLOCK)`, and the strided form
         `for s in range(0, total, nprog): task = s + pid`) with no comparison, clamp or
         helper call that reads the task index."""
-        if not pid_names and not any(call_name(c.func) == "program_id" for c, _ in fn.calls):
+        if not pid_names and "program_id" not in self._call_names(fn):
             return []  # no term can read a program id: there is no task index to find
         dependencies = fn.dependencies()
         counts: set[str] | None = None  # locals computed from the program count: found
