@@ -26,9 +26,11 @@ Depends on: the core (kernels, helper calls, calls by triton function), `host` (
 launch argument holds) and `quantities` (what it counts, the grid's axes). Nothing else
 of the index depends on this object.
 
-Cost: one pass over each kernel's statements for its program ids, loops and
-comparisons, on first use, kept per kernel; the launch queries walk the launch's
-arguments through the host value model, whose answers are memoised there.
+Cost: on first use, one pass over a kernel's program-id calls for the axes it reads;
+each axis's tiles, the program loops and the task loops are computed only when asked
+(a launch asks for the tiles of few axes, a kernel launched elsewhere only for its task
+loops), all kept per kernel, as are the helpers it reaches. The launch queries walk the
+launch's arguments through the host value model, whose answers are memoised there.
 """
 
 from __future__ import annotations
