@@ -216,9 +216,31 @@ def _units(
     read = {n.id for node in removed for n in walk(node) if isinstance(n, ast.Name)}
     for host in functions:
         units += _scope_units(host, False, is_package_init, exported, read)
-    if read & imported:  # the module's imports only when something removed may read one
+    # The module's imports only when something removed may read one, directly or
+    # through the locals it reads (scanning them walks the whole module).
+    if read & imported and _read_through(removed, units) & imported:
         units += _scope_units(hosts[0], True, is_package_init, exported, set())
     return units
+
+
+def _read_through(removed: list[ast.AST], units: list[_Unit]) -> set[str]:
+    """The names the removed values read, and those read by the values assigned to the
+    locals among them, and so on: every name that could be orphaned."""
+    by_name: dict[str, list[_Unit]] = {}
+    for unit in units:
+        by_name.setdefault(unit.name, []).append(unit)
+    names = {n.id for node in removed for n in walk(node) if isinstance(n, ast.Name)}
+    todo = list(names)
+    while todo:
+        for unit in by_name.get(todo.pop(), ()):
+            for value, _stmt in unit.bindings:
+                if not isinstance(value, ast.expr):
+                    continue
+                for n in walk(value):
+                    if isinstance(n, ast.Name) and n.id not in names:
+                        names.add(n.id)
+                        todo.append(n.id)
+    return names
 
 
 def _scope_units(host, module: bool, is_package_init: bool, exported, read: set[str]):

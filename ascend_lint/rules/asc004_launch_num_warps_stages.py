@@ -177,6 +177,8 @@ class LaunchNumWarpsStages(Rule):
         """The edit that removes this one option and nothing else."""
         if isinstance(container, ast.stmt):
             return removal.edits[0]  # the statement that sets it
+        if _knobs_in(container) == {key}:
+            return removal.edits[0]  # its only option: the edit that removes them all
         return remove_argument(ctx.source, container, key)
 
     @staticmethod
