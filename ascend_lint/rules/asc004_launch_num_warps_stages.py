@@ -95,8 +95,8 @@ class LaunchNumWarpsStages(Rule):
             for kw in call.keywords:
                 if kw.arg in KNOBS:
                     found.append((kw, call, kw.arg, where))
-        for key, node, container in index.host.option_dicts():
-            if key in KNOBS and not is_simt_only(container):
+        for key, node, container in index.host.option_dicts(only=frozenset(KNOBS)):
+            if not is_simt_only(container):
                 found.append((node, container, key, "launch options dict"))
         yield from self._repeats(ctx)
         if not found:
