@@ -154,6 +154,56 @@ def test_a_chain_of_locals_goes_to_its_start():
     assert fixed == "def launch(x, BK):\n    k[(1,)](x, BK=BK)\n"
 
 
+def test_an_import_only_a_removed_local_reads_goes_with_it():
+    fixed, outcome = fix(
+        """\
+        from helpers import FAST
+        from helpers import other
+
+
+        def launch(x, BK):
+            stages = 2 if FAST else 1
+            k[(1,)](x, BK=BK, num_stages=stages)
+        """
+    )
+    assert fixed == "from helpers import other\n\n\ndef launch(x, BK):\n    k[(1,)](x, BK=BK)\n"
+    assert outcome.applied[0].fix.message.endswith("the now unused `stages`, `FAST`")
+
+
+@pytest.mark.parametrize(
+    "body,left",
+    [
+        (
+            """\
+            def launch(x, BK):
+                try:
+                    x = int(x)
+                except ValueError:
+                    num_warps = 4
+                k[(1,)](x, BK=BK, num_warps=num_warps)
+            """,
+            "    try:\n        x = int(x)\n    except ValueError:\n        pass\n",
+        ),
+        (
+            """\
+            def launch(x, BK):
+                match BK:
+                    case 64:
+                        num_warps = 4
+                    case _:
+                        num_warps = 8
+                k[(1,)](x, BK=BK, num_warps=num_warps)
+            """,
+            "    match BK:\n        case 64:\n            pass\n        case _:\n            pass\n",
+        ),
+    ],
+    ids=["except", "match"],
+)
+def test_locals_assigned_in_handlers_and_cases_go_too(body, left):
+    fixed, _ = fix(body)
+    assert fixed == f"def launch(x, BK):\n{left}    k[(1,)](x, BK=BK)\n"
+
+
 def test_the_only_import_of_a_module_goes_only_with_unsafe_fixes():
     body = """\
         from helpers import shared_mem
