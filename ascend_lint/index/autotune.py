@@ -126,6 +126,9 @@ class AutotuneFacts:
         """The loops whose variable nothing in `comp` reads, outside the nodes `gone`;
         the clauses in `skip` (by id) are left out unexamined."""
         found = []
+        # What the element, the iterables and the conditions read is the same for every
+        # clause; each clause adds what the other clauses' targets read (`x[i]`).
+        shared: set[str] | None = None
         for clause in comp.generators:
             if clause.is_async or clause.ifs or id(clause) in skip:
                 continue
@@ -134,18 +137,13 @@ class AutotuneFacts:
                 isinstance(n, (ast.Name, ast.Tuple)) for n in walk(clause.target)
             ):
                 continue
-            readers: list[ast.AST] = [comp.elt]
-            for other in comp.generators:
-                readers += [other.iter, *other.ifs]
-                if other is not clause:
-                    readers.append(other.target)
-            read = {
-                n.id
-                for reader in readers
-                for n in walk(reader)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in gone
-            }
-            if bound & read:
+            if shared is None:
+                readers: list[ast.AST] = [comp.elt]
+                for other in comp.generators:
+                    readers += [other.iter, *other.ifs]
+                shared = _loads(readers, gone)
+            targets = [other.target for other in comp.generators if other is not clause]
+            if bound & shared or bound & _loads(targets, gone):
                 continue
             length = self._length(clause.iter, comp, depth=0)
             if length is not None and length[1] <= 1:
@@ -232,6 +230,16 @@ def _repeats_in(display: ast.List | ast.Tuple, configs: set[int]) -> list[Repeat
         else:
             seen[shape] = elt
     return found
+
+
+def _loads(readers: list[ast.AST], gone: frozenset[int]) -> set[str]:
+    """The names read in `readers`, outside the nodes `gone`."""
+    return {
+        n.id
+        for reader in readers
+        for n in walk(reader)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in gone
+    }
 
 
 def _spans_a_row(node: ast.AST, rows: list[int]) -> bool:
