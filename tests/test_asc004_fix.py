@@ -4,14 +4,17 @@ side effects, and never when something still reads it."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import textwrap
 
 import pytest
 
+from ascend_lint.codemods import remove_argument, remove_arguments, remove_arguments_each
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.fixes import fix_source
+from ascend_lint.source import SourceFile
 
 SAFE = frozenset({Applicability.SAFE})
 BOTH = frozenset({Applicability.SAFE, Applicability.UNSAFE})
@@ -390,3 +393,16 @@ def test_a_cleanup_that_meets_an_option_edit_is_left_out(monkeypatch):
     assert (
         fixed == "def launch(x, BK):\n    num_warps = 4 if BK == 64 else 8\n    k[(1,)](x, BK=BK)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "line", ["k[(1,)](x, num_warps=4, BK=BK, num_stages=2)", "kw = {'num_warps': 4, 'BK': 64}"]
+)
+def test_the_edits_of_each_option_match_those_made_one_at_a_time(line):
+    source = SourceFile.from_bytes("ops.py", line.encode())
+    container = ast.parse(line).body[0].value
+    keys = {"num_warps", "num_stages"} if "num_stages" in line else {"num_warps"}
+    every, each = remove_arguments_each(source, container, keys)
+    assert every == remove_arguments(source, container, keys)
+    assert each == {key: remove_argument(source, container, key) for key in keys}
+    assert len(set(map(repr, each.values()))) == len(keys)
