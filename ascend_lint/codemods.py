@@ -144,6 +144,24 @@ def remove_arguments(source: SourceFile, container: ast.AST, keys) -> Edit | Non
     )
 
 
+def remove_arguments_each(
+    source: SourceFile, container: ast.AST, keys
+) -> tuple[Edit | None, dict[str, Edit | None]]:
+    """`remove_arguments` of all `keys` and `remove_argument` of each key, from one look
+    at the container's elements."""
+    elements = _element_spans(source, container)
+
+    def without(wanted) -> Edit | None:
+        return _remove_elements(
+            source, elements, [i for i, (_, _, k) in enumerate(elements) if k in wanted]
+        )
+
+    every = without(keys)
+    if len(keys) == 1:  # the one key's edit is the edit of them all
+        return every, dict.fromkeys(keys, every)
+    return every, {key: without((key,)) for key in keys}
+
+
 def remove_list_elements(source: SourceFile, nodes: list[ast.AST], drop: list[int]) -> Edit | None:
     """Delete elements `drop` (indices) of a comma-separated list whose elements are
     `nodes` (a list display's items, an import's names), each with its comma, as one edit:

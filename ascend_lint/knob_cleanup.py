@@ -108,7 +108,17 @@ def knob_cleanups(
         return {k: k for k in removed_values}, {}
 
     removed = [v for values in removed_values.values() for v in values]
-    units = _units(tree, source, hosts, sorted({v.lineno for v in removed}), removed)
+    rows = sorted({v.lineno for v in removed})
+    functions = _functions_holding(hosts, rows)
+    # The first orphan is a name a removed value reads (every later one is read by an
+    # orphan's value): where no such name is assigned or imported, nothing is orphaned,
+    # and the scans of the functions' loads and bindings can be skipped.
+    read_by_removed = {n.id for node in removed for n in walk(node) if isinstance(n, ast.Name)}
+    if read_by_removed.isdisjoint(_imported_names(tree)) and not any(
+        read_by_removed & _assigned_or_imported(host.node) for host in functions
+    ):
+        return {k: k for k in removed_values}, {}
+    units = _units(tree, source, hosts, functions, removed)
     orphans: list[tuple[_Unit, set[int]]] = []  # each with the groups whose removal reads it
     orphan_keys: dict[int, set[int]] = {}
     changed = True
@@ -150,33 +160,87 @@ def knob_cleanups(
     return group_of, cleanups
 
 
-def _units(
-    tree: ast.Module, source: SourceFile, hosts, rows: list[int], removed: list[ast.AST]
-) -> list[_Unit]:
-    """The bindings that could be orphaned: the imports of the module, and the locals of
-    the functions that hold a removed value (`rows`: where those values start); only
-    what a removed value reads, directly or through another orphan, can be orphaned."""
-    units: list[_Unit] = []
-    is_package_init = Path(source.path).name == "__init__.py"
-    exported = _all_names(tree)
+def _functions_holding(hosts, rows: list[int]) -> list:
+    """The host functions that hold a removed value (`rows`: where those values start)."""
     functions = []
     for host in hosts[1:]:
         node = host.node
         first = bisect.bisect_left(rows, node.lineno)
         if first < len(rows) and rows[first] <= (node.end_lineno or node.lineno):
-            functions.append(host)  # a removed value is in this function
-    imported = {
+            functions.append(host)
+    return functions
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    """The names the module's top-level imports bind."""
+    return {
         (alias.asname or alias.name).split(".")[0]
         for stmt in tree.body
         if _is_import(stmt)
         for alias in stmt.names
     }
+
+
+def _assigned_or_imported(function: ast.AST) -> set[str]:
+    """Every name an assignment or an import statement in `function` (nested blocks
+    and functions included) binds: a superset of the locals `_scope_units` may offer,
+    found from the statements alone, without walking every expression."""
+    names: set[str] = set()
+    todo = list(function.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names.update(n.id for t in targets for n in walk(t) if isinstance(n, ast.Name))
+        elif _is_import(stmt):
+            names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for inner in getattr(stmt, block, ()):
+                if isinstance(inner, ast.stmt):
+                    todo.append(inner)
+                else:  # an `except` handler or a `case`: its body holds the statements
+                    todo.extend(inner.body)
+    return names
+
+
+def _units(
+    tree: ast.Module, source: SourceFile, hosts, functions: list, removed: list[ast.AST]
+) -> list[_Unit]:
+    """The bindings that could be orphaned: the imports of the module, and the locals of
+    `functions` (those that hold a removed value); only what a removed value reads,
+    directly or through another orphan, can be orphaned."""
+    units: list[_Unit] = []
+    is_package_init = Path(source.path).name == "__init__.py"
+    exported = _all_names(tree)
+    imported = _imported_names(tree)
     read = {n.id for node in removed for n in walk(node) if isinstance(n, ast.Name)}
     for host in functions:
         units += _scope_units(host, False, is_package_init, exported, read)
-    if read & imported:  # the module's imports only when something removed may read one
+    # The module's imports only when something removed may read one, directly or
+    # through the locals it reads (scanning them walks the whole module).
+    if read & imported and _read_through(removed, units) & imported:
         units += _scope_units(hosts[0], True, is_package_init, exported, set())
     return units
+
+
+def _read_through(removed: list[ast.AST], units: list[_Unit]) -> set[str]:
+    """The names the removed values read, and those read by the values assigned to the
+    locals among them, and so on: every name that could be orphaned."""
+    by_name: dict[str, list[_Unit]] = {}
+    for unit in units:
+        by_name.setdefault(unit.name, []).append(unit)
+    names = {n.id for node in removed for n in walk(node) if isinstance(n, ast.Name)}
+    todo = list(names)
+    while todo:
+        for unit in by_name.get(todo.pop(), ()):
+            for value, _stmt in unit.bindings:
+                if not isinstance(value, ast.expr):
+                    continue
+                for n in walk(value):
+                    if isinstance(n, ast.Name) and n.id not in names:
+                        names.add(n.id)
+                        todo.append(n.id)
+    return names
 
 
 def _scope_units(host, module: bool, is_package_init: bool, exported, read: set[str]):

@@ -4,14 +4,17 @@ side effects, and never when something still reads it."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import textwrap
 
 import pytest
 
+from ascend_lint.codemods import remove_argument, remove_arguments, remove_arguments_each
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.fixes import fix_source
+from ascend_lint.source import SourceFile
 
 SAFE = frozenset({Applicability.SAFE})
 BOTH = frozenset({Applicability.SAFE, Applicability.UNSAFE})
@@ -152,6 +155,56 @@ def test_a_chain_of_locals_goes_to_its_start():
         """
     )
     assert fixed == "def launch(x, BK):\n    k[(1,)](x, BK=BK)\n"
+
+
+def test_an_import_only_a_removed_local_reads_goes_with_it():
+    fixed, outcome = fix(
+        """\
+        from helpers import FAST
+        from helpers import other
+
+
+        def launch(x, BK):
+            stages = 2 if FAST else 1
+            k[(1,)](x, BK=BK, num_stages=stages)
+        """
+    )
+    assert fixed == "from helpers import other\n\n\ndef launch(x, BK):\n    k[(1,)](x, BK=BK)\n"
+    assert outcome.applied[0].fix.message.endswith("the now unused `stages`, `FAST`")
+
+
+@pytest.mark.parametrize(
+    "body,left",
+    [
+        (
+            """\
+            def launch(x, BK):
+                try:
+                    x = int(x)
+                except ValueError:
+                    num_warps = 4
+                k[(1,)](x, BK=BK, num_warps=num_warps)
+            """,
+            "    try:\n        x = int(x)\n    except ValueError:\n        pass\n",
+        ),
+        (
+            """\
+            def launch(x, BK):
+                match BK:
+                    case 64:
+                        num_warps = 4
+                    case _:
+                        num_warps = 8
+                k[(1,)](x, BK=BK, num_warps=num_warps)
+            """,
+            "    match BK:\n        case 64:\n            pass\n        case _:\n            pass\n",
+        ),
+    ],
+    ids=["except", "match"],
+)
+def test_locals_assigned_in_handlers_and_cases_go_too(body, left):
+    fixed, _ = fix(body)
+    assert fixed == f"def launch(x, BK):\n{left}    k[(1,)](x, BK=BK)\n"
 
 
 def test_the_only_import_of_a_module_goes_only_with_unsafe_fixes():
@@ -340,3 +393,16 @@ def test_a_cleanup_that_meets_an_option_edit_is_left_out(monkeypatch):
     assert (
         fixed == "def launch(x, BK):\n    num_warps = 4 if BK == 64 else 8\n    k[(1,)](x, BK=BK)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "line", ["k[(1,)](x, num_warps=4, BK=BK, num_stages=2)", "kw = {'num_warps': 4, 'BK': 64}"]
+)
+def test_the_edits_of_each_option_match_those_made_one_at_a_time(line):
+    source = SourceFile.from_bytes("ops.py", line.encode())
+    container = ast.parse(line).body[0].value
+    keys = {"num_warps", "num_stages"} if "num_stages" in line else {"num_warps"}
+    every, each = remove_arguments_each(source, container, keys)
+    assert every == remove_arguments(source, container, keys)
+    assert each == {key: remove_argument(source, container, key) for key in keys}
+    assert len(set(map(repr, each.values()))) == len(keys)

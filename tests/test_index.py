@@ -353,3 +353,30 @@ def test_coverage_tiles_that_start_from_a_runtime_offset_are_shifted():
     )
     tiles = index.coverage.tiles(index.kernels[0], 0)
     assert tiles.shifted and tiles.blocks == {"BLOCK"} and set(tiles.bounds) == {"n"}
+
+
+OPTION_SOURCES = {
+    "a key assignment": 'opts = dict(c=x)\n    opts["num_warps"] = 4\n    k[(1,)](x, **opts)',
+    "a dict display": 'k[(1,)](x, **{"c": x, "num_warps": 4})',
+    "a dict call": "opts = dict(c=x, num_warps=4)\n    k[(1,)](x, **opts)",
+    "a nested dict": '_launch(k, kernel_kwargs=dict(c=x, extra={"num_warps": 4}))',
+}
+
+
+@pytest.mark.parametrize("where", sorted(OPTION_SOURCES))
+def test_option_dicts_asked_for_some_keys_find_each_kind_of_dict(where):
+    # With `only`, a module is passed over unless a dict sets one of the keys: each
+    # kind of dict that sets one must still be found.
+    index = build(
+        "import triton\n\n"
+        "@triton.jit\n"
+        'def k(x, c, D: "tl.constexpr"):\n    pass\n\n'
+        "def _launch(kernel, *, kernel_kwargs):\n    kernel[(1,)](**kernel_kwargs)\n\n"
+        f"def go(x):\n    {OPTION_SOURCES[where]}\n"
+    )
+    every = list(index.host.option_dicts())
+    knobs = frozenset({"num_warps", "num_stages"})
+    asked = list(index.host.option_dicts(only=knobs))
+    assert asked == [entry for entry in every if entry[0] in knobs]
+    assert [key for key, _node, _container in asked] == ["num_warps"]
+    assert list(index.host.option_dicts(only=frozenset({"num_stages"}))) == []

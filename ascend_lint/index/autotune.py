@@ -19,12 +19,14 @@ Depends on: the core's `configs` (and `scopes` to read a name the loop walks):
 
     core ──> autotune          (names through scopes)
 
-Costs: nothing until asked; one walk of the module, only when it builds configs.
+Costs: nothing until asked; only when the module builds configs, one walk of the nodes
+whose lines hold one.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 
 from ascend_lint.index.scopes import HostNames
@@ -58,6 +60,7 @@ class AutotuneFacts:
         self._scanned: tuple[list[RepeatedConfig], list[RepeatingLoop]] | None = None
         self._names: HostNames | None = None
         self._comprehension_of: dict[int, ast.ListComp] = {}
+        self._repeating_in: dict[int, list[RepeatingLoop]] = {}  # per comprehension
 
     def repeated_configs(self) -> list[RepeatedConfig]:
         return self._scan()[0]
@@ -75,9 +78,12 @@ class AutotuneFacts:
     ) -> list[RepeatingLoop]:
         """The loops of `comp` that would repeat its configs once `removed` (option
         values in its element) are gone, and do not already."""
-        before = {id(lp.clause) for lp in self._repeating_clauses(comp, frozenset())}
+        self._scan()
+        already = self._repeating_in.get(id(comp))
+        if already is None:
+            already = self._repeating_clauses(comp, frozenset())
         gone = frozenset(id(n) for node in removed for n in walk(node))
-        return [lp for lp in self._repeating_clauses(comp, gone) if id(lp.clause) not in before]
+        return self._repeating_clauses(comp, gone, frozenset(id(lp.clause) for lp in already))
 
     def _scan(self) -> tuple[list[RepeatedConfig], list[RepeatingLoop]]:
         if self._scanned is not None:
@@ -86,7 +92,7 @@ class AutotuneFacts:
         loops: list[RepeatingLoop] = []
         configs = {id(call) for call in self._core.configs}
         if configs:
-            for node in self._outside_kernels():
+            for node in self._toward_configs():
                 if isinstance(node, (ast.List, ast.Tuple)):
                     repeated += _repeats_in(node, configs)
                 elif isinstance(node, ast.ListComp):
@@ -94,46 +100,50 @@ class AutotuneFacts:
                     if inner:
                         for call in inner:
                             self._comprehension_of[id(call)] = node
-                        loops += self._repeating_clauses(node, frozenset())
+                        found = self._repeating_clauses(node, frozenset())
+                        self._repeating_in[id(node)] = found
+                        loops += found
         self._scanned = (repeated, loops)
         return self._scanned
 
-    def _outside_kernels(self):
-        """Every node of the module but those of kernel bodies, where no config is built
-        (kernel bodies are most of a kernel module's nodes)."""
+    def _toward_configs(self):
+        """The nodes of the module whose lines hold a config, but those of kernel bodies,
+        where no config is built (kernel bodies are most of a kernel module's nodes): a
+        node that spans no config's line holds no display or comprehension of configs,
+        and most of a module is skipped without a look inside."""
         kernels = {id(k.node) for k in self._core.kernels}
+        rows = sorted({call.lineno for call in self._core.configs})
         todo = [self._core.tree]
         while todo:
             node = todo.pop()
             yield node
-            if id(node) in kernels:
-                todo.extend(node.decorator_list)
-            else:
-                todo.extend(children(node))
+            inner = node.decorator_list if id(node) in kernels else children(node)
+            todo.extend(child for child in inner if _spans_a_row(child, rows))
 
-    def _repeating_clauses(self, comp: ast.ListComp, gone: frozenset[int]) -> list[RepeatingLoop]:
-        """The loops whose variable nothing in `comp` reads, outside the nodes `gone`."""
+    def _repeating_clauses(
+        self, comp: ast.ListComp, gone: frozenset[int], skip: frozenset[int] = frozenset()
+    ) -> list[RepeatingLoop]:
+        """The loops whose variable nothing in `comp` reads, outside the nodes `gone`;
+        the clauses in `skip` (by id) are left out unexamined."""
         found = []
+        # What the element, the iterables and the conditions read is the same for every
+        # clause; each clause adds what the other clauses' targets read (`x[i]`).
+        shared: set[str] | None = None
         for clause in comp.generators:
-            if clause.is_async or clause.ifs:
+            if clause.is_async or clause.ifs or id(clause) in skip:
                 continue
             bound = {n.id for n in walk(clause.target) if isinstance(n, ast.Name)}
             if not bound or not all(
                 isinstance(n, (ast.Name, ast.Tuple)) for n in walk(clause.target)
             ):
                 continue
-            readers: list[ast.AST] = [comp.elt]
-            for other in comp.generators:
-                readers += [other.iter, *other.ifs]
-                if other is not clause:
-                    readers.append(other.target)
-            read = {
-                n.id
-                for reader in readers
-                for n in walk(reader)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in gone
-            }
-            if bound & read:
+            if shared is None:
+                readers: list[ast.AST] = [comp.elt]
+                for other in comp.generators:
+                    readers += [other.iter, *other.ifs]
+                shared = _loads(readers, gone)
+            targets = [other.target for other in comp.generators if other is not clause]
+            if bound & shared or bound & _loads(targets, gone):
                 continue
             length = self._length(clause.iter, comp, depth=0)
             if length is not None and length[1] <= 1:
@@ -220,6 +230,29 @@ def _repeats_in(display: ast.List | ast.Tuple, configs: set[int]) -> list[Repeat
         else:
             seen[shape] = elt
     return found
+
+
+def _loads(readers: list[ast.AST], gone: frozenset[int]) -> set[str]:
+    """The names read in `readers`, outside the nodes `gone`."""
+    return {
+        n.id
+        for reader in readers
+        for n in walk(reader)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in gone
+    }
+
+
+def _spans_a_row(node: ast.AST, rows: list[int]) -> bool:
+    """Whether `node` may hold something that starts on one of the sorted `rows`: its
+    lines (a definition's decorators included) hold one, or it has no position."""
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        start = min(start, *(d.lineno for d in decorators))
+    first = bisect.bisect_left(rows, start)
+    return first < len(rows) and rows[first] <= (node.end_lineno or start)
 
 
 def _literal_range(expr: ast.AST) -> bool:

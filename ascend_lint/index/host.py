@@ -68,9 +68,37 @@ class HostFacts:
         self._host_values_cache: dict[tuple[int, int], list] = {}
         self._simt_only_cache: set[int] | None = None
 
-    def option_dicts(self) -> Iterator[tuple[str, ast.AST, ast.AST]]:
+    def option_dicts(
+        self, only: frozenset[str] | None = None
+    ) -> Iterator[tuple[str, ast.AST, ast.AST]]:
         """Launch options set in dicts that reach a call (`**kw`, `kernel_kwargs=dict(...)`):
-        yields (key, key-or-keyword node, the container node)."""
+        yields (key, key-or-keyword node, the container node); with `only`, just the
+        options of those keys."""
+        if only is not None and not self._may_set(only):
+            return
+        for key, node, container in self._option_dicts():
+            if only is None or key in only:
+                yield key, node, container
+
+    def _may_set(self, keys: frozenset[str]) -> bool:
+        """Whether some dict in host code sets one of `keys`: every option `option_dicts`
+        finds is the key of a dict display, a keyword of a `dict(...)` call, or a
+        `kw['key'] = ...` of a host function. Asking this first spares a look at every
+        argument of every host call in the many modules that set no such key."""
+        for host in self._hosts:
+            for items in host.key_assignments.values():
+                if any(key in keys for key, _value, _stmt in items):
+                    return True
+        for node, _host in self._core.host_dicts:
+            for k in node.keys:
+                if isinstance(k, ast.Constant) and k.value in keys:
+                    return True
+        for call, _host in self._core.calls_by_name.get("dict", ()):
+            if any(kw.arg in keys for kw in call.keywords):
+                return True
+        return False
+
+    def _option_dicts(self) -> Iterator[tuple[str, ast.AST, ast.AST]]:
         passed: dict[int, set[str]] = defaultdict(set)  # host -> dict variables passed on
         containers: list[tuple[ast.AST, HostFunction]] = []
         for call, host in self._core.host_calls:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ascend_lint.codemods import (
     remove_argument,
-    remove_arguments,
+    remove_arguments_each,
     remove_comprehension_clauses,
     remove_list_elements,
     remove_statement,
@@ -73,6 +73,7 @@ class _Removal:
     values: list[ast.AST]
     note: str = ""
     unsafe: bool = False
+    own: dict[str, Edit | None] | None = None  # per option, the edit of it alone
 
 
 class LaunchNumWarpsStages(Rule):
@@ -95,8 +96,8 @@ class LaunchNumWarpsStages(Rule):
             for kw in call.keywords:
                 if kw.arg in KNOBS:
                     found.append((kw, call, kw.arg, where))
-        for key, node, container in index.host.option_dicts():
-            if key in KNOBS and not is_simt_only(container):
+        for key, node, container in index.host.option_dicts(only=frozenset(KNOBS)):
+            if not is_simt_only(container):
                 found.append((node, container, key, "launch options dict"))
         yield from self._repeats(ctx)
         if not found:
@@ -177,6 +178,8 @@ class LaunchNumWarpsStages(Rule):
         """The edit that removes this one option and nothing else."""
         if isinstance(container, ast.stmt):
             return removal.edits[0]  # the statement that sets it
+        if removal.own is not None and key in removal.own:
+            return removal.own[key]
         return remove_argument(ctx.source, container, key)
 
     @staticmethod
@@ -245,10 +248,11 @@ class LaunchNumWarpsStages(Rule):
             if not alone:
                 return None
             return _Removal((remove_statement(ctx.source, container),), _knob_values(container))
-        edit = remove_arguments(ctx.source, container, _knobs_in(container))
+        knobs = _knobs_in(container)
+        edit, own = remove_arguments_each(ctx.source, container, knobs)
         if edit is None:
             return None
-        removal = _Removal((edit,), _knob_values(container))
+        removal = _Removal((edit,), _knob_values(container), own=own)
         # A config built in a comprehension: the loops that only fed the knobs would
         # repeat every config once the knobs are gone; they go in the same fix.
         comp = ctx.index.autotune.comprehension_of(container)
@@ -265,6 +269,7 @@ class LaunchNumWarpsStages(Rule):
                 removal.values,
                 f"(unsafe: {shown} then repeats every config; remove it by hand)",
                 unsafe=True,
+                own=own,
             )
         unsure = [lp for lp in loops if not lp.removable]
         repeat = "repeats" if len(loops) == 1 else "repeat"
@@ -276,6 +281,7 @@ class LaunchNumWarpsStages(Rule):
             removal.values + [lp.clause.iter for lp in loops],
             note,
             unsafe=bool(unsure),
+            own=own,
         )
 
     VALID = [
