@@ -58,7 +58,7 @@ from ascend_lint.index.kernels import DTYPE_NAMES, JitFunction
 from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.naming import is_batch_name
 from ascend_lint.index.quantities import QuantityFacts, Role
-from ascend_lint.index.syntax import call_name, int_literal, names_in, show
+from ascend_lint.index.syntax import call_name, frozen_names, int_literal, names_in, show
 from ascend_lint.index.values import pointer_root
 from ascend_lint.ub_model import BITS_PER_BYTE, UbTarget, aligned_bytes
 
@@ -284,6 +284,7 @@ class _KernelShapes:
         self.fn = fn
         self.aliases = facts._core.aliases
         self.facts = facts
+        self._quals: dict[ast.Call, str | None] = {}
         self.mixed = any(self._qual(c) == "dot" for c, _ in fn.calls)
         # pointer parameters and what is computed from them: addresses, never data
         self.pointers = fn.facts(self.aliases).pointers
@@ -292,6 +293,13 @@ class _KernelShapes:
 
     def _qual(self, call: ast.Call) -> str | None:
         """`load` for `tl.load(...)`, `to` for `x.to(...)`: triton callees by their last name."""
+        # asked of the same calls by the shapes, the tiles and the dot analysis
+        if call in self._quals:
+            return self._quals[call]
+        found = self._quals[call] = self._resolve_callee(call)
+        return found
+
+    def _resolve_callee(self, call: ast.Call) -> str | None:
         qual = self.aliases.resolve(call.func)
         if qual is not None:
             if qual.startswith(LANGUAGE + ".") or qual.startswith(TRITON + "."):
@@ -566,7 +574,11 @@ class TileFacts:
                     everywhere.add(name)
         if shapes.mixed:
             # Only what a dot's result feeds is surely on the vector core.
-            derived = _fed_by_dot(fn, shapes, tiles)
+            derived = _fed_by_dot(
+                shapes,
+                _dot_results(fn, shapes),
+                {n: [t.node for t in ts] for n, ts in tiles.items()},
+            )
             tiles = {n: ts for n, ts in tiles.items() if n in derived}
             everywhere &= derived
         return KernelTiles(tiles, shapes.mixed, frozenset(everywhere))
@@ -833,45 +845,57 @@ _COMPARISONS = {
 }
 
 
-def _fed_by_dot(fn: JitFunction, shapes: _KernelShapes, tiles: dict[str, list[Tile]]) -> set[str]:
-    """The tile locals computed by vector ops from a `tl.dot` result: not the dot's own
-    result, nor an accumulator it adds into (`acc += tl.dot(...)`), which stay with the
-    cube core."""
-
-    def is_dot(node: ast.AST) -> bool:
-        return isinstance(node, ast.Call) and shapes._qual(node) == "dot"
+def _dot_results(fn: JitFunction, shapes: _KernelShapes) -> frozenset[str]:
+    """The locals that hold a `tl.dot` result, or an accumulator it adds into (`acc +=
+    tl.dot(...)`): these stay with the cube core."""
 
     def accumulates(name: str, node: ast.AST) -> bool:
-        if is_dot(node):
+        if _is_dot(shapes, node):
             return True
         return (
             isinstance(node, ast.BinOp)
             and isinstance(node.op, ast.Add)
-            and any(is_dot(side) for side in (node.left, node.right))
-            and name in names_in(node)
+            and any(_is_dot(shapes, side) for side in (node.left, node.right))
+            and name in frozen_names(node)
         )
 
     def filled(node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and shapes._qual(node) in _FILLED
 
-    results = {
+    return frozenset(
         name
         for name, values in fn.assignments.items()
         if any(accumulates(name, v) for v in values)
         and all(accumulates(name, v) or filled(v) for v in values)
-    }
+    )
+
+
+def _is_dot(shapes: _KernelShapes, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and shapes._qual(node) == "dot"
+
+
+def _fed_by_dot(
+    shapes: _KernelShapes, results: frozenset[str], definitions: dict[str, list[ast.AST]]
+) -> set[str]:
+    """The locals of `definitions` computed by vector ops from a `tl.dot` result (through
+    other locals of `definitions`): not the dot's own result, nor an accumulator it adds
+    into (`results`), which stay with the cube core."""
+    # What each candidate's definitions read, worked out once: the rounds below only
+    # look it up. A definition that calls a dot itself is fed whatever it reads.
+    candidates: dict[str, tuple[bool, frozenset[str]]] = {}
+    for name, values in definitions.items():
+        if name not in results:
+            calls_dot = any(_is_dot(shapes, n) for v in values for n in ast.walk(v))
+            reads = frozenset().union(*(frozen_names(v) for v in values))
+            candidates[name] = (calls_dot, reads)
     fed: set[str] = set()
     grown = True
     while grown:
         grown = False
-        for name in tiles:
-            if name in fed or name in results:
+        for name, (calls_dot, reads) in candidates.items():
+            if name in fed:
                 continue
-            sources = results | fed
-            if any(
-                any(is_dot(n) for n in ast.walk(t.node)) or names_in(t.node) & sources
-                for t in tiles[name]
-            ):
+            if calls_dot or not reads.isdisjoint(results) or not reads.isdisjoint(fed):
                 fed.add(name)
                 grown = True
     return fed
@@ -942,7 +966,7 @@ class _LiveSets:
         return sorted(unique, key=lambda s: (-len(s), sorted(s)))
 
     def _uses(self, node: ast.AST | None) -> frozenset[str]:
-        return frozenset(names_in(node)) & self.tracked if node is not None else frozenset()
+        return frozen_names(node) & self.tracked
 
     def _block(self, body: list[ast.stmt], live: frozenset[str], record: bool) -> frozenset[str]:
         for stmt in reversed(body):
