@@ -388,8 +388,9 @@ def _stage_ms(stage: str, stage_ms: dict) -> float | None:
 
 def _print_text(result: dict) -> None:
     from ascend_lint.pytest_plugin import ub_verdict
+    from ascend_lint.pytest_plugin.diagnosis import shown_path
 
-    print(f"{_rel(result['file'])}::{result['kernel']}")
+    print(f"{shown_path(result['file'])}::{result['kernel']}")
     if result["signature"]:
         sig = ", ".join(f"{k}: {v}" for k, v in result["signature"].items())
         print(f"  signature: {sig}")
@@ -415,10 +416,3 @@ def _print_text(result: dict) -> None:
             print(f"  | {buffer['shape']}: {buffer['bits']:,} bits{twice}{at}")
         if result.get("why_uncertain"):
             print(f"  upper bound unknown: {result['why_uncertain']}")
-
-
-def _rel(path: str) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path

@@ -42,7 +42,7 @@ from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.launches import CallBinding
+from ascend_lint.index.launches import CallBinding, argument_for
 from ascend_lint.index.quantities import Quantity, QuantityFacts, Role
 from ascend_lint.index.syntax import (
     MAX_FIXPOINT_ROUNDS,
@@ -123,12 +123,6 @@ def _axis_of(call: ast.Call) -> int | None:
         if keyword.arg == "axis":
             return int_literal(keyword.value)
     return None
-
-
-def _argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
-    if len(call.args) > position:
-        return call.args[position]
-    return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
 def _closure(seeds: set[str], dependencies: dict[str, frozenset[str]]) -> set[str]:
@@ -378,7 +372,7 @@ class CoverageFacts:
         for call, _stmt in self._core.calls_in(fn, _MAKE_BLOCK_PTR):
             # `tl.make_block_ptr(p, (M, N), strides, (pid * BM, 0), (BM, BN), order)`:
             # the boundary check bounds dimension i by the shape's i-th entry
-            shape, offsets = _argument(call, 1, "shape"), _argument(call, 3, "offsets")
+            shape, offsets = argument_for(call, "shape", 1), argument_for(call, "offsets", 3)
             if not (isinstance(shape, ast.Tuple) and isinstance(offsets, ast.Tuple)):
                 continue
             for extent, offset in zip(shape.elts, offsets.elts):

@@ -55,7 +55,7 @@ from ascend_lint.index.aliases import LANGUAGE, TRITON
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import DTYPE_NAMES, JitFunction
-from ascend_lint.index.launches import CallBinding, HostFunction
+from ascend_lint.index.launches import CallBinding, HostFunction, argument_for
 from ascend_lint.index.naming import is_batch_name
 from ascend_lint.index.quantities import QuantityFacts, Role
 from ascend_lint.index.syntax import call_name, frozen_names, int_literal, names_in, show
@@ -132,6 +132,8 @@ _HINTS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "assume"})
 # how many host names `_capped` follows before it gives up looking for a cap
 _MAX_FOLLOWED_NAMES = 32
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
+# The largest block size tried when looking for the one an unbounded size overflows at.
+_LARGEST_BLOCK_EXPONENT = 24
 
 Shape = tuple[ast.expr, ...]
 
@@ -415,12 +417,6 @@ class _KernelShapes:
             return (node,)
         return None
 
-    def _argument(self, call: ast.Call, position: int, keyword: str) -> ast.AST | None:
-        for kw in call.keywords:
-            if kw.arg == keyword:
-                return kw.value
-        return call.args[position] if len(call.args) > position else None
-
     def _call(self, call: ast.Call) -> tuple[Shape | None, int | None, bool]:
         qual = self._qual(call)
         if qual is None:
@@ -437,28 +433,28 @@ class _KernelShapes:
             extent = end if int_literal(start) == 0 else ast.BinOp(end, ast.Sub(), start)
             return (extent,), None, False
         if qual in ("zeros", "full", "empty"):
-            shape = self._shape_argument(self._argument(call, 0, "shape"))
+            shape = self._shape_argument(argument_for(call, "shape", 0))
             dtype_at = 1 if qual != "full" else 2
-            size = self.dtype_bytes(self._argument(call, dtype_at, "dtype"))
+            size = self.dtype_bytes(argument_for(call, "dtype", dtype_at))
             return shape, size or 1, True
         if qual in ("zeros_like", "full_like", "empty_like") and args:
             shape, size, _ = self.of(args[0])
-            dtype = self.dtype_bytes(self._argument(call, 2 if qual == "full_like" else 1, "dtype"))
+            dtype = self.dtype_bytes(argument_for(call, "dtype", 2 if qual == "full_like" else 1))
             return shape, dtype or size or 1, True
         if qual == "load" and args:
             return self._load(call, args[0])
         if qual in ("to", "cast") and args:
             shape, size, data = self.of(args[0])
-            dtype = self._argument(call, 0 if method else 1, "dtype")
+            dtype = argument_for(call, "dtype", 0 if method else 1)
             return shape, self.dtype_bytes(dtype) or size, data
         if qual == "dot" and len(args) >= 2:
             (a, _, _), (b, _, _) = self.of(args[0]), self.of(args[1])
             shape = (a[0], b[-1]) if a and b and len(a) == 2 and len(b) == 2 else None
-            size = self.dtype_bytes(self._argument(call, 5, "out_dtype")) or 4
+            size = self.dtype_bytes(argument_for(call, "out_dtype", 5)) or 4
             return shape, size, True
         if qual in _REDUCTIONS and args:
             shape, size, data = self.of(args[0])
-            axis = self._argument(call, 1, "axis")
+            axis = argument_for(call, "axis", 1)
             if shape is None:
                 return None, size, data
             index = int_literal(axis) if axis is not None else None
@@ -512,7 +508,7 @@ class _KernelShapes:
                         pointer = advanced[0].args[0]
                         continue
                     return None
-                shapes = [self._shape_argument(self._argument(v, 4, "block_shape")) for v in made]
+                shapes = [self._shape_argument(argument_for(v, "block_shape", 4)) for v in made]
                 first = shapes[0]
                 if first is None or any(
                     s is None or len(s) != len(first) or not all(map(_dims_equal, s, first))
@@ -521,7 +517,7 @@ class _KernelShapes:
                     return None
                 return first
             if isinstance(pointer, ast.Call) and self._qual(pointer) == "make_block_ptr":
-                return self._shape_argument(self._argument(pointer, 4, "block_shape"))
+                return self._shape_argument(argument_for(pointer, "block_shape", 4))
             if isinstance(pointer, ast.Call) and self._qual(pointer) == "advance" and pointer.args:
                 pointer = pointer.args[0]
                 continue
@@ -644,6 +640,24 @@ class TileFacts:
             if total > best[0]:
                 best = (total, tuple(held))
         return Peak(best[0] * BITS_PER_BYTE, best[1]) if best[0] else None
+
+    def smallest_overflowing_block(
+        self, fn: JitFunction, param: str, configs: list[Config], target: UbTarget
+    ) -> tuple[int, Peak] | None:
+        """The smallest power of two for the block `param` whose peak exceeds the target
+        under every configuration (with the other sizes each gives; the most lenient one
+        decides), and that peak; None when some configuration never overflows."""
+        worst: tuple[int, Peak] | None = None
+        for config in configs or [Config({}, "", fn.node)]:
+            for exponent in range(_LARGEST_BLOCK_EXPONENT + 1):
+                peak = self.peak(fn, {**config.values, param: 1 << exponent}, target)
+                if peak is not None and peak.bits > target.capacity_bits:
+                    if worst is None or exponent > worst[0]:
+                        worst = (exponent, peak)
+                    break
+            else:
+                return None  # some configuration never overflows: nothing is proven
+        return None if worst is None else (1 << worst[0], worst[1])
 
     def live_sets(self, fn: JitFunction, values: dict[str, int]) -> list[frozenset[str]]:
         """The sets of tile locals live at one point of the code these constexpr values

@@ -10,7 +10,7 @@ the IR the adapter prints around them), ``reason`` picks the one line that says 
 the probable cause first.
 
 Runs in the worker (``distil``, before the answer is sent) and in the test process
-(``reason``); imports nothing from triton.
+(``reason``, ``shown_path``); imports nothing from triton.
 """
 
 from __future__ import annotations
@@ -122,3 +122,13 @@ def _assertion(line: str) -> str:
     where = re.search(r"([\w.+-]+\.(?:h|hpp|cpp|cc|td)):(\d+)", line[:at])
     text = line[at:].rstrip(".")
     return f"{text} ({where.group(1)}:{where.group(2)})" if where else text
+
+
+def shown_path(path: str, root: str | None = None) -> str:
+    """`path` as the gate and `ascend-lint compile` print it: relative to `root` (the
+    working directory by default), unchanged where no relative path exists (another
+    drive on Windows)."""
+    try:
+        return os.path.relpath(path, root)
+    except ValueError:
+        return path

@@ -316,11 +316,11 @@ def _overflows(record: dict) -> bool:
 def _strict_text(record: dict) -> str:
     if record.get("stage") == "grid":  # grid_coverage.as_failure: no specialisation to show
         loc = record["location"]
-        where = f"{_rel(loc['file'], os.getcwd())}:{loc['line']}"
+        where = f"{diagnosis.shown_path(loc['file'], os.getcwd())}:{loc['line']}"
         return f"{where}: {record['kernel']} (grid): {record['reason']}"
     if record["status"] == "rejected":
         return _failure_text(record)
-    where = f"{_rel(record['file'], os.getcwd())}:{record['def_line']}"
+    where = f"{diagnosis.shown_path(record['file'], os.getcwd())}:{record['def_line']}"
     return ub_verdict.failure_text(record, where)
 
 
@@ -368,18 +368,11 @@ def _locate(message: str, launch: capture.Launch, stage: str) -> dict:
     return {"file": kernel_file, "line": launch.def_line, "source": "kernel (no location given)"}
 
 
-def _rel(path: str, root: str) -> str:
-    try:
-        return os.path.relpath(path, root)
-    except ValueError:
-        return path
-
-
 def _failure_text(record: dict, root: str | None = None) -> str:
     """The probable cause first, then the specialisation, then the compiler's words."""
     root = root or os.getcwd()
     loc = record.get("location") or {}
-    where = f"{_rel(loc.get('file', record['file']), root)}:{loc.get('line', record['def_line'])}"
+    where = f"{diagnosis.shown_path(loc.get('file', record['file']), root)}:{loc.get('line', record['def_line'])}"
     head = f"{where}: {record['kernel']} ({record['stage']}): {record['reason']}"
     lines = [head, f"  specialisation: {specialisation_text(record)}"]
     if loc.get("source") and loc["source"] != "compiler":
@@ -443,7 +436,7 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
         f"{' -> '.join(report['stages'])} ({report['target']['arch']}){mean}: "
         f"{s['rejected']} rejected, {s['not_compiled']} not compiled"
     )
-    for line in ub_verdict.report_lines(report, lambda path: _rel(path, root)):
+    for line in ub_verdict.report_lines(report, lambda path: diagnosis.shown_path(path, root)):
         tr.write_line(line)
     for spec in report["specialisations"]:
         if spec["status"] == "rejected":
@@ -455,10 +448,10 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
         elif spec["status"] == "not-compiled":
             reason = spec["message"].splitlines()[0] if spec["message"] else "?"
             tr.write_line(
-                f"{_rel(spec['file'], root)}:{spec['def_line']}: {spec['kernel']}: not compiled: {reason}"
+                f"{diagnosis.shown_path(spec['file'], root)}:{spec['def_line']}: {spec['kernel']}: not compiled: {reason}"
             )
     for v in sorted(report["ir_confirmation"], key=lambda v: (v["file"], v["line"], v["code"])):
-        where = f"{_rel(v['file'], root)}:{v['line']}: {v['code']}"
+        where = f"{diagnosis.shown_path(v['file'], root)}:{v['line']}: {v['code']}"
         if v["status"] == "not-lowered":
             tr.write_line(f"{where} not judged: no specialisation lowered its lines")
             continue
@@ -478,7 +471,7 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
         tr.write_line(grid_coverage.summary_line(found, root))
     for fact in report["ir_only"]:
         tr.write_line(
-            f"{_rel(fact['file'], root)}:{fact['lines'][0]}: IR only: {fact['kind']}: {fact['detail']}"
+            f"{diagnosis.shown_path(fact['file'], root)}:{fact['lines'][0]}: IR only: {fact['kind']}: {fact['detail']}"
         )
     if report_path:
         tr.write_line(f"report written to {report_path}")

@@ -36,6 +36,7 @@ import re
 from pathlib import Path
 
 from ascend_lint.pytest_plugin import lowered_ir
+from ascend_lint.pytest_plugin.diagnosis import shown_path
 
 _AXES = "xyz"
 _VALUE = r"%[\w.$#-]+"
@@ -248,13 +249,11 @@ def as_failure(found: dict) -> dict:
 
 
 def summary_line(found: dict, root: str) -> str:
-    import os
-
     site = found.get("launch_site")
     where = (
-        f"{os.path.relpath(site['file'], root)}:{site['line']}"
+        f"{shown_path(site['file'], root)}:{site['line']}"
         if site
-        else f"{os.path.relpath(found['file'], root)}:{found['kernel_line']}"
+        else f"{shown_path(found['file'], root)}:{found['kernel_line']}"
     )
     tests = found.get("tests", [])
     by = f" (launched by {', '.join(tests[:3])}{' ...' if len(tests) > 3 else ''})" if tests else ""

@@ -9,8 +9,6 @@ from ascend_lint.index.syntax import names_in, show
 from ascend_lint.index.tiles import Config, KernelTiles, Peak, UnboundedBlock
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
-# The largest block size tried when looking for the one an unbounded size overflows at.
-_LARGEST_BLOCK_EXPONENT = 24
 _SHOWN_TILES = 3
 
 
@@ -87,24 +85,11 @@ class UbOverflow(Rule):
     ) -> str | None:
         if not kernel.sized_by(block.param):
             return None
-        tiles, target = ctx.index.tiles, ctx.target
-        # The smallest power of two that overflows, with the other sizes this launch
-        # (or any autotune config, the most lenient one) gives.
-        worst: tuple[int, Peak] | None = None
-        for config in configs or [Config({}, "", fn.node)]:
-            for exponent in range(_LARGEST_BLOCK_EXPONENT + 1):
-                values = {**config.values, block.param: 1 << exponent}
-                peak = tiles.peak(fn, values, target)
-                if peak is not None and peak.bits > target.capacity_bits:
-                    if worst is None or exponent > worst[0]:
-                        worst = (exponent, peak)
-                    break
-            else:
-                return None  # some configuration never overflows: nothing is proven
-        if worst is None:
+        target = ctx.target
+        found = ctx.index.tiles.smallest_overflowing_block(fn, block.param, configs, target)
+        if found is None:
             return None
-        exponent, peak = worst
-        size = 1 << exponent
+        size, peak = found
         return (
             f"`{block.param}` = `{show(block.value)}` has no cap: from `{block.dimension}` "
             f"> {size // 2:,} (`{block.param}` = {size:,}) `{fn.name}` needs at least "
