@@ -286,3 +286,47 @@ def test_files_no_rule_can_fire_on_are_parsed_but_not_indexed():
     assert lint_source("t.py", imports_only, codes).diagnostics == []
     broken = b"import triton\n\ndef test(:\n"
     assert [d.code for d in lint_source("t.py", broken, codes).diagnostics] == ["ASC000"]
+
+
+# -- names as Python scopes them ---------------------------------------------------------
+
+
+def test_a_nested_grid_function_is_the_one_of_its_own_launcher():
+    """Each launcher defines its own `def grid(meta)`: a launch uses the one of its
+    function, never another launcher's of the same name (nor, when its function has
+    none, a function nested elsewhere)."""
+    index = build(
+        """
+        @triton.jit
+        def seq_kernel(x, T, BT: tl.constexpr):
+            tl.store(x + tl.program_id(0), 0)
+
+        @triton.jit
+        def head_kernel(x, K, BK: tl.constexpr):
+            tl.store(x + tl.program_id(0), 0)
+
+        def launch_seq(x):
+            T, H = x.shape
+            def grid(meta):
+                return (triton.cdiv(T, meta["BT"]), H)
+            seq_kernel[grid](x, T, BT=64)
+
+        def launch_heads(x, K):
+            N, H = x.shape
+            def grid(meta):
+                return (triton.cdiv(K, meta["BK"]), N * H)
+            head_kernel[grid](x, K, BK=32)
+
+        def launch_unseen(x, T):
+            seq_kernel[grid](x, T, BT=64)
+        """
+    )
+    axes = {
+        host.name: [
+            [ast.unparse(a) for a in shape] for shape in index.quantities.grid_axes(call, host)
+        ]
+        for call, host in index.launch_calls
+    }
+    assert axes["launch_seq"] == [["triton.cdiv(T, meta['BT'])", "H"]]
+    assert axes["launch_heads"] == [["triton.cdiv(K, meta['BK'])", "N * H"]]
+    assert axes["launch_unseen"] == [["grid"]]  # no `grid` this function can see

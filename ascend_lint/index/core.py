@@ -70,7 +70,10 @@ class CoreFacts:
     configs: list[ast.Call]  # triton.Config(...)
     launch_calls: list[tuple[ast.Call, HostFunction]]  # every `X[grid](...)`, resolved or not
     by_name: dict[str, list[JitFunction]]
-    host_by_name: dict[str, HostFunction]
+    # Host functions by name: the ones a bare call can mean are `visible_functions`.
+    hosts_named: dict[str, list[HostFunction]]
+    # Functions of the module's own scope (not in a function or class): seen everywhere.
+    module_scope: frozenset[int]  # id(node)
     host_calls: list[tuple[ast.Call, HostFunction]] = field(default_factory=list)  # outside kernels
     host_dicts: list[tuple[ast.Dict, HostFunction]] = field(default_factory=list)
     calls_by_name: dict[str, list[tuple[ast.Call, HostFunction]]] = field(
@@ -90,13 +93,16 @@ class CoreFacts:
         hosts: list[HostFunction] = [module_host]
         defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         jit_assignments: list[ast.Assign] = []
+        module_scope: set[int] = set()
 
         # Depth first in source order over an explicit stack of statement lists. (A
         # nested function that calls itself is a reference cycle: it kept each file's
         # tree and index alive until the cycle collector ran, which then walked them.)
-        pending: list[tuple[Iterator[ast.stmt], str | None]] = [(iter(tree.body), None)]
+        # Each list of statements comes with its class (if any) and whether it is in the
+        # module's own scope (not inside a function or class body).
+        pending: list[tuple[Iterator[ast.stmt], str | None, bool]] = [(iter(tree.body), None, True)]
         while pending:
-            statements, owner = pending[-1]
+            statements, owner, in_module_scope = pending[-1]
             stmt = next(statements, None)
             if stmt is None:
                 pending.pop()
@@ -109,9 +115,11 @@ class CoreFacts:
                 host = HostFunction(stmt, stmt.name, [a.arg for a in all_params(stmt.args)])
                 scan_host(host, stmt.body, ())
                 hosts.append(host)
-                pending.append((iter(stmt.body), owner))
+                if in_module_scope:
+                    module_scope.add(id(stmt))
+                pending.append((iter(stmt.body), owner, False))
             elif isinstance(stmt, ast.ClassDef):
-                pending.append((iter(stmt.body), stmt.name))
+                pending.append((iter(stmt.body), stmt.name, False))
             else:
                 if (
                     isinstance(stmt, ast.Assign)
@@ -120,7 +128,7 @@ class CoreFacts:
                 ):
                     jit_assignments.append(stmt)
                 for child_body in reversed(child_bodies(stmt)):
-                    pending.append((iter(child_body), owner))
+                    pending.append((iter(child_body), owner, in_module_scope))
 
         # `kernel = triton.jit(fn)`: the kernel is known by the assigned name too.
         by_id = {id(k.node): k for k in kernels}
@@ -157,7 +165,8 @@ class CoreFacts:
             configs=[],
             launch_calls=[],
             by_name=dict(by_name),
-            host_by_name={h.name: h for h in hosts},
+            hosts_named=_by_name(hosts[1:]),
+            module_scope=frozenset(module_scope),
         )
         core._collect_host_nodes()
         core._find_calls()
@@ -252,7 +261,7 @@ class CoreFacts:
         if isinstance(kernel_expr, ast.Name) and kernel_expr.id in host.params:
             pos = host.params.index(kernel_expr.id)
             found = []
-            for caller_call, caller_host in self.calls_to(host.name):
+            for caller_call, caller_host in self.calls_to(host):
                 arg = argument_for(caller_call, kernel_expr.id, pos)
                 if arg is None:
                     continue
@@ -279,10 +288,32 @@ class CoreFacts:
             return out
         return []
 
-    def calls_to(self, host_name: str) -> list[tuple[ast.Call, HostFunction]]:
-        """The plain calls (not launches) of host code to a function named `host_name`."""
-        calls = self.calls_by_name.get(host_name, [])
-        return [(c, h) for c, h in calls if not isinstance(c.func, ast.Subscript)]
+    def visible_functions(self, name: str, host: HostFunction | None) -> list[HostFunction]:
+        """The host functions a bare `name(...)` in `host` can call, as Python scopes
+        names: those defined inside `host` (a `def grid(meta)` in each launcher), else
+        the module's own. A function nested in another one is not seen outside it."""
+        named = self.hosts_named.get(name, ())
+        if host is not None and host is not self.hosts[0]:
+            first, last = host.node.lineno, host.node.end_lineno or host.node.lineno
+            inside = [h for h in named if h is not host and first < h.node.lineno <= last]
+            if inside:
+                return inside
+        return [h for h in named if id(h.node) in self.module_scope]
+
+    def visible_function(self, name: str, host: HostFunction | None) -> HostFunction | None:
+        """The function a bare `name(...)` in `host` calls (the last definition)."""
+        found = self.visible_functions(name, host)
+        return found[-1] if found else None
+
+    def calls_to(self, host: HostFunction) -> list[tuple[ast.Call, HostFunction]]:
+        """The plain calls (not launches) of host code that call `host` by its name."""
+        calls = self.calls_by_name.get(host.name, [])
+        return [
+            (c, caller)
+            for c, caller in calls
+            if not isinstance(c.func, ast.Subscript)
+            and host in self.visible_functions(host.name, caller)
+        ]
 
     # -- calls in kernels ----------------------------------------------------------------
     def arange_extents(self, fn: JitFunction) -> set[str]:
@@ -387,3 +418,10 @@ class CoreFacts:
         ("dict", (display, key), host), ("call", `dict(...)` call, host) or
         ("item", (variable, `kw['KEY'] = value` statement), host); None if elsewhere."""
         return self._call_maps().places.get(id(expr))
+
+
+def _by_name(hosts: list[HostFunction]) -> dict[str, list[HostFunction]]:
+    named: dict[str, list[HostFunction]] = defaultdict(list)
+    for h in hosts:
+        named[h.name].append(h)
+    return dict(named)

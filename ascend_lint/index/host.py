@@ -63,7 +63,7 @@ class HostFacts:
     def __init__(self, core: CoreFacts):
         self._core = core
         self._hosts = core.hosts
-        self._host_by_name = core.host_by_name
+        self._visible_function = core.visible_function
         self._calls_to = core.calls_to
         self._host_values_cache: dict[tuple[int, int], list] = {}
         self._simt_only_cache: set[int] | None = None
@@ -207,13 +207,13 @@ class HostFacts:
             # A launch helper's parameter: what its callers in this module pass.
             position = host.params.index(expr.id)
             out = []
-            for call, caller in self._calls_to(host.name):
+            for call, caller in self._calls_to(host):
                 arg = argument_for(call, expr.id, position)
                 if arg is not None:
                     out += self.host_values(arg, caller, depth + 1)
             return out or [(expr, ())]
         if isinstance(expr, ast.Call) and not isinstance(expr.func, ast.Attribute):
-            helper = self._host_by_name.get(call_name(expr.func) or "")
+            helper = self._visible_function(call_name(expr.func) or "", host)
             if helper is not None and helper is not host and helper.returns:
                 out = []
                 for ret in helper.returns:
@@ -224,7 +224,9 @@ class HostFacts:
         if isinstance(expr, TupleElement):
             call = expr.value
             helper = (
-                self._host_by_name.get(call_name(call.func)) if isinstance(call, ast.Call) else None
+                self._visible_function(call_name(call.func) or "", host)
+                if isinstance(call, ast.Call)
+                else None
             )
             if helper is None:
                 return [(expr, ())]

@@ -57,7 +57,7 @@ class KernelIndex:
         self.configs = core.configs
         self.launch_calls = core.launch_calls
         self.by_name = core.by_name
-        self.host_by_name = core.host_by_name
+        self.visible_function = core.visible_function
         self.host_calls = core.host_calls
         self.host_dicts = core.host_dicts
         # The core's queries, bound once: asking the index costs no extra call.

@@ -265,7 +265,7 @@ class PlatformFacts:
         if id(host) not in cache:
             cache[id(host)] = False  # a recursive call does not vouch for itself
             if host.name != "<module>":
-                calls = self._core.calls_to(host.name)
+                calls = self._core.calls_to(host)
                 cache[id(host)] = bool(_words(host.name) & GPU_WORDS) or (
                     bool(calls)
                     and all(

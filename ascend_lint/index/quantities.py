@@ -291,7 +291,8 @@ class QuantityFacts:
     def __init__(self, core: CoreFacts, host: HostFacts, strides: StrideFacts):
         self._core = core
         self._module = core.hosts[0]
-        self._host_by_name = core.host_by_name
+        self._visible_function = core.visible_function
+        self._visible_functions = core.visible_functions
         self._host_values = host.host_values
         self._rank = strides.rank
         self._min_rank = strides.min_rank
@@ -559,7 +560,9 @@ class QuantityFacts:
             return Quantity(Role.LENGTH, f"`{shown}`, a value read from a tensor")
         if method_of is not None and name == "size" and len(call.args) == 1:
             return self._dimension(method_of, call.args[0], host, hint, shown)
-        helper = self._host_by_name.get(name) if not isinstance(call.func, ast.Attribute) else None
+        helper = (
+            self._visible_function(name, host) if not isinstance(call.func, ast.Attribute) else None
+        )
         if helper is not None and helper.returns and helper is not host:
             return _max(
                 self._sub(v, helper, depth)
@@ -761,13 +764,13 @@ class QuantityFacts:
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
             return None
         name = value.func.id
-        helper = self._host_by_name.get(name)
+        visible = self._visible_functions(name, host)
+        helper = visible[-1] if len(visible) == 1 else None
         if (
             helper is None
             or helper is host
             or not helper.returns
             or any(r.value is None for r in helper.returns)
-            or sum(h.name == name for h in self._core.hosts) != 1
             or not any(helper.node is stmt for stmt in self._core.tree.body)
             or (host is not None and name in host.params)
         ):
@@ -798,21 +801,16 @@ class QuantityFacts:
             return self._axes_of(value.body, host, depth + 1) + self._axes_of(
                 value.orelse, host, depth + 1
             )
-        if isinstance(value, ast.Name):
-            fn = self._host_by_name.get(value.id)
-            if fn is not None and fn.returns:
-                # Several functions of that name (a `def grid(meta)` in each launcher), or
-                # one the launcher cannot see (nested in another function; a parameter
-                # of that name): which grid this is is not shown, so neither is the rank.
-                unique = sum(h.name == value.id for h in self._core.hosts) == 1
-                visible = (host is None or value.id not in host.params) and (
-                    any(fn.node is stmt for stmt in self._core.tree.body)
-                    or self._defined_inside(value.id, host)
-                )
+        if isinstance(value, ast.Name) and (host is None or value.id not in host.params):
+            visible = self._visible_functions(value.id, host)
+            if visible and visible[-1].returns:
+                # Two functions it can be (one per branch of an `if`): which grid this is
+                # is not shown, so neither is the rank.
+                unique = len(visible) == 1
                 return [
-                    (axes, ranked and unique and visible)
-                    for ret in fn.returns
-                    for axes, ranked in self._axes_of(ret.value, fn, depth + 1)
+                    (axes, ranked and unique)
+                    for ret in visible[-1].returns
+                    for axes, ranked in self._axes_of(ret.value, visible[-1], depth + 1)
                 ]
         return [([value], False)]
 
