@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import bisect
 import gc
 import sys
@@ -61,18 +62,20 @@ def lint_source(
     codes: frozenset[str],
     ignore_noqa: bool = False,
     target: str = DEFAULT_TARGET,
+    observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
 ) -> FileResult:
     """Lint one file's bytes with the rules of `codes`; `target` names the SoC whose
-    Unified Buffer the budget rule checks against."""
+    Unified Buffer the budget rule checks against. `observe` sees the parsed module and
+    the rules' findings before noqa comments apply (an incremental lint starts there)."""
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
     paused = gc.isenabled()
     gc.disable()
     try:
-        result = _lint_source(path, raw, codes, ignore_noqa, target)
+        result = _lint_source(path, raw, codes, ignore_noqa, target, observe)
         if result.error and _TOO_DEEP in result.error:
             result = _retry_deep(
-                lambda: _lint_source(path, raw, codes, ignore_noqa, target), result
+                lambda: _lint_source(path, raw, codes, ignore_noqa, target, observe), result
             )
         return result
     finally:
@@ -144,6 +147,7 @@ def _lint_source(
     codes: frozenset[str],
     ignore_noqa: bool = False,
     target: str = DEFAULT_TARGET,
+    observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
 ) -> FileResult:
     result = FileResult(path)
     if not may_contain_kernels(raw):
@@ -164,18 +168,37 @@ def _lint_source(
         return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
     if not any(token in raw for token in RULE_TOKENS):
         return result
+    found = rule_findings(result, source, tree, codes, target)
+    if found is not None:
+        if observe is not None:
+            observe(source, tree, found)
+        result.diagnostics = finish_findings(source, found, codes, ignore_noqa)
+    return result
+
+
+def rule_findings(
+    result: FileResult,
+    source: SourceFile,
+    tree: ast.Module,
+    codes: frozenset[str],
+    target: str = DEFAULT_TARGET,
+) -> list[Diagnostic] | None:
+    """Index the module once and run the rules of `codes` on it: their findings as the
+    rules report them (before supersession and noqa comments), or None when the module
+    has nothing a rule looks at. An internal error is recorded on `result`."""
     try:
         index = KernelIndex.build(tree)
     except RecursionError:
         result.error = "internal error while indexing (expression nesting too deep)"
-        return result
+        return None
     except Exception as exc:  # an index bug must not hide other files' findings
         result.error = f"internal error while indexing: {type(exc).__name__}: {exc}"
-        return result
+        return None
     if not index.kernels and not index.launch_calls and not index.configs and not index.aliases.any:
-        return result
+        return None
     ctx = RuleContext(index, source, get_target(target))
     found: list[Diagnostic] = []
+    path = source.path
     for code in sorted(codes):
         rule_cls = RULES_BY_CODE.get(code)
         if rule_cls is None:
@@ -202,6 +225,14 @@ def _lint_source(
             result.error = f"internal error in {code} ({rule.name}): expression nesting too deep"
         except Exception as exc:  # a rule bug must not hide other files' findings
             result.error = f"internal error in {code} ({rule.name}): {type(exc).__name__}: {exc}"
+    return found
+
+
+def finish_findings(
+    source: SourceFile, found: list[Diagnostic], codes: frozenset[str], ignore_noqa: bool = False
+) -> list[Diagnostic]:
+    """The file's diagnostics from the rules' findings: superseded ones dropped, the
+    noqa comments applied (and the unused ones reported), one of each, in order."""
     used: set[tuple[int, str]] = set()
     kept = _drop_superseded(found)
     if ignore_noqa:  # --ignore-noqa: report what the comments would silence
@@ -218,8 +249,7 @@ def _lint_source(
             RULES_BY_CODE[UNUSED_NOQA_CODE].name,
             known=KNOWN_CODES,
         )
-    result.diagnostics = _dedupe(kept)
-    return result
+    return _dedupe(kept)
 
 
 def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

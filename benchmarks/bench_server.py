@@ -35,6 +35,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -68,10 +69,12 @@ def server_commands() -> dict[str, list[str]]:
 
 
 def edits(text: str, n: int) -> list[str]:
-    """`n` texts, each one launch option away from the one before."""
-    marker = "num_warps=4"
-    assert marker in text, "the kernel file has no `num_warps=4` to edit"
-    return [text.replace(marker, f"num_warps={4 + (i % 2) * 4}", 1) for i in range(1, n + 1)]
+    """`n` texts, each one launch option away from the one before: the first launch's
+    `num_warps=4` (the module docstring names the option too; that is not the edit)."""
+    launch = re.search(r"^[ \t]+num_warps=4\b", text, re.M)
+    assert launch is not None, "the kernel file has no launch with `num_warps=4` to edit"
+    at = launch.end() - 1
+    return [text[:at] + str(4 + (i % 2) * 4) + text[at + 1 :] for i in range(1, n + 1)]
 
 
 def ms(samples: list[float]) -> tuple[float, float]:

@@ -1,5 +1,6 @@
-"""Linting an editor's buffer: the engine's `lint_buffer` on the text as it is now, with
-the settings of the file's project, and the fixes built from that one result."""
+"""Linting an editor's buffer: the text as it is now, with the settings of the file's
+project, linted again from the buffer's previous lint where an edit allows it
+(`ascend_lint.incremental`), and the fixes built from that one result."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ascend_lint.add_noqa import comment_row
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
-from ascend_lint.engine import lint_buffer
 from ascend_lint.fixes import fix_source
+from ascend_lint.incremental import ModuleMemo
+from ascend_lint.incremental import lint_text as lint_incrementally
 from ascend_lint.server.config import Resolved
 from ascend_lint.source import SourceDecodeError, SourceFile
 
@@ -25,6 +28,7 @@ class LintedBuffer:
     resolved: Resolved
     diagnostics: list[Diagnostic] = field(default_factory=list)
     error: str | None = None  # an internal error of a rule (the other rules still ran)
+    memo: ModuleMemo | None = field(default=None, repr=False)  # where the next lint starts
 
     @property
     def result_id(self) -> str:
@@ -53,13 +57,26 @@ def unlinted(path: str, text: str, version: int | None, resolved: Resolved) -> L
     return LintedBuffer(path, version, text, SourceFile(path, raw, text, "utf-8", False), resolved)
 
 
-def lint_text(path: str, text: str, version: int | None, resolved: Resolved) -> LintedBuffer:
+def lint_text(
+    path: str,
+    text: str,
+    version: int | None,
+    resolved: Resolved,
+    previous: LintedBuffer | None = None,
+) -> LintedBuffer:
+    """The buffer's lint, from `previous` (the lint of an earlier version of the same
+    buffer) where the edit since allows: the same findings as a lint of the whole text."""
     raw = buffer_bytes(text)
     buffer = unlinted(path, text, version, resolved)
-    result = lint_buffer(path, raw, resolved.settings, force_exclude=True)
-    if result is None:  # excluded by the project's settings, as `--force-exclude` does
+    settings = resolved.settings
+    if settings.excludes(Path(path)):  # as `--force-exclude` does
         return buffer
-    fixable = resolved.settings.fixable_codes()
+    codes = settings.codes_for(path, settings.enabled_codes())
+    memo = None
+    if previous is not None and previous.resolved.key == resolved.key:
+        memo = previous.memo
+    result, buffer.memo = lint_incrementally(path, raw, codes, settings.target, memo)
+    fixable = settings.fixable_codes()
     for d in result.diagnostics:
         if d.fix is not None and d.code not in fixable:
             d.fix = None  # an unfixable code offers no fix, as on the command line

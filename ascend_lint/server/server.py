@@ -207,8 +207,17 @@ class AscendLintServer(LanguageServer):
         future = self._in_flight.get(key)
         if future is None:
             loop = asyncio.get_running_loop()
+            # From the last lint of this buffer (an edit re-lints only what it can change).
+            previous = last if last is not None and last.path == str(path) else None
             future = loop.run_in_executor(
-                self._worker, _lint_and_give_back, lint_text, str(path), text, version, resolved
+                self._worker,
+                _lint_and_give_back,
+                lint_text,
+                str(path),
+                text,
+                version,
+                resolved,
+                previous,
             )
             self._in_flight[key] = future
             future.add_done_callback(lambda _f: self._in_flight.pop(key, None))
@@ -345,11 +354,13 @@ class AscendLintServer(LanguageServer):
         super().shutdown()
 
 
-def _lint_and_give_back(lint_text, path: str, text: str, version, resolved) -> LintedBuffer:
+def _lint_and_give_back(
+    lint_text, path: str, text: str, version, resolved, previous
+) -> LintedBuffer:
     """Lint on the worker; after a big buffer, hand the memory its syntax tree and index
     took back to the system (the allocator keeps freed pages otherwise: ~20 MB of an
     818 KB file's lint, for a few milliseconds)."""
-    buffer = lint_text(path, text, version, resolved)
+    buffer = lint_text(path, text, version, resolved, previous)
     if len(text) >= BIG_BUFFER_CHARS:
         _trim_heap()
     return buffer

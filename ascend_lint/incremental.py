@@ -1,0 +1,446 @@
+"""Linting an edited buffer again from its previous lint, redoing only what the edit can
+change: an editor sends the whole text on every keystroke, and parsing a 60 KB module
+alone takes longer than a keystroke's budget.
+
+A module is a sequence of top-level statements ("units"). Definitions (`def`, `class`)
+are linked when one names another, directly or through a module-level statement that
+names one of them (`alias = kernel`), and each linked group (a component: a launcher,
+its kernels, their helpers) is what a rule's findings can depend on. Everything else at
+module level (imports, constants, platform checks) is context that every lint sees.
+
+After an edit, only the top-level statements around the changed lines are parsed again.
+If they are definitions, the components holding them (before or after the edit) are
+linted again on a copy of the module with the other definitions' lines left blank, so
+every node keeps its row and column; the other components keep their findings, moved
+by the rows inserted or removed above them. The noqa comments and the supersession of
+findings are then applied to the whole module, as for any lint.
+
+The result equals a lint of the whole text (tests/test_incremental.py edits real
+modules at random and compares). Where that cannot be shown from the units alone the
+whole text is linted: an edit of module-level code, a syntax error, a finding or a fix
+outside its component's definitions, a rule's internal error, a file-level noqa comment
+inside a definition, a non-UTF-8 buffer or CRLF line breaks.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import dataclasses
+import re
+import sys
+import warnings
+from dataclasses import dataclass
+
+from ascend_lint.diagnostics import Diagnostic, Edit, Fix, FixGroup, Position
+from ascend_lint.engine import (
+    RULE_TOKENS,
+    FileResult,
+    finish_findings,
+    lint_source,
+    may_contain_kernels,
+    rule_findings,
+)
+from ascend_lint.source import SourceDecodeError, SourceFile
+from ascend_lint.suppression import file_exemption
+from ascend_lint.ub_model import DEFAULT_TARGET
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# How messages cite a row ("the loop on line 40"); tests/test_incremental.py checks
+# that every rule's message changes only there when its code moves down.
+_CITED_ROW = re.compile(r"\bline (\d+)\b")
+_CITES_ROWS = re.compile(r"\blines \d")
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+_GLOBAL = re.compile(r"\bglobal\s+([\w\s,]+)")
+# What a top-level statement is, for what an edit of it can change.
+DEFINITION, IMPORT, INERT, BINDING, CONTEXT = "definition", "import", "inert", "binding", "context"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One top-level statement: its rows (from its first decorator), what it is, and
+    the module-level names it binds and reads."""
+
+    first: int
+    last: int
+    definition: bool  # a `def` or `class`; anything else is context every lint sees
+    kind: str  # DEFINITION, IMPORT, INERT, BINDING or CONTEXT
+    binds: frozenset[str]
+    reads: frozenset[str]
+
+    def moved(self, rows: int) -> Unit:
+        return dataclasses.replace(self, first=self.first + rows, last=self.last + rows)
+
+
+def unit_of(stmt: ast.stmt, lines: list[str]) -> Unit:
+    """The unit of a top-level statement of the module whose lines are `lines`."""
+    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+    last = stmt.end_lineno or stmt.lineno
+    # What it reads: every identifier in its text (attributes, strings and comments
+    # too), a superset that only links more than needed; a walk of the tree would
+    # cost a third of the lint of a big module.
+    text = "\n".join(lines[first - 1 : last])
+    reads = set(map(sys.intern, _IDENTIFIER.findall(text)))  # one string per name
+    if isinstance(stmt, _DEFINITIONS):
+        binds = {stmt.name}
+        if "global" in reads:  # assigns module names from inside a function
+            binds.update(n for m in _GLOBAL.finditer(text) for n in _IDENTIFIER.findall(m[1]))
+    else:
+        binds = set()
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                binds.add(node.id)
+            elif isinstance(node, _DEFINITIONS):
+                binds.add(node.name)  # in a module-level `if` or `try`
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                binds.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return Unit(
+        first,
+        last,
+        isinstance(stmt, _DEFINITIONS),
+        _kind(stmt),
+        frozenset(binds),
+        frozenset(reads),
+    )
+
+
+def _kind(stmt: ast.stmt) -> str:
+    if isinstance(stmt, _DEFINITIONS):
+        return DEFINITION
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return IMPORT
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return INERT  # a docstring: nothing reads it
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and all(
+        isinstance(t, ast.Name)
+        for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+    ):
+        return BINDING  # `BLOCK = 64`: only the statements that read the name depend on it
+    return CONTEXT  # platform checks, module-level `if`/`try`, calls: anything may
+
+
+def components(units: list[Unit]) -> list[int]:
+    """For each unit, the index of its component's representative. Definitions are
+    linked through every name one binds and another reads; a module-level statement
+    links the definitions it reads with those that read what it binds (`alias =
+    kernel`), and imports link nothing (every lint sees them anyway)."""
+    parent = list(range(len(units)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(i: int, j: int) -> None:
+        a, b = find(i), find(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+
+    defined = set()
+    for u in units:
+        if u.definition:
+            defined |= u.binds
+    binders: dict[str, list[int]] = {}
+    readers: dict[str, list[int]] = {}
+    for i, u in enumerate(units):
+        if u.kind in (IMPORT, INERT):
+            continue
+        if not u.definition and not (u.reads & defined):
+            continue  # context that depends on no definition: links nothing
+        for name in u.binds:
+            binders.setdefault(name, []).append(i)
+        for name in u.reads:
+            readers.setdefault(name, []).append(i)
+    for name, at in binders.items():
+        for j in at[1:]:
+            union(at[0], j)
+        for j in readers.get(name, ()):
+            union(at[0], j)
+    return [find(i) for i in range(len(units))]
+
+
+@dataclass
+class ModuleMemo:
+    """What an incremental lint of the next version starts from."""
+
+    path: str
+    codes: frozenset[str]
+    target: str
+    lines: list[str]
+    units: list[Unit]
+    findings: list[list[Diagnostic]]  # per unit, as the rules reported them
+    from_previous: bool = False  # this lint started from the previous one's memo
+
+
+class _Fallback(Exception):
+    """This edit is linted as a whole text (the reason, for tests and logs)."""
+
+
+def lint_text(
+    path: str,
+    raw: bytes,
+    codes: frozenset[str],
+    target: str = DEFAULT_TARGET,
+    previous: ModuleMemo | None = None,
+) -> tuple[FileResult, ModuleMemo | None]:
+    """The lint of `raw` as the file `path` (what `engine.lint_source` returns), from
+    `previous` where it applies, and the memo for the next edit (None when this text
+    cannot start one)."""
+    if (
+        previous is not None
+        and previous.path == path
+        and previous.codes == codes
+        and previous.target == target
+    ):
+        try:
+            return _relint(previous, raw, codes, target)
+        except _Fallback:
+            pass
+    return _lint_whole(path, raw, codes, target)
+
+
+def _lint_whole(
+    path: str, raw: bytes, codes: frozenset[str], target: str
+) -> tuple[FileResult, ModuleMemo | None]:
+    seen: dict = {}
+
+    def keep(source: SourceFile, tree: ast.Module, found: list[Diagnostic]) -> None:
+        seen.update(source=source, tree=tree, found=[dataclasses.replace(d) for d in found])
+
+    result = lint_source(path, raw, codes, target=target, observe=keep)
+    if result.error or not seen or not _memo_ready(seen["source"]):
+        return result, None
+    source = seen["source"]
+    units = [unit_of(stmt, source.lines) for stmt in seen["tree"].body]
+    del seen["tree"]
+    findings = _by_unit(units, components(units), seen["found"])
+    if findings is None:
+        return result, None
+    return result, ModuleMemo(path, codes, target, source.lines, units, findings)
+
+
+def _memo_ready(source: SourceFile) -> bool:
+    return source.encoding == "utf-8" and not source.has_bom and "\r" not in source.text
+
+
+def _by_unit(
+    units: list[Unit], component: list[int], found: list[Diagnostic]
+) -> list[list[Diagnostic]] | None:
+    """The findings per definition, or None when one lies outside every definition or
+    its fix reaches beyond its component (it may then depend on the whole module)."""
+    firsts = [u.first for u in units]
+    rows: dict[int, list[tuple[int, int]]] = {}
+    for i, u in enumerate(units):
+        rows.setdefault(component[i], []).append((u.first, u.last))
+    per_unit: list[list[Diagnostic]] = [[] for _ in units]
+    for d in found:
+        i = bisect.bisect_right(firsts, d.start.row) - 1
+        if i < 0 or not units[i].definition or not units[i].first <= d.end.row <= units[i].last:
+            return None
+        spans = rows[component[i]]
+        edits = d.fix.edits if d.fix is not None else ()
+        together = d.fix.together.edits if d.fix is not None and d.fix.together else ()
+        for e in (*edits, *together):
+            if not any(a <= e.start.row and e.end.row <= b for a, b in spans):
+                return None
+        per_unit[i].append(d)
+    return per_unit
+
+
+def _relint(
+    memo: ModuleMemo, raw: bytes, codes: frozenset[str], target: str
+) -> tuple[FileResult, ModuleMemo | None]:
+    try:
+        source = SourceFile.from_bytes(memo.path, raw)
+    except SourceDecodeError as exc:
+        raise _Fallback("not text") from exc
+    if not _memo_ready(source):
+        raise _Fallback("encoding or line breaks")
+    if not may_contain_kernels(raw) or not any(token in raw for token in RULE_TOKENS):
+        raise _Fallback("nothing for a rule in the text")  # a whole lint stops early
+    old, new = memo.lines, source.lines
+    if old == new:
+        raise _Fallback("same text")  # the caller's own cache answers this
+    # The changed rows: old[a-1:b] became new[a-1:b+delta] (b < a: lines inserted).
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    a, b, delta = prefix + 1, len(old) - suffix, len(new) - len(old)
+
+    units = memo.units
+    before = [i for i, u in enumerate(units) if u.last < a]
+    after = [i for i, u in enumerate(units) if u.first > b]
+    # The statement just before the change is parsed again with it: indented lines
+    # typed after a definition belong to that definition.
+    keep_before = before[:-1]
+    start = (units[keep_before[-1]].last + 1) if keep_before else 1
+    stop = (units[after[0]].first + delta - 1) if after else len(new)
+    redone = range(keep_before[-1] + 1 if keep_before else 0, after[0] if after else len(units))
+
+    piece = "\n" * (start - 1) + "\n".join(new[start - 1 : stop])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            body = ast.parse(piece, filename=memo.path).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise _Fallback("the edited statements do not parse alone") from exc
+    parsed = [unit_of(stmt, new) for stmt in body]
+
+    # Old statements of the parsed stretch that come back with the same text keep
+    # their findings; the others are changed (new, edited or removed).
+    waiting: dict[tuple[str, ...], list[int]] = {}
+    for i in redone:
+        u = units[i]
+        waiting.setdefault(tuple(old[u.first - 1 : u.last]), []).append(i)
+    new_units: list[Unit] = [units[i] for i in keep_before]
+    origin: list[int | None] = list(keep_before)  # new unit -> old unit with its findings
+    rebound: set[str] = set()  # module names an edited assignment binds
+    for u in parsed:
+        same = waiting.get(tuple(new[u.first - 1 : u.last]))
+        old_index = same.pop(0) if same else None
+        if old_index is None:
+            rebound |= _edited(u)
+        new_units.append(u)
+        origin.append(old_index)
+    for left in waiting.values():
+        for i in left:
+            rebound |= _edited(units[i])
+    for i in after:
+        new_units.append(units[i].moved(delta))
+        origin.append(i)
+
+    old_component = components(units)
+    component = components(new_units)
+    members: dict[int, list[int]] = {}
+    for j, c in enumerate(component):
+        members.setdefault(c, []).append(j)
+    kept_old = {i for i in origin if i is not None}
+    touched_old = {old_component[i] for i in range(len(units)) if i not in kept_old}
+    dirty = {
+        component[j]
+        for j, i in enumerate(origin)
+        if i is None or old_component[i] in touched_old or new_units[j].reads & rebound
+    }
+    # A component whose rows moved keeps its findings if it moved as one, and if the
+    # rows its messages cite (`the loop on line 40`) are its own (they moved with it).
+    moved_by: dict[int, int] = {}  # component -> rows moved
+    for c, js in members.items():
+        if c in dirty:
+            continue
+        shifts = {new_units[j].first - units[origin[j]].first for j in js}  # type: ignore[index]
+        if len(shifts) > 1:
+            dirty.add(c)
+            continue
+        rows = shifts.pop()
+        if rows == 0:
+            continue
+        spans = [(units[origin[j]].first, units[origin[j]].last) for j in js]  # type: ignore[index]
+        for j in js:
+            for d in memo.findings[origin[j]]:  # type: ignore[index]
+                cited = [int(n) for n in _CITED_ROW.findall(d.message)]
+                if _CITES_ROWS.search(d.message) or not all(
+                    any(a <= n <= b for a, b in spans) for n in cited
+                ):
+                    dirty.add(c)
+        if c not in dirty:
+            moved_by[c] = rows
+
+    relinted = {j for c in dirty for j in members[c] if new_units[j].definition}
+    findings: list[list[Diagnostic]] = [[] for _ in new_units]
+    groups: dict[int, FixGroup] = {}  # moved FixGroups by the old one's id
+    for j, i in enumerate(origin):
+        if j not in relinted and i is not None:
+            rows = moved_by.get(component[j], 0)
+            cached = memo.findings[i]
+            findings[j] = [_moved(d, rows, groups) for d in cached] if rows else cached
+
+    result = FileResult(memo.path)
+    if relinted:
+        fresh = _lint_part(memo.path, source, new_units, relinted, codes, target, result)
+        per_unit = _by_unit(new_units, component, fresh)
+        if per_unit is None:
+            raise _Fallback("a finding outside its component")
+        for j in relinted:
+            findings[j] = per_unit[j]
+    found = [dataclasses.replace(d) for unit in findings for d in unit]
+    found.sort(key=lambda d: d.code)  # the rules' order, as a whole lint runs them
+    result.diagnostics = finish_findings(source, found, codes)
+    return result, ModuleMemo(memo.path, codes, target, new, new_units, findings, True)
+
+
+def _lint_part(
+    path: str,
+    source: SourceFile,
+    units: list[Unit],
+    relinted: set[int],
+    codes: frozenset[str],
+    target: str,
+    result: FileResult,
+) -> list[Diagnostic]:
+    """The rules' findings on the module with only the definitions of `relinted` (and
+    all module-level code) left in, each line where it is in the whole text."""
+    lines = list(source.lines)
+    for j, u in enumerate(units):
+        if u.definition and j not in relinted:
+            lines[u.first - 1 : u.last] = [""] * (u.last - u.first + 1)
+    text = "\n".join(lines)
+    part = SourceFile(path, text.encode("utf-8"), text, "utf-8", False)
+    if file_exemption(part) != file_exemption(source):
+        raise _Fallback("a file-level noqa comment inside a definition")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise _Fallback("the part does not parse") from exc
+    found = rule_findings(result, part, tree, codes, target)
+    if found is None or result.error:
+        raise _Fallback("nothing to check in the part, or a rule failed")
+    return found
+
+
+def _edited(unit: Unit) -> set[str]:
+    """The module names whose readers an edit of `unit` (added, changed or removed)
+    can change the findings of; a kind of statement whose effect reaches further
+    (an import, a platform check) is linted as a whole text."""
+    if unit.kind in (DEFINITION, INERT):
+        return set()  # a definition's component is linted again anyway
+    if unit.kind == BINDING:
+        return set(unit.binds)
+    raise _Fallback(f"module-level code changed ({unit.kind})")
+
+
+def _moved(d: Diagnostic, rows: int, groups: dict[int, FixGroup]) -> Diagnostic:
+    """`d` with every position `rows` further down, its fix too. Sibling fixes share
+    one FixGroup (compared by identity): their moved fixes share one moved group."""
+    fix = d.fix
+    if fix is not None:
+        together = fix.together
+        if together is not None:
+            if id(together) not in groups:
+                groups[id(together)] = FixGroup(
+                    together.size, tuple(_edit(e, rows) for e in together.edits)
+                )
+            together = groups[id(together)]
+        edits = tuple(_edit(e, rows) for e in fix.edits)
+        fix = Fix(fix.applicability, fix.message, edits, together)
+    return dataclasses.replace(
+        d,
+        message=_CITED_ROW.sub(lambda m: f"line {int(m[1]) + rows}", d.message),
+        start=_position(d.start, rows),
+        end=_position(d.end, rows),
+        fix=fix,
+    )
+
+
+def _edit(e: Edit, rows: int) -> Edit:
+    return Edit(_position(e.start, rows), _position(e.end, rows), e.content)
+
+
+def _position(p: Position, rows: int) -> Position:
+    return Position(p.row + rows, p.column)

@@ -1,0 +1,219 @@
+"""An incremental lint of an edited module equals a lint of its whole text.
+
+The main check edits the shipped kernel modules at random, keystroke-sized edits one
+after another (some leave the file broken for a moment, as typing does), and compares
+each incremental result, fixes and their groups included, with a whole lint of the
+same text. It also requires that most edits were in fact linted incrementally, so it
+cannot pass by always falling back.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import ascend_lint.incremental as incremental
+from ascend_lint.engine import lint_source
+from ascend_lint.incremental import lint_text
+from ascend_lint.rules import ALL_RULES
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bigfile import build_big_source  # noqa: E402
+from incremental_check import CODES, replay, shape  # noqa: E402
+
+MODULES = sorted(
+    [
+        *(ROOT / "examples" / "gpu_habits").glob("[!_]*.py"),
+        *(ROOT / "reference_kernels").glob("[!_]*.py"),
+        *(ROOT / "tests" / "fixtures").glob("*.py"),
+    ]
+)
+
+
+def replay_equal(path: str, text: str, edits: int, seed) -> Counter:
+    tally: Counter = Counter()
+    differences = replay(path, text, edits, random.Random(seed), tally, [])
+    assert differences == [], differences
+    assert tally["equal"] == edits
+    return tally
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda p: p.name)
+def test_random_edits_of_shipped_modules_lint_as_the_whole_text(module: Path):
+    tally = replay_equal(str(module), module.read_text(encoding="utf-8"), 25, module.name)
+    # Linted as whole texts on purpose: no kernel, a syntax error, a finding in
+    # module-level code (a CUDA import).
+    whole = (
+        "torch_reference.py",
+        "every_construct.py",
+        "broken_syntax.py",
+        "gpu_port_leftovers.py",
+    )
+    if module.name not in whole:
+        assert tally["incremental"] >= 0.3 * tally["edits"], tally  # not all fallbacks
+
+
+def test_random_edits_of_a_big_module_lint_as_the_whole_text():
+    tally = replay_equal("big.py", build_big_source(60_000), 40, 7)
+    assert tally["incremental"] >= 0.5 * tally["edits"], tally
+
+
+def _reasons(before: str, after: str) -> str | None:
+    """Why `after` is linted as a whole text after `before` (None: incrementally)."""
+    memo = lint_text("m.py", before.encode(), CODES)[1]
+    assert memo is not None
+    try:
+        incremental._relint(memo, after.encode(), CODES, incremental.DEFAULT_TARGET)
+    except incremental._Fallback as exc:
+        return str(exc)
+    return None
+
+
+MODULE = textwrap.dedent(
+    """\
+    import triton
+    import triton.language as tl
+
+    BLOCK = 64
+
+
+    @triton.jit
+    def first_kernel(x, y, n, BT: tl.constexpr):
+        i = tl.program_id(0)
+        for t in range(n):
+            v = tl.load(x + t * 16 + i)
+            tl.store(y + t, v)
+
+
+    @triton.jit
+    def second_kernel(x, y, BT: tl.constexpr):
+        i = tl.program_id(0)
+        tl.store(y + i, tl.load(x + i))
+
+
+    def launch_first(x, y, n):
+        first_kernel[(4,)](x, y, n, BT=BLOCK, num_warps=4)
+
+
+    def launch_second(x, y):
+        second_kernel[(4,)](x, y, BT=32, num_warps=8)
+    """
+)
+
+
+def _check(before: str, after: str) -> None:
+    memo = lint_text("m.py", before.encode(), CODES)[1]
+    result, _ = lint_text("m.py", after.encode(), CODES, previous=memo)
+    assert shape(result) == shape(lint_source("m.py", after.encode(), CODES))
+
+
+def test_an_edit_inside_a_definition_relints_its_component_only(monkeypatch):
+    after = MODULE.replace("num_warps=8", "num_warps=2")
+    relinted: list[set[int]] = []
+    real = incremental._lint_part
+
+    def spy(path, source, units, chosen, *args):
+        relinted.append({units[j].first for j in chosen})
+        return real(path, source, units, chosen, *args)
+
+    monkeypatch.setattr(incremental, "_lint_part", spy)
+    assert _reasons(MODULE, after) is None
+    # second_kernel (row 15) and its launcher (row 25); first_kernel's group is kept.
+    assert relinted == [{15, 25}]
+    _check(MODULE, after)
+
+
+def test_a_module_constant_relints_what_reads_it():
+    tile = textwrap.dedent(
+        """\
+        import triton
+        import triton.language as tl
+
+        BLOCK = 64
+
+
+        @triton.jit
+        def tile_kernel(x, y, BT: tl.constexpr):
+            v = tl.load(x + tl.arange(0, BT))
+            tl.store(y + tl.arange(0, BT), v)
+
+
+        def launch(x, y):
+            tile_kernel[(4,)](x, y, BT=BLOCK)
+        """
+    )
+    huge = tile.replace("BLOCK = 64", "BLOCK = 1048576")
+    assert _reasons(tile, huge) is None
+    memo = lint_text("m.py", tile.encode(), CODES)[1]
+    result, _ = lint_text("m.py", huge.encode(), CODES, previous=memo)
+    assert [d.code for d in result.diagnostics] == ["ASC022"]  # a tile past the UB
+    _check(tile, huge)
+
+
+def test_lines_added_above_move_the_findings_below_and_their_line_citations():
+    after = MODULE.replace("@triton.jit\ndef second", "\n\n@triton.jit\ndef second")
+    assert _reasons(MODULE, after) is None
+    _check(MODULE, after)
+
+
+@pytest.mark.parametrize(
+    "after,why",
+    [
+        (MODULE.replace("import triton\n", "import triton as tr\n"), "import"),
+        (MODULE.replace("BLOCK = 64\n", "BLOCK = 64\nif BLOCK:\n    pass\n"), "context"),
+        (MODULE.replace("num_warps=8)", "num_warps=8"), "do not parse"),
+        (MODULE.replace("\n", "\r\n"), "line breaks"),
+    ],
+    ids=["an-import", "module-level-control-flow", "syntax-error", "crlf"],
+)
+def test_what_is_linted_as_a_whole_text(after: str, why: str):
+    reason = _reasons(MODULE, after)
+    assert reason is not None and why in reason
+    _check(MODULE, after)
+
+
+def test_a_file_level_noqa_comment_in_a_definition_not_linted_again():
+    before = MODULE.replace(
+        "v = tl.load(", "v = tl.load(  # ascend-lint: noqa: ASC004\n        ", 1
+    )
+    after = before.replace("num_warps=8", "num_warps=2")
+    reason = _reasons(before, after)
+    assert reason is not None and "file-level noqa" in reason
+    _check(before, after)
+
+
+def test_a_finding_in_module_level_code_starts_no_memo():
+    source = MODULE + "\nCONFIGS = [triton.Config({}, num_warps=4)]\n"
+    result, memo = lint_text("m.py", source.encode(), CODES)
+    assert any(d.start.row > MODULE.count("\n") for d in result.diagnostics)
+    assert memo is None
+
+
+@pytest.mark.parametrize(
+    "rule,case",
+    [
+        pytest.param(r, c, id=f"{r.code}-invalid-{i}")
+        for r in ALL_RULES
+        for i, c in enumerate(r.INVALID)
+    ],
+)
+def test_messages_cite_rows_only_as_line_n(rule, case):
+    """The rows a message names move with its code: a finding kept from the previous
+    lint is moved by rewriting `line N`, which is right only if rules cite rows that
+    way and no other."""
+    code = case.code
+    moved = "\n" * 7 + code
+    here = lint_source("c.py", code.encode(), frozenset({rule.code}))
+    there = lint_source("c.py", moved.encode(), frozenset({rule.code}))
+    assert len(here.diagnostics) == len(there.diagnostics)
+    for a, b in zip(here.diagnostics, there.diagnostics):
+        assert b.start.row == a.start.row + 7
+        expected = re.sub(r"\bline (\d+)\b", lambda m: f"line {int(m[1]) + 7}", a.message)
+        assert b.message == expected
