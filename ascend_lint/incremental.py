@@ -170,6 +170,7 @@ class ModuleMemo:
     lines: list[str]
     units: list[Unit]
     findings: list[list[Diagnostic]]  # per unit, as the rules reported them
+    exemption: frozenset[str] | None  # what the file-level noqa comments silence
     from_previous: bool = False  # this lint started from the previous one's memo
 
 
@@ -217,7 +218,8 @@ def _lint_whole(
     findings = _by_unit(units, components(units), seen["found"])
     if findings is None:
         return result, None
-    return result, ModuleMemo(path, codes, target, source.lines, units, findings)
+    memo = ModuleMemo(path, codes, target, source.lines, units, findings, file_exemption(source))
+    return result, memo
 
 
 def _memo_ready(source: SourceFile) -> bool:
@@ -259,6 +261,9 @@ def _relint(
         raise _Fallback("encoding or line breaks")
     if not may_contain_kernels(raw) or not any(token in raw for token in RULE_TOKENS):
         raise _Fallback("nothing for a rule in the text")  # a whole lint stops early
+    if file_exemption(source) != memo.exemption:
+        # Rules read them too (a fix leaves silenced code alone): every finding may change.
+        raise _Fallback("the file-level noqa comments changed")
     old, new = memo.lines, source.lines
     if old == new:
         raise _Fallback("same text")  # the caller's own cache answers this
@@ -370,7 +375,9 @@ def _relint(
     found = [dataclasses.replace(d) for unit in findings for d in unit]
     found.sort(key=lambda d: d.code)  # the rules' order, as a whole lint runs them
     result.diagnostics = finish_findings(source, found, codes)
-    return result, ModuleMemo(memo.path, codes, target, new, new_units, findings, True)
+    return result, ModuleMemo(
+        memo.path, codes, target, new, new_units, findings, memo.exemption, True
+    )
 
 
 def _lint_part(

@@ -189,6 +189,13 @@ def test_a_file_level_noqa_comment_in_a_definition_not_linted_again():
     _check(before, after)
 
 
+def test_a_new_file_level_noqa_comment_relints_the_whole_text():
+    after = MODULE.replace("BLOCK = 64\n", "BLOCK = 64\n# ascend-lint: noqa: ASC004\n")
+    reason = _reasons(MODULE, after)
+    assert reason is not None and "file-level noqa comments changed" in reason
+    _check(MODULE, after)
+
+
 def test_a_finding_in_module_level_code_starts_no_memo():
     source = MODULE + "\nCONFIGS = [triton.Config({}, num_warps=4)]\n"
     result, memo = lint_text("m.py", source.encode(), CODES)
