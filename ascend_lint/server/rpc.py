@@ -43,6 +43,7 @@ _WAITING, _RUNNING, _SHUT_DOWN = "waiting for initialize", "running", "shut down
 # Methods allowed whatever the lifecycle says.
 _EXIT = "exit"
 _CHARSETS = ("utf-8", "utf8")
+_CHUNK = 1 << 20
 
 
 class ResponseError(Exception):
@@ -166,6 +167,8 @@ class Connection:
                 self._loop.call_soon_threadsafe(self._receive, message)
         except (OSError, ValueError):  # stdin closed or gone under us
             pass
+        except Exception as exc:  # a bug here would leave a server that hears nothing
+            log.error("reading from the client failed: %s: %s", type(exc).__name__, exc)
         with contextlib.suppress(RuntimeError):  # a closed loop: the process is leaving
             self._loop.call_soon_threadsafe(self._input_closed)
 
@@ -197,8 +200,8 @@ class Connection:
         length = headers.get("content-length", "")
         if not length.isdigit():
             return _ParseFailure(f"no valid Content-Length header ({length!r})")
-        body = self._reader.read(int(length))
-        if len(body) < int(length):
+        body = self._read_body(int(length))
+        if body is None:
             return None  # the client left mid-message
         charset = _charset(headers.get("content-type"))
         if charset is not None and charset not in _CHARSETS:
@@ -207,6 +210,18 @@ class Connection:
             return json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             return _ParseFailure(f"the body is not UTF-8 JSON: {exc}")
+
+    def _read_body(self, length: int) -> bytes | None:
+        """`length` bytes, read a chunk at a time: a wrong, huge length waits for input
+        instead of allocating it all at once."""
+        chunks, left = [], length
+        while left:
+            chunk = self._reader.read(min(left, _CHUNK))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
 
     # -- from the client: dispatch -----------------------------------------------------
 
@@ -265,34 +280,36 @@ class Connection:
     def _call(self, id_: Any, method: str, params: Any) -> None:
         try:
             result = self._requests[method](params)
-            if inspect.isawaitable(result):
-                task = asyncio.ensure_future(self._answer_later(id_, method, result))
-                self._running[id_] = task
-                return
         except ResponseError as exc:
             self._respond_error(id_, exc)
             return
         except Exception as exc:  # a bug in a handler: its request fails, nothing else
             self._respond_error(id_, _internal_error(method, exc))
             return
-        self._answered(id_, method, result)
-
-    async def _answer_later(self, id_: Any, method: str, pending: Awaitable) -> None:
-        try:
-            result = await pending
-        except asyncio.CancelledError:
-            if id_ not in self._cancelled:
-                raise  # not the client's doing: the loop is going away
-            self._respond_error(id_, ResponseError(REQUEST_CANCELLED, f"{method} cancelled"))
-        except ResponseError as exc:
-            self._respond_error(id_, exc)
-        except Exception as exc:
-            self._respond_error(id_, _internal_error(method, exc))
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            self._running[id_] = task
+            # Answered from the task's end, however it ends: cancelled before it even
+            # started (a cancel read with its request) too.
+            task.add_done_callback(lambda done: self._finished(id_, method, done))
         else:
             self._answered(id_, method, result)
-        finally:
-            self._running.pop(id_, None)
-            self._cancelled.discard(id_)
+
+    def _finished(self, id_: Any, method: str, task: asyncio.Future) -> None:
+        self._running.pop(id_, None)
+        by_client = id_ in self._cancelled
+        self._cancelled.discard(id_)
+        if task.cancelled():
+            if by_client:  # otherwise the loop is going away, and the process with it
+                self._respond_error(id_, ResponseError(REQUEST_CANCELLED, f"{method} cancelled"))
+            return
+        exc = task.exception()
+        if exc is None:
+            self._answered(id_, method, task.result())
+        elif isinstance(exc, ResponseError):
+            self._respond_error(id_, exc)
+        else:
+            self._respond_error(id_, _internal_error(method, exc))
 
     def _answered(self, id_: Any, method: str, result: Any) -> None:
         try:
