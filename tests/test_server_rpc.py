@@ -407,6 +407,38 @@ def test_lifecycle_errors_and_unknown_methods(client: Client):
     assert client.stderr() == ""
 
 
+@pytest.mark.parametrize(
+    ("message", "answered"),
+    [
+        ([{"jsonrpc": "2.0", "id": 2, "method": "shutdown"}], True),  # a batch
+        ({"jsonrpc": "2.0", "id": [2], "method": "shutdown"}, True),  # an id that is no id
+        ({"jsonrpc": "2.0", "id": {"n": 2}, "result": None}, True),
+        ({"jsonrpc": "2.0", "id": 3, "method": 42}, True),
+        # a notification: logged, not answered
+        ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": [1]}}, False),
+    ],
+)
+def test_invalid_messages_are_invalid_requests_and_the_server_goes_on(
+    client: Client, message: dict | list, answered: bool
+):
+    client.initialize()
+    client.write(frame(json.dumps(message).encode()))
+    hover = {"textDocument": {"uri": "untitled:a"}, "position": {"line": 0, "character": 0}}
+    assert client.request(9, "textDocument/hover", hover)["result"] is None
+    errors = [error_of(m) for m in client.held if "error" in m]
+    assert errors == ([-32600] if answered else [])
+    assert client.end() == 0
+    assert "Traceback" not in client.stderr()
+
+
+def test_stdin_closed_after_shutdown_is_a_clean_exit(client: Client):
+    client.initialize()
+    assert client.request(2, "shutdown")["result"] is None
+    client.process.stdin.close()
+    assert client.process.wait(TIMEOUT) == 0
+    assert client.stderr() == ""
+
+
 def test_exit_without_shutdown_is_code_1_and_one_line(client: Client):
     client.initialize()
     client.notify("exit")

@@ -114,6 +114,7 @@ class Connection:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self._loop = loop
+        loop.set_exception_handler(_log_loop_error)
         threading.Thread(target=self._read_forever, name="ascend-lint-stdin", daemon=True).start()
         loop.run_forever()
 
@@ -230,7 +231,9 @@ class Connection:
             log.error("parse error: %s", message.reason)
             self._respond_error(None, ResponseError(PARSE_ERROR, message.reason))
             return
-        if not isinstance(message, dict):  # a batch: the LSP sends none
+        if not isinstance(message, dict) or not _is_id(message.get("id")):
+            # a batch (the LSP sends none), or an id that is neither a number nor a string
+            log.error("invalid message: %.200s", json.dumps(message))
             self._respond_error(None, ResponseError(INVALID_REQUEST, "not a JSON-RPC message"))
             return
         method = message.get("method")
@@ -346,6 +349,8 @@ class Connection:
 
     def _cancel(self, params: Any) -> None:
         id_ = params.get("id") if isinstance(params, dict) else None
+        if not _is_id(id_):
+            return
         task = self._running.get(id_)
         if task is not None and not task.done():
             self._cancelled.add(id_)
@@ -362,6 +367,18 @@ class Connection:
             + ("" if self.shut_down else " without `shutdown`")
             + "; exiting"
         )
+
+
+def _is_id(value: object) -> bool:
+    """A JSON-RPC id (or its absence): a number, a string or null."""
+    return value is None or (isinstance(value, (int, float, str)) and not isinstance(value, bool))
+
+
+def _log_loop_error(_loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """What escapes every handler (a bug): one line in the log, not a traceback."""
+    exc = context.get("exception")
+    detail = f": {type(exc).__name__}: {exc}" if exc is not None else ""
+    log.error("%s%s", context.get("message", "error in the event loop"), detail)
 
 
 def _charset(content_type: str | None) -> str | None:

@@ -363,7 +363,8 @@ class AscendLintServer:
             "serverInfo": {"name": "ascend-lint", "version": __version__},
         }
 
-    async def initialized(self, _params: Any) -> None:
+    def initialized(self, _params: Any) -> None:
+        # Not a coroutine: it runs before the next message is read (`shutdown` may follow).
         self.warm_up()  # not at `initialize`: it would hold up the answer (the interpreter lock)
         registrations = []
         if self.watches_files:
@@ -384,6 +385,9 @@ class AscendLintServer:
                     "registerOptions": {"section": SECTION},
                 }
             )
+        self._spawn(self._register_and_pull(registrations))
+
+    async def _register_and_pull(self, registrations: list[dict]) -> None:
         if registrations:
             await self.ask("client/registerCapability", {"registrations": registrations})
         await self.pull_configuration()
