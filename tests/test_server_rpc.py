@@ -676,3 +676,29 @@ def test_a_file_whose_path_is_percent_encoded_gets_its_projects_settings(
     plain = client.open(workspace / "kern.py")
     assert codes(client.published(plain)) == ["ASC004"]
     assert client.end() == 0
+
+
+@pytest.mark.parametrize("root", ["rootUri", "rootPath", "workspaceFolders"])
+def test_an_untitled_buffer_gets_the_settings_of_the_workspace_root(
+    workspace: Path, tmp_path_factory, root: str
+):
+    (workspace / "pyproject.toml").write_text('[tool.ascend-lint]\nignore = ["ASC004"]\n', "utf-8")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")  # the server's own folder: no settings
+    c = Client(elsewhere)
+    try:
+        given = {
+            "rootUri": {"rootUri": workspace.as_uri()},
+            "rootPath": {"rootUri": None, "rootPath": str(workspace)},
+            "workspaceFolders": {
+                "rootUri": None,
+                "workspaceFolders": [{"uri": workspace.as_uri(), "name": "w"}],
+            },
+        }[root]
+        c.initialize(**given)
+        uri = "untitled:Untitled-1"
+        item = {"uri": uri, "languageId": "python", "version": 1, "text": KERNEL}
+        c.notify("textDocument/didOpen", {"textDocument": item})
+        assert codes(c.published(uri)) == []
+        assert c.end() == 0
+    finally:
+        c.close()

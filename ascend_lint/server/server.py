@@ -573,13 +573,17 @@ def _settings_of(value: object) -> object:
 
 def _root_path(params: dict) -> str | None:
     """The workspace's root: `rootUri`, else the older `rootPath`, else the first folder."""
-    folders = params.get("workspaceFolders") or []
-    for uri in (params.get("rootUri"), *(f.get("uri") for f in folders if isinstance(f, dict))):
+    root_uri = params.get("rootUri")
+    path = path_of_uri(root_uri) if isinstance(root_uri, str) else None
+    if path:
+        return path
+    if isinstance(params.get("rootPath"), str) and params["rootPath"]:
+        return params["rootPath"]
+    for folder in params.get("workspaceFolders") or []:
+        uri = folder.get("uri") if isinstance(folder, dict) else None
         path = path_of_uri(uri) if isinstance(uri, str) else None
         if path:
             return path
-        if uri == params.get("rootUri") and isinstance(params.get("rootPath"), str):
-            return params["rootPath"]
     return None
 
 
