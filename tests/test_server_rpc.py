@@ -391,6 +391,7 @@ def test_lifecycle_errors_and_unknown_methods(client: Client):
     assert error_of(client.request(3, "initialize", {"capabilities": {}})) == -32600
     client.notify("initialized", {})
     assert error_of(client.request(4, "textDocument/formatting", {})) == -32601
+    assert error_of(client.request(5, "textDocument/hover", 5)) == -32602  # params: 5
     answer = client.request("five", "$/unknownRequest", {})
     assert error_of(answer) == -32601
     assert answer == {"jsonrpc": "2.0", "id": "five", "error": answer["error"]}  # ids as sent

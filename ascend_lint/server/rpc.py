@@ -3,11 +3,12 @@ dispatch, the lifecycle (`initialize` first, nothing but `exit` after `shutdown`
 `$/cancelRequest`, requests to the client, and errors as the LSP numbers them.
 
 Messages are plain dicts of the protocol's JSON (camelCase keys), read and written by
-the standard `json` module: no typed objects are built for a message, so a 800 KB
+the standard `json` module: no typed objects are built for a message, so an 800 KB
 `didChange` costs one `json.loads`, and importing this module costs nothing measurable.
 
-A thread reads stdin (blocking reads take any chunking of the stream; a pipe cannot
-be read without one on every platform) and hands each message to the event loop,
+A thread reads stdin (blocking reads take any chunking of the stream, and work on
+every platform's pipes, where asyncio's pipe reading does not) and hands each message
+to the event loop,
 where handlers run and answers are written. A handler may be a function or a
 coroutine function; a coroutine runs as a task of its own, so a long request does not
 hold up the next one, and `$/cancelRequest` cancels it.
@@ -275,6 +276,8 @@ class Connection:
             error = ResponseError(INVALID_REQUEST, "initialize was already received")
         elif method not in self._requests:
             error = ResponseError(METHOD_NOT_FOUND, f"unhandled method {method}")
+        elif params is not None and not isinstance(params, (dict, list)):
+            error = ResponseError(INVALID_PARAMS, "params must be an object or an array")
         else:
             self._call(id_, method, params)
             return
