@@ -153,6 +153,8 @@ class AscendLintServer:
             "textDocumentSync": {"openClose": True, "change": FULL_SYNC, "save": True},
             "hoverProvider": True,
             "codeActionProvider": {"codeActionKinds": CODE_ACTION_KINDS, "resolveProvider": True},
+            # These two as the server has always announced them: no command, and
+            # workspace folders accepted (the root and each file's project decide).
             "executeCommandProvider": {"commands": []},
             "workspace": {
                 "workspaceFolders": {"supported": True, "changeNotifications": True},
