@@ -42,7 +42,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -425,8 +424,8 @@ def main() -> int:
         f"`python benchmarks/bench_server.py --runs {args.runs} --edits {args.edits} "
         f"--cli-runs {args.cli_runs}`, "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; ascend-lint "
-        f"{__version__}, {ruff_version}, Python {platform.python_version()}, pygls "
-        f"{metadata.version('pygls')}, lsprotocol {metadata.version('lsprotocol')}; "
+        f"{__version__} (its own JSON-RPC/LSP layer), {ruff_version}, Python "
+        f"{platform.python_version()}; "
         f"{os.cpu_count()} cores ({platform.machine()}) shared with other work, load average "
         f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run.",
         "",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pygls", reason="the server's extra is not installed: pip install -e '.[dev]'")
+pytest.importorskip("pygls", reason="pytest-lsp's client needs pygls: pip install -e '.[dev]'")
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is not installed")
 
 from lsprotocol import types  # noqa: E402
@@ -714,31 +714,6 @@ async def test_a_failing_request_or_rule_does_not_stop_the_server(failing: Langu
     assert await e.actions(uri, asc001.range)
     version = e.change(uri, KERNEL.replace(", num_warps=4", ""))
     assert sorted(by_code(await e.diagnostics(uri, version))) == ["ASC001"]
-
-
-# -- without the extra ------------------------------------------------------------------
-
-
-async def test_server_without_pygls_says_what_to_install():
-    code = (
-        "import sys; sys.modules['pygls'] = None\n"
-        "from ascend_lint.cli import main\n"
-        "raise SystemExit(main(['server']))"
-    )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        code,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
-    assert process.returncode == 2
-    assert out == b""
-    assert err.decode().strip().splitlines() == [
-        'error: ascend-lint server needs pygls and lsprotocol: pip install "ascend-lint[server]"'
-    ]
 
 
 # -- what Neovim sends: code actions from anywhere on a line ------------------------------

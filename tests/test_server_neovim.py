@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pygls", reason="the server's extra is not installed: pip install -e '.[dev]'")
-
 NVIM = shutil.which("nvim")
 
 

@@ -1,8 +1,7 @@
-"""Engine results as LSP objects: diagnostics, ranges, text edits and code actions."""
+"""Engine results as the LSP's JSON (plain dicts, camelCase keys): diagnostics, ranges,
+text edits and code actions."""
 
 from __future__ import annotations
-
-from lsprotocol import types
 
 from ascend_lint.add_noqa import with_codes
 from ascend_lint.diagnostics import Applicability, Diagnostic, Edit, Position
@@ -12,15 +11,22 @@ from ascend_lint.server.buffers import LintedBuffer, changes_text, noqa_row
 from ascend_lint.server.positions import to_client
 
 SOURCE = "ascend-lint"
-FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.ascend-lint"
-CODE_ACTION_KINDS = [types.CodeActionKind.QuickFix, FIX_ALL_KIND]
+QUICK_FIX = "quickfix"
+FIX_ALL_KIND = "source.fixAll.ascend-lint"
+CODE_ACTION_KINDS = [QUICK_FIX, FIX_ALL_KIND]
+# DiagnosticSeverity and DiagnosticTag
+ERROR, WARNING = 1, 2
+UNNECESSARY = 1
 
 
-def lsp_range(buffer: LintedBuffer, start: Position, end: Position, encoding: str) -> types.Range:
+def lsp_range(buffer: LintedBuffer, start: Position, end: Position, encoding: str) -> dict:
     lines = buffer.source.lines
     s_line, s_char = to_client(lines, start, encoding)
     e_line, e_char = to_client(lines, end, encoding)
-    return types.Range(types.Position(s_line, s_char), types.Position(e_line, e_char))
+    return {
+        "start": {"line": s_line, "character": s_char},
+        "end": {"line": e_line, "character": e_char},
+    }
 
 
 def _visible_span(buffer: LintedBuffer, d: Diagnostic) -> tuple[Position, Position]:
@@ -36,44 +42,38 @@ def _visible_span(buffer: LintedBuffer, d: Diagnostic) -> tuple[Position, Positi
     return d.start, d.end
 
 
-def lsp_diagnostic(buffer: LintedBuffer, d: Diagnostic, encoding: str) -> types.Diagnostic:
+def lsp_diagnostic(buffer: LintedBuffer, d: Diagnostic, encoding: str) -> dict:
     start, end = _visible_span(buffer, d)
-    return types.Diagnostic(
-        range=lsp_range(buffer, start, end, encoding),
-        message=d.message,
-        severity=(
-            types.DiagnosticSeverity.Error
-            if d.code == SYNTAX_ERROR_CODE
-            else types.DiagnosticSeverity.Warning
-        ),
-        code=d.code,
-        code_description=types.CodeDescription(href=rule_url(d.code)),
-        source=SOURCE,
-        tags=[types.DiagnosticTag.Unnecessary] if d.code == UNUSED_NOQA_CODE else None,
-        data={
+    diagnostic = {
+        "range": lsp_range(buffer, start, end, encoding),
+        "message": d.message,
+        "severity": ERROR if d.code == SYNTAX_ERROR_CODE else WARNING,
+        "code": d.code,
+        "codeDescription": {"href": rule_url(d.code)},
+        "source": SOURCE,
+        "data": {
             "name": d.name,
             "fix": d.fix.applicability.value if d.fix is not None else None,
         },
-    )
+    }
+    if d.code == UNUSED_NOQA_CODE:
+        diagnostic["tags"] = [UNNECESSARY]
+    return diagnostic
 
 
-def lsp_diagnostics(buffer: LintedBuffer, encoding: str) -> list[types.Diagnostic]:
+def lsp_diagnostics(buffer: LintedBuffer, encoding: str) -> list[dict]:
     return [lsp_diagnostic(buffer, d, encoding) for d in buffer.diagnostics]
 
 
-def _text_edit(buffer: LintedBuffer, edit: Edit, encoding: str) -> types.TextEdit:
-    return types.TextEdit(lsp_range(buffer, edit.start, edit.end, encoding), edit.content)
+def _text_edit(buffer: LintedBuffer, edit: Edit, encoding: str) -> dict:
+    return {"range": lsp_range(buffer, edit.start, edit.end, encoding), "newText": edit.content}
 
 
-def _workspace_edit(
-    uri: str, buffer: LintedBuffer, edits: list[types.TextEdit], versioned: bool
-) -> types.WorkspaceEdit:
+def _workspace_edit(uri: str, buffer: LintedBuffer, edits: list[dict], versioned: bool) -> dict:
     if versioned:
-        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=buffer.version)
-        return types.WorkspaceEdit(
-            document_changes=[types.TextDocumentEdit(text_document=document, edits=edits)]
-        )
-    return types.WorkspaceEdit(changes={uri: edits})
+        document = {"uri": uri, "version": buffer.version}
+        return {"documentChanges": [{"textDocument": document, "edits": edits}]}
+    return {"changes": {uri: edits}}
 
 
 def _overlaps(d: Diagnostic, start: Position, end: Position) -> bool:
@@ -94,7 +94,7 @@ def findings_for(
     buffer: LintedBuffer,
     start: Position,
     end: Position,
-    context: list[types.Diagnostic],
+    context: list[dict],
     encoding: str,
 ) -> list[Diagnostic]:
     """The findings a code action request is about: those under the requested range
@@ -103,20 +103,32 @@ def findings_for(
     range as this server published them."""
     listed: dict[str, set[tuple[int, int, int, int]]] = {}
     for c in context:
-        if c.source in (None, SOURCE) and isinstance(c.code, str):
-            r = c.range
-            listed.setdefault(c.code, set()).add(
-                (r.start.line, r.start.character, r.end.line, r.end.character)
-            )
+        if not isinstance(c, dict):
+            continue
+        code = c.get("code")
+        if c.get("source") in (None, SOURCE) and isinstance(code, str):
+            listed.setdefault(code, set()).add(_span_of(c.get("range")))
     found = []
     for d in buffer.diagnostics:
         if _overlaps(d, start, end):
             found.append(d)
         elif d.code in listed:
             r = lsp_range(buffer, *_visible_span(buffer, d), encoding)
-            if (r.start.line, r.start.character, r.end.line, r.end.character) in listed[d.code]:
+            if _span_of(r) in listed[d.code]:
                 found.append(d)
     return found
+
+
+def _span_of(r: object) -> tuple | None:
+    try:
+        return (
+            r["start"]["line"],
+            r["start"]["character"],
+            r["end"]["line"],
+            r["end"]["character"],
+        )
+    except (KeyError, TypeError):  # not a range: matches nothing
+        return None
 
 
 def quick_fixes(
@@ -125,10 +137,10 @@ def quick_fixes(
     findings: list[Diagnostic],
     encoding: str,
     versioned: bool,
-) -> list[types.CodeAction]:
+) -> list[dict]:
     """Each finding's own fix (safe ones preferred, unsafe ones labelled, display-only
     ones not offered) and its `# noqa` action, as Ruff offers them."""
-    actions: list[types.CodeAction] = []
+    actions: list[dict] = []
     for d in findings:
         shown = [lsp_diagnostic(buffer, d, encoding)]
         fix = d.fix
@@ -140,13 +152,13 @@ def quick_fixes(
             safe = fix.applicability == Applicability.SAFE
             edits = [_text_edit(buffer, e, encoding) for e in fix.edits]
             actions.append(
-                types.CodeAction(
-                    title=f"{d.code}: {fix.message}" + ("" if safe else " (unsafe fix)"),
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=shown,
-                    is_preferred=safe,
-                    edit=_workspace_edit(uri, buffer, edits, versioned),
-                )
+                {
+                    "title": f"{d.code}: {fix.message}" + ("" if safe else " (unsafe fix)"),
+                    "kind": QUICK_FIX,
+                    "diagnostics": shown,
+                    "isPreferred": safe,
+                    "edit": _workspace_edit(uri, buffer, edits, versioned),
+                }
             )
         if d.code in (SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE):
             continue  # a broken file takes no comment; an unused noqa is not silenced
@@ -156,12 +168,14 @@ def quick_fixes(
         line = buffer.source.line(row)
         edit = Edit(Position(row, 0), Position(row, len(line)), with_codes(line, {d.code}))
         actions.append(
-            types.CodeAction(
-                title=f"{d.code}: Suppress with `# noqa: {d.code}`",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=shown,
-                edit=_workspace_edit(uri, buffer, [_text_edit(buffer, edit, encoding)], versioned),
-            )
+            {
+                "title": f"{d.code}: Suppress with `# noqa: {d.code}`",
+                "kind": QUICK_FIX,
+                "diagnostics": shown,
+                "edit": _workspace_edit(
+                    uri, buffer, [_text_edit(buffer, edit, encoding)], versioned
+                ),
+            }
         )
     return actions
 
@@ -181,28 +195,28 @@ def has_fixes(buffer: LintedBuffer) -> bool:
     return any(d.fix is not None and d.fix.applicability in allowed for d in buffer.diagnostics)
 
 
-def lazy_fix_all_action(uri: str, buffer: LintedBuffer) -> types.CodeAction:
+def lazy_fix_all_action(uri: str, buffer: LintedBuffer) -> dict:
     """Fix-all without its edit, for `codeAction/resolve` to fill in when chosen."""
-    return types.CodeAction(
-        title=fix_all_title(buffer.resolved.settings.unsafe_fixes),
-        kind=FIX_ALL_KIND,
-        data={"uri": uri, "version": buffer.version},
-    )
+    return {
+        "title": fix_all_title(buffer.resolved.settings.unsafe_fixes),
+        "kind": FIX_ALL_KIND,
+        "data": {"uri": uri, "version": buffer.version},
+    }
 
 
 def fix_all_action(
     uri: str, buffer: LintedBuffer, encoding: str, versioned: bool, fixed: tuple
-) -> types.CodeAction | None:
+) -> dict | None:
     """The fix-all action from `fix_all_text`'s result (worked out off the event loop)."""
     text, count, _error = fixed
     if text is None:
         return None
     edit = _minimal_edit(buffer, text)
-    return types.CodeAction(
-        title=fix_all_title(buffer.resolved.settings.unsafe_fixes, count),
-        kind=FIX_ALL_KIND,
-        edit=_workspace_edit(uri, buffer, [_text_edit(buffer, edit, encoding)], versioned),
-    )
+    return {
+        "title": fix_all_title(buffer.resolved.settings.unsafe_fixes, count),
+        "kind": FIX_ALL_KIND,
+        "edit": _workspace_edit(uri, buffer, [_text_edit(buffer, edit, encoding)], versioned),
+    }
 
 
 def _minimal_edit(buffer: LintedBuffer, fixed: str) -> Edit:

@@ -1,12 +1,14 @@
-"""The language server: pygls handles the protocol; linting, fixes and hovers come from
-the engine through `buffers`, `protocol` and `hover`.
+"""The language server: the protocol is the package's own (`rpc`: JSON-RPC 2.0 and the
+LSP's base layer over stdio; `documents`: the open texts); linting, fixes and hovers come
+from the engine through `buffers`, `protocol` and `hover`. Messages are the LSP's JSON
+as plain dicts, so the server needs nothing beyond the package.
 
 Work that takes long runs off the event loop that answers requests: lints on one
 worker thread, fix-all on another thread or, for a big buffer, in a process of its own
 (a thread would hold the interpreter lock through each parse of the whole file,
 hundreds of milliseconds that a hover would wait), so a hover or a quick fix is
-answered while a big file is fixed. Modules of the engine are imported on the lint worker after
-`initialize`, so the answer to `initialize` waits only for the protocol library.
+answered while a big file is fixed. Modules of the engine are imported on the lint
+worker after `initialize`, whose answer waits for nothing but this module.
 """
 
 from __future__ import annotations
@@ -19,17 +21,14 @@ import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from lsprotocol import types
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
-from pygls.uris import to_fs_path
+from typing import TYPE_CHECKING, Any
 
 from ascend_lint import __version__
 from ascend_lint.server.config import SECTION, SettingsResolver
-from ascend_lint.server.positions import UTF16, from_client
+from ascend_lint.server.documents import Documents, TextDocument, unopened
+from ascend_lint.server.positions import UTF8, UTF16, UTF32, from_client
+from ascend_lint.server.rpc import Connection, ResponseError
+from ascend_lint.server.uris import path_of_uri
 
 if TYPE_CHECKING:
     from ascend_lint.server.buffers import LintedBuffer
@@ -37,8 +36,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("ascend_lint.server")
 PYPROJECT_GLOB = "**/pyproject.toml"
 SOURCE = "ascend-lint"
-FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.ascend-lint"
-CODE_ACTION_KINDS = [types.CodeActionKind.QuickFix, FIX_ALL_KIND]
+QUICK_FIX = "quickfix"
+FIX_ALL_KIND = "source.fixAll.ascend-lint"
+CODE_ACTION_KINDS = [QUICK_FIX, FIX_ALL_KIND]
+FULL_SYNC = 1  # TextDocumentSyncKind.Full
+# MessageType
+ERROR_MESSAGE, WARNING_MESSAGE = 1, 2
+ENCODINGS = (UTF8, UTF16, UTF32)
 # How often the configuration files of open buffers are checked, for clients that do
 # not report file changes (Neovim on Linux, Helix, Emacs without a file watcher).
 WATCH_INTERVAL_S = 1.0
@@ -50,15 +54,15 @@ BIG_BUFFER_CHARS = 200_000
 
 
 def _exit_now(message: str | None, code: int) -> None:
-    """Leave at once: a lint still running on a worker thread, or pygls' reader thread
-    waiting on a stdin the client keeps open, would keep the process alive. One line to
-    the log (none after a clean `exit`), no traceback."""
+    """Leave at once: a lint still running on a worker thread, or the thread reading a
+    stdin the client keeps open, would keep the process alive. One line to the log
+    (none after a clean `exit`), no traceback."""
     _end_fix_processes()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # closed, or gone with the client
-            if message is not None and stream is sys.stderr:
-                stream.write(f"ascend-lint server: {message}\n")
-            stream.flush()
+    # (The protocol's answers are flushed as they are written; stdout is stderr now.)
+    with contextlib.suppress(OSError, ValueError):  # closed, or gone with the client
+        if message is not None:
+            sys.stderr.write(f"ascend-lint server: {message}\n")
+        sys.stderr.flush()
     os._exit(code)
 
 
@@ -68,48 +72,35 @@ def _end_fix_processes() -> None:
         worker.end_running()
 
 
-class _ClientWriter:
-    """pygls' writer, except that a closed pipe ends the process instead of raising
-    (and logging a traceback) in whichever task was answering."""
-
-    def __init__(self, writer) -> None:
-        self._writer = writer
-
-    def close(self):
-        return self._writer.close()
-
-    def write(self, data: bytes) -> None:
-        try:
-            self._writer.write(data)
-        except (BrokenPipeError, ConnectionResetError, ValueError):  # ValueError: closed file
-            _exit_now("the client closed the connection; exiting", 1)
+def choose_encoding(capabilities: dict) -> str:
+    """The first position encoding the client offers that the server knows (the
+    client's order is its preference), else UTF-16, the LSP's default."""
+    offered = _get(capabilities, "general", "positionEncodings")
+    for encoding in offered if isinstance(offered, list) else ():
+        if encoding in ENCODINGS:
+            return encoding
+    if offered:
+        log.warning("none of the position encodings %s is known; using utf-16", offered)
+    return UTF16
 
 
-class AscendLintProtocol(LanguageServerProtocol):
-    def set_writer(self, writer, include_headers: bool = True):
-        super().set_writer(_ClientWriter(writer), include_headers)
-
-    @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams):
-        result = yield from super().lsp_initialize(params)
-        if not self._server.pulls:
-            # A client that could pull but cannot be asked to pull again (Neovim 0.10 and
-            # 0.11 announce no `workspace.diagnostics.refreshSupport`) would show stale
-            # findings after a configuration change until the next edit: it is pushed to.
-            result.capabilities.diagnostic_provider = None
-        return result
+def _get(value: Any, *names: str) -> Any:
+    for name in names:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
 
 
-class AscendLintServer(LanguageServer):
-    def __init__(self) -> None:
-        # Full sync: the client sends the whole text, so line breaks are split only where
-        # the LSP (and Python) split them; the cost is nothing next to a lint.
-        super().__init__(
-            "ascend-lint",
-            __version__,
-            text_document_sync_kind=types.TextDocumentSyncKind.Full,
-            protocol_cls=AscendLintProtocol,
-        )
+def _uri_of(params: dict) -> str:
+    return params["textDocument"]["uri"]
+
+
+class AscendLintServer:
+    def __init__(self, rpc: Connection) -> None:
+        self.rpc = rpc
+        self.documents = Documents()
+        self.client_capabilities: dict = {}
+        self.encoding = UTF16
+        self.root_path: str | None = None
         self.resolver = SettingsResolver()
         self.linted: dict[str, LintedBuffer] = {}
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ascend-lint-lint")
@@ -123,18 +114,15 @@ class AscendLintServer(LanguageServer):
 
     # -- what the client can do ------------------------------------------------------
 
-    def _capability(self, *names: str):
-        value = self.client_capabilities
-        for name in names:
-            value = getattr(value, name, None) if value is not None else None
-        return value
+    def _capability(self, *names: str) -> Any:
+        return _get(self.client_capabilities, *names)
 
     @property
     def pulls(self) -> bool:
         """The client pulls diagnostics and can be asked to pull again (after a
         configuration change); any other client is pushed to."""
-        return self._capability("text_document", "diagnostic") is not None and bool(
-            self._capability("workspace", "diagnostics", "refresh_support")
+        return self._capability("textDocument", "diagnostic") is not None and bool(
+            self._capability("workspace", "diagnostics", "refreshSupport")
         )
 
     @property
@@ -144,35 +132,76 @@ class AscendLintServer(LanguageServer):
     @property
     def watches_files(self) -> bool:
         """The client reports changes of the files the server registers (VS Code)."""
-        return bool(
-            self._capability("workspace", "did_change_watched_files", "dynamic_registration")
-        )
+        return bool(self._capability("workspace", "didChangeWatchedFiles", "dynamicRegistration"))
 
     @property
     def resolves_edits(self) -> bool:
         """The client fills in a code action's edit through `codeAction/resolve`."""
-        properties = self._capability(
-            "text_document", "code_action", "resolve_support", "properties"
-        )
-        return "edit" in (properties or ())
-
-    @property
-    def encoding(self) -> str:
-        encoding = self.workspace.position_encoding or UTF16
-        return str(getattr(encoding, "value", encoding))  # an enum member or the client's string
+        properties = self._capability("textDocument", "codeAction", "resolveSupport", "properties")
+        return isinstance(properties, list) and "edit" in properties
 
     @property
     def versioned_edits(self) -> bool:
-        return bool(self._capability("workspace", "workspace_edit", "document_changes"))
+        return bool(self._capability("workspace", "workspaceEdit", "documentChanges"))
+
+    def capabilities(self) -> dict:
+        """What the server does, for this client."""
+        capabilities = {
+            "positionEncoding": self.encoding,
+            # Full sync: the client sends the whole text, so line breaks are split only
+            # where the LSP (and Python) split them; the cost is nothing next to a lint.
+            "textDocumentSync": {"openClose": True, "change": FULL_SYNC, "save": True},
+            "hoverProvider": True,
+            "codeActionProvider": {"codeActionKinds": CODE_ACTION_KINDS, "resolveProvider": True},
+            # These two as the server has always announced them: no command, and
+            # workspace folders accepted (the root and each file's project decide).
+            "executeCommandProvider": {"commands": []},
+            "workspace": {
+                "workspaceFolders": {"supported": True, "changeNotifications": True},
+                "fileOperations": {},
+            },
+        }
+        if self.pulls:
+            # A client that could pull but cannot be asked to pull again (Neovim 0.10 and
+            # 0.11 announce no `workspace.diagnostics.refreshSupport`) would show stale
+            # findings after a configuration change until the next edit: it is pushed to.
+            capabilities["diagnosticProvider"] = {
+                "identifier": SOURCE,
+                "interFileDependencies": False,
+                "workspaceDiagnostics": False,
+            }
+        return capabilities
+
+    # -- to the client -----------------------------------------------------------------
+
+    def log_message(self, kind: int, message: str) -> None:
+        self.rpc.notify("window/logMessage", {"type": kind, "message": message})
+
+    def show_message(self, kind: int, message: str) -> None:
+        self.rpc.notify("window/showMessage", {"type": kind, "message": message})
+
+    def publish(self, uri: str, diagnostics: list[dict], version: int | None = None) -> None:
+        params: dict = {"uri": uri, "diagnostics": diagnostics}
+        if version is not None:
+            params["version"] = version
+        self.rpc.notify("textDocument/publishDiagnostics", params)
+
+    async def ask(self, method: str, params: Any = None) -> Any:
+        """A request to the client; None (and a warning in the log) if it fails it."""
+        try:
+            return await self.rpc.request(method, params)
+        except ResponseError as exc:
+            log.warning("%s failed: %s", method, exc)
+            return None
 
     # -- linting ---------------------------------------------------------------------
 
     def path_of(self, uri: str) -> Path:
-        path = to_fs_path(uri) if uri.startswith("file:") else None
+        path = path_of_uri(uri)
         if path:
             return Path(path)
         # An unsaved buffer: as a file of the workspace, so its project's settings apply.
-        root = self.workspace.root_path or str(Path.cwd())
+        root = self.root_path or str(Path.cwd())
         name = uri.rsplit("/", 1)[-1].rsplit(":", 1)[-1] or "untitled"
         return Path(root) / (name if name.endswith(".py") else f"{name}.py")
 
@@ -186,15 +215,15 @@ class AscendLintServer(LanguageServer):
         from ascend_lint.discovery import PYTHON_SUFFIXES
         from ascend_lint.server.buffers import lint_text, unlinted
 
-        doc = self.workspace.get_text_document(uri)
-        text, version = doc.source, doc.version
+        doc: TextDocument = self.documents.get(uri) or unopened(uri)
+        text, version = doc.text, doc.version
         path = self.path_of(uri)
         resolved = self.resolver.for_path(path)
         if not (doc.language_id == "python" or path.suffix in PYTHON_SUFFIXES):
             # A client that sends every buffer (pyproject.toml too) gets nothing for the others.
             return unlinted(str(path), text, version, resolved)
         if resolved.error:
-            self._report_once(resolved.error, types.MessageType.Error, show=True)
+            self._report_once(resolved.error, ERROR_MESSAGE, show=True)
         last = self.linted.get(uri)
         if (
             last is not None
@@ -221,14 +250,15 @@ class AscendLintServer(LanguageServer):
             )
             self._in_flight[key] = future
             future.add_done_callback(lambda _f: self._in_flight.pop(key, None))
-        buffer = await future
+        # Shielded: a request cancelled while it waits leaves the lint to the others.
+        buffer = await asyncio.shield(future)
         if buffer.error:
-            self._report_once(f"{path}: {buffer.error}", types.MessageType.Error)
-        if uri in self.workspace.text_documents:
+            self._report_once(f"{path}: {buffer.error}", ERROR_MESSAGE)
+        if uri in self.documents:
             self.linted[uri] = buffer
         return buffer
 
-    async def fix_all(self, uri: str, buffer: LintedBuffer) -> types.CodeAction | None:
+    async def fix_all(self, uri: str, buffer: LintedBuffer) -> dict | None:
         """Fix-all for this lint of the buffer, worked out once on the fix worker."""
         from ascend_lint.server.buffers import fix_all_text
         from ascend_lint.server.fix_worker import fix_all_in_process
@@ -248,16 +278,14 @@ class AscendLintServer(LanguageServer):
         fixed = await asyncio.shield(cached[1])
         return fix_all_action(uri, buffer, self.encoding, self.versioned_edits, fixed)
 
-    def _report_once(self, message: str, kind: types.MessageType, show: bool = False) -> None:
+    def _report_once(self, message: str, kind: int, show: bool = False) -> None:
         if message in self._reported:
             return
         self._reported.add(message)
         log.error("%s", message)
-        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        self.log_message(kind, message)
         if show:
-            self.window_show_message(
-                types.ShowMessageParams(type=kind, message=f"ascend-lint: {message}")
-            )
+            self.show_message(kind, f"ascend-lint: {message}")
 
     def schedule(self, uri: str, delay: float) -> None:
         """Lint and publish `uri` after `delay` seconds; a newer call replaces an older.
@@ -289,23 +317,16 @@ class AscendLintServer(LanguageServer):
         from ascend_lint.server.protocol import lsp_diagnostics
 
         try:
-            if uri not in self.workspace.text_documents:
+            if uri not in self.documents:
                 return
             buffer = await self.buffer(uri)
-            doc = self.workspace.text_documents.get(uri)
-            if doc is None or doc.version != buffer.version or doc.source != buffer.text:
+            doc = self.documents.get(uri)
+            if doc is None or doc.version != buffer.version or doc.text != buffer.text:
                 return  # changed while being linted: the newer lint publishes
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(
-                    uri=uri,
-                    version=buffer.version,
-                    diagnostics=lsp_diagnostics(buffer, self.encoding),
-                )
-            )
+            self.publish(uri, lsp_diagnostics(buffer, self.encoding), buffer.version)
         except Exception:  # a lint that fails must not take the server down
             self._report_once(
-                f"internal error while linting {uri}:\n{traceback.format_exc()}",
-                types.MessageType.Error,
+                f"internal error while linting {uri}:\n{traceback.format_exc()}", ERROR_MESSAGE
             )
 
     def settings_changed(self) -> None:
@@ -314,10 +335,10 @@ class AscendLintServer(LanguageServer):
         self._reported.clear()
         self.linted.clear()
         if self.pushes:
-            for uri in list(self.workspace.text_documents):
+            for uri in self.documents:
                 self.schedule(uri, 0)
         else:
-            self.workspace_diagnostic_refresh(None)
+            self._spawn(self.ask("workspace/diagnostic/refresh"))
 
     async def watch_configuration(self) -> None:
         """For a client that reports no file changes: check, every `WATCH_INTERVAL_S`,
@@ -325,7 +346,7 @@ class AscendLintServer(LanguageServer):
         while True:
             await asyncio.sleep(WATCH_INTERVAL_S)
             for uri, last in list(self.linted.items()):
-                if uri not in self.workspace.text_documents:
+                if uri not in self.documents:
                     continue
                 if self.resolver.for_path(self.path_of(uri)).key != last.resolved.key:
                     log.info("configuration of %s changed", uri)
@@ -335,23 +356,192 @@ class AscendLintServer(LanguageServer):
     async def pull_configuration(self) -> None:
         if not self._capability("workspace", "configuration"):
             return
-        try:
-            items = await self.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
-            )
-        except Exception as exc:  # a client that fails this request keeps what it had
-            log.warning("workspace/configuration failed: %s", exc)
-            return
-        if not items or items[0] is None:
+        items = await self.ask("workspace/configuration", {"items": [{"section": SECTION}]})
+        if not isinstance(items, list) or not items or items[0] is None:
             return  # no such section there: the initialization options (if any) stand
         if self.resolver.set_editor_settings(items[0]):
             self.settings_changed()
 
-    def shutdown(self) -> None:
+    # -- the lifecycle ---------------------------------------------------------------
+
+    def initialize(self, params: dict) -> dict:
+        self.client_capabilities = params.get("capabilities") or {}
+        self.encoding = choose_encoding(self.client_capabilities)
+        self.root_path = _root_path(params)
+        self.resolver.set_editor_settings(_settings_of(params.get("initializationOptions")))
+        return {
+            "capabilities": self.capabilities(),
+            "serverInfo": {"name": "ascend-lint", "version": __version__},
+        }
+
+    def initialized(self, _params: Any) -> None:
+        # Not a coroutine: it runs before the next message is read (`shutdown` may follow).
+        self.warm_up()  # not at `initialize`: it would hold up the answer (the interpreter lock)
+        registrations = []
+        if self.watches_files:
+            registrations.append(
+                {
+                    "id": "ascend-lint-pyproject",
+                    "method": "workspace/didChangeWatchedFiles",
+                    "registerOptions": {"watchers": [{"globPattern": PYPROJECT_GLOB}]},
+                }
+            )
+        else:
+            self._spawn(self.watch_configuration())
+        if self._capability("workspace", "didChangeConfiguration", "dynamicRegistration"):
+            registrations.append(
+                {
+                    "id": "ascend-lint-configuration",
+                    "method": "workspace/didChangeConfiguration",
+                    "registerOptions": {"section": SECTION},
+                }
+            )
+        self._spawn(self._register_and_pull(registrations))
+
+    async def _register_and_pull(self, registrations: list[dict]) -> None:
+        if registrations:
+            await self.ask("client/registerCapability", {"registrations": registrations})
+        await self.pull_configuration()
+
+    def shutdown(self, _params: Any) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
         self._fixer.shutdown(wait=False, cancel_futures=True)
         _end_fix_processes()
-        super().shutdown()
+
+    def exit(self, _params: Any) -> None:
+        clean = self.rpc.shut_down
+        _exit_now(None if clean else "`exit` without `shutdown`", 0 if clean else 1)
+
+    # -- documents and configuration ---------------------------------------------------
+
+    def did_open(self, params: dict) -> None:
+        self.documents.open(params["textDocument"])
+        self.schedule(_uri_of(params), 0)
+
+    def did_change(self, params: dict) -> None:
+        self.documents.change(params, self.encoding)
+        self.schedule(_uri_of(params), self.resolver.debounce_seconds)
+
+    def did_save(self, params: dict) -> None:
+        uri = _uri_of(params)
+        if uri.endswith("/pyproject.toml"):
+            self.settings_changed()
+        else:
+            self.schedule(uri, 0)
+
+    def did_close(self, params: dict) -> None:
+        uri = _uri_of(params)
+        self.documents.close(uri)
+        handle = self._pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        self.linted.pop(uri, None)
+        self._fixed.pop(uri, None)
+        self._last_change.pop(uri, None)
+        if self.pushes:
+            self.publish(uri, [])
+
+    def did_change_watched_files(self, params: dict) -> None:
+        if any(
+            str(change.get("uri", "")).endswith("pyproject.toml") for change in params["changes"]
+        ):
+            self.settings_changed()
+
+    async def did_change_configuration(self, params: dict) -> None:
+        settings = params.get("settings")
+        if isinstance(settings, dict) and isinstance(settings.get(SECTION), dict):
+            if self.resolver.set_editor_settings(settings[SECTION]):
+                self.settings_changed()
+        elif self._capability("workspace", "configuration"):
+            await self.pull_configuration()  # the notification only says "something changed"
+        elif self.resolver.set_editor_settings(settings):
+            self.settings_changed()
+
+    # -- requests --------------------------------------------------------------------
+
+    async def diagnostic(self, params: dict) -> dict:
+        from ascend_lint.server.protocol import lsp_diagnostics
+
+        buffer = await self.buffer(_uri_of(params))
+        if params.get("previousResultId") == buffer.result_id:
+            return {"kind": "unchanged", "resultId": buffer.result_id}
+        return {
+            "kind": "full",
+            "resultId": buffer.result_id,
+            "items": lsp_diagnostics(buffer, self.encoding),
+        }
+
+    async def code_action(self, params: dict) -> list[dict]:
+        from ascend_lint.server.protocol import (
+            asked_for,
+            findings_for,
+            has_fixes,
+            lazy_fix_all_action,
+            quick_fixes,
+            wanted,
+        )
+
+        uri = _uri_of(params)
+        buffer = await self.buffer(uri)
+        lines = buffer.source.lines
+        where = params["range"]
+        start = from_client(
+            lines, where["start"]["line"], where["start"]["character"], self.encoding
+        )
+        end = from_client(lines, where["end"]["line"], where["end"]["character"], self.encoding)
+        context = params.get("context") or {}
+        only = [str(k) for k in context.get("only") or ()] or None
+        actions = []
+        if wanted(QUICK_FIX, only):
+            listed = context.get("diagnostics") or []
+            findings = findings_for(buffer, start, end, listed, self.encoding)
+            actions += quick_fixes(uri, buffer, findings, self.encoding, self.versioned_edits)
+        if wanted(FIX_ALL_KIND, only) and has_fixes(buffer):
+            # Worked out only when asked for by kind (format or fix on save, a command),
+            # or when chosen from the menu (resolved then); never on every cursor move.
+            if asked_for(FIX_ALL_KIND, only):
+                action = await self.fix_all(uri, buffer)
+                if action is not None:
+                    actions.append(action)
+            elif self.resolves_edits:
+                actions.append(lazy_fix_all_action(uri, buffer))
+        return actions
+
+    async def resolve_code_action(self, action: dict) -> dict:
+        data = action.get("data")
+        uri = data.get("uri") if isinstance(data, dict) else None
+        if action.get("kind") != FIX_ALL_KIND or uri not in self.documents:
+            return action
+        buffer = await self.buffer(uri)
+        if buffer.version != data.get("version"):
+            return action  # the text changed since the menu was shown: no stale edit
+        resolved = await self.fix_all(uri, buffer)
+        if resolved is not None:
+            action = {**action, "edit": resolved["edit"], "title": resolved["title"]}
+        return action
+
+    async def hover(self, params: dict) -> dict | None:
+        from ascend_lint.server.hover import hover_markdown, noqa_code_at, rule_markdown
+        from ascend_lint.server.protocol import lsp_range
+
+        buffer = await self.buffer(_uri_of(params))
+        position = params["position"]
+        at = from_client(
+            buffer.source.lines, position["line"], position["character"], self.encoding
+        )
+        found = [d for d in buffer.diagnostics if d.start <= at <= d.end]
+        parts = [hover_markdown(d) for d in found]
+        shown = (found[0].start, found[0].end) if found else None
+        code = noqa_code_at(buffer.source, at)
+        if code is not None:  # a code of a `# noqa` comment: its rule first
+            parts.insert(0, rule_markdown(code[0]))
+            shown = code[1:]
+        if shown is None:
+            return None
+        return {
+            "contents": {"kind": "markdown", "value": "\n\n---\n\n".join(parts)},
+            "range": lsp_range(buffer, *shown, self.encoding),
+        }
 
 
 def _lint_and_give_back(
@@ -394,208 +584,62 @@ def _settings_of(value: object) -> object:
     return value
 
 
-def build_server() -> AscendLintServer:
-    server = AscendLintServer()
+def _root_path(params: dict) -> str | None:
+    """The workspace's root: `rootUri`, else the older `rootPath`, else the first folder."""
+    root_uri = params.get("rootUri")
+    path = path_of_uri(root_uri) if isinstance(root_uri, str) else None
+    if path:
+        return path
+    if isinstance(params.get("rootPath"), str) and params["rootPath"]:
+        return params["rootPath"]
+    for folder in params.get("workspaceFolders") or []:
+        uri = folder.get("uri") if isinstance(folder, dict) else None
+        path = path_of_uri(uri) if isinstance(uri, str) else None
+        if path:
+            return path
+    return None
 
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: AscendLintServer, params: types.InitializeParams) -> None:
-        ls.resolver.set_editor_settings(_settings_of(params.initialization_options))
 
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: AscendLintServer, _params: types.InitializedParams) -> None:
-        ls.warm_up()  # not at `initialize`: it would hold up the answer (the interpreter lock)
-        registrations = []
-        if ls.watches_files:
-            registrations.append(
-                types.Registration(
-                    id="ascend-lint-pyproject",
-                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                    register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                        watchers=[types.FileSystemWatcher(glob_pattern=PYPROJECT_GLOB)]
-                    ),
-                )
-            )
-        else:
-            ls._spawn(ls.watch_configuration())
-        if ls._capability("workspace", "did_change_configuration", "dynamic_registration"):
-            registrations.append(
-                types.Registration(
-                    id="ascend-lint-configuration",
-                    method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-                    register_options=types.DidChangeConfigurationRegistrationOptions(
-                        section=SECTION
-                    ),
-                )
-            )
-        if registrations:
-            try:
-                await ls.client_register_capability_async(
-                    types.RegistrationParams(registrations=registrations)
-                )
-            except Exception as exc:
-                log.warning("client/registerCapability failed: %s", exc)
-        await ls.pull_configuration()
-
-    @server.feature(types.EXIT)
-    def exit_(ls: AscendLintServer, _params: None) -> None:
-        clean = getattr(ls.protocol, "_shutdown", False)
-        _exit_now(None if clean else "`exit` without `shutdown`", 0 if clean else 1)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: AscendLintServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: AscendLintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, ls.resolver.debounce_seconds)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: AscendLintServer, params: types.DidSaveTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if uri.endswith("/pyproject.toml"):
-            ls.settings_changed()
-        else:
-            ls.schedule(uri, 0)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: AscendLintServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        handle = ls._pending.pop(uri, None)
-        if handle is not None:
-            handle.cancel()
-        ls.linted.pop(uri, None)
-        ls._fixed.pop(uri, None)
-        ls._last_change.pop(uri, None)
-        if ls.pushes:
-            ls.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-            )
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(
-        ls: AscendLintServer, params: types.DidChangeWatchedFilesParams
-    ) -> None:
-        if any(change.uri.endswith("pyproject.toml") for change in params.changes):
-            ls.settings_changed()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
-        ls: AscendLintServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        settings = params.settings
-        if isinstance(settings, dict) and isinstance(settings.get(SECTION), dict):
-            if ls.resolver.set_editor_settings(settings[SECTION]):
-                ls.settings_changed()
-        elif ls._capability("workspace", "configuration"):
-            await ls.pull_configuration()  # the notification only says "something changed"
-        elif ls.resolver.set_editor_settings(settings):
-            ls.settings_changed()
-
-    @server.feature(
-        types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(
-            identifier=SOURCE, inter_file_dependencies=False, workspace_diagnostics=False
-        ),
-    )
-    async def diagnostic(ls: AscendLintServer, params: types.DocumentDiagnosticParams):
-        from ascend_lint.server.protocol import lsp_diagnostics
-
-        buffer = await ls.buffer(params.text_document.uri)
-        if params.previous_result_id == buffer.result_id:
-            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=buffer.result_id)
-        return types.RelatedFullDocumentDiagnosticReport(
-            items=lsp_diagnostics(buffer, ls.encoding), result_id=buffer.result_id
-        )
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=CODE_ACTION_KINDS, resolve_provider=True),
-    )
-    async def code_action(ls: AscendLintServer, params: types.CodeActionParams):
-        from ascend_lint.server.protocol import (
-            asked_for,
-            findings_for,
-            has_fixes,
-            lazy_fix_all_action,
-            quick_fixes,
-            wanted,
-        )
-
-        uri = params.text_document.uri
-        buffer = await ls.buffer(uri)
-        lines = buffer.source.lines
-        start = from_client(
-            lines, params.range.start.line, params.range.start.character, ls.encoding
-        )
-        end = from_client(lines, params.range.end.line, params.range.end.character, ls.encoding)
-        only = [str(getattr(k, "value", k)) for k in params.context.only or ()] or None
-        actions = []
-        if wanted(types.CodeActionKind.QuickFix.value, only):
-            findings = findings_for(buffer, start, end, params.context.diagnostics, ls.encoding)
-            actions += quick_fixes(uri, buffer, findings, ls.encoding, ls.versioned_edits)
-        if wanted(FIX_ALL_KIND, only) and has_fixes(buffer):
-            # Worked out only when asked for by kind (format or fix on save, a command),
-            # or when chosen from the menu (resolved then); never on every cursor move.
-            if asked_for(FIX_ALL_KIND, only):
-                action = await ls.fix_all(uri, buffer)
-                if action is not None:
-                    actions.append(action)
-            elif ls.resolves_edits:
-                actions.append(lazy_fix_all_action(uri, buffer))
-        return actions
-
-    @server.feature(types.CODE_ACTION_RESOLVE)
-    async def resolve_code_action(ls: AscendLintServer, action: types.CodeAction):
-        data = action.data if isinstance(action.data, dict) else {}
-        uri = data.get("uri")
-        if action.kind != FIX_ALL_KIND or uri not in ls.workspace.text_documents:
-            return action
-        buffer = await ls.buffer(uri)
-        if buffer.version != data.get("version"):
-            return action  # the text changed since the menu was shown: no stale edit
-        resolved = await ls.fix_all(uri, buffer)
-        if resolved is not None:
-            action.edit = resolved.edit
-            action.title = resolved.title
-        return action
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: AscendLintServer, params: types.HoverParams):
-        from ascend_lint.server.hover import hover_markdown, noqa_code_at, rule_markdown
-        from ascend_lint.server.protocol import lsp_range
-
-        buffer = await ls.buffer(params.text_document.uri)
-        at = from_client(
-            buffer.source.lines, params.position.line, params.position.character, ls.encoding
-        )
-        found = [d for d in buffer.diagnostics if d.start <= at <= d.end]
-        parts = [hover_markdown(d) for d in found]
-        shown = (found[0].start, found[0].end) if found else None
-        code = noqa_code_at(buffer.source, at)
-        if code is not None:  # a code of a `# noqa` comment: its rule first
-            parts.insert(0, rule_markdown(code[0]))
-            shown = code[1:]
-        if shown is None:
-            return None
-        value = "\n\n---\n\n".join(parts)
-        return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),
-            range=lsp_range(buffer, *shown, ls.encoding),
-        )
-
+def build_server(rpc: Connection) -> AscendLintServer:
+    server = AscendLintServer(rpc)
+    requests = {
+        "initialize": server.initialize,
+        "shutdown": server.shutdown,
+        "textDocument/diagnostic": server.diagnostic,
+        "textDocument/codeAction": server.code_action,
+        "codeAction/resolve": server.resolve_code_action,
+        "textDocument/hover": server.hover,
+    }
+    notifications = {
+        "initialized": server.initialized,
+        "exit": server.exit,
+        "textDocument/didOpen": server.did_open,
+        "textDocument/didChange": server.did_change,
+        "textDocument/didSave": server.did_save,
+        "textDocument/didClose": server.did_close,
+        "workspace/didChangeWatchedFiles": server.did_change_watched_files,
+        "workspace/didChangeConfiguration": server.did_change_configuration,
+    }
+    for method, handler in requests.items():
+        rpc.on_request(method, handler)
+    for method, handler in notifications.items():
+        rpc.on_notification(method, handler)
     return server
 
 
 def serve() -> int:
-    """Serve one client over stdin/stdout until it exits; 0 after a clean shutdown."""
+    """Serve one client over stdin/stdout until it exits: the process ends in `exit`
+    (0 after `shutdown`, 1 without), or when the client closes either pipe."""
     logging.basicConfig(level=logging.WARNING, format="ascend-lint server: %(message)s")
-    logging.getLogger("pygls").setLevel(logging.ERROR)  # its notices are not the user's business
-    server = build_server()
-    server.start_io()
-    # Only a client that closed stdin without `exit` gets here (`exit` leaves at once).
-    clean = getattr(server.protocol, "_shutdown", False)
-    _exit_now(
-        None if clean else "the client closed the connection without `shutdown`; exiting",
-        0 if clean else 1,
-    )
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    # The protocol owns stdout: a stray print() would corrupt its stream.
+    sys.stdout = sys.stderr
+    rpc = Connection(stdin, stdout, on_closed=lambda message: _closed(rpc, message))
+    build_server(rpc)
+    rpc.serve_forever()
     return 0
+
+
+def _closed(rpc: Connection, message: str) -> None:
+    clean = rpc.shut_down
+    _exit_now(None if clean else message, 0 if clean else 1)
