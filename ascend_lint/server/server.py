@@ -533,7 +533,7 @@ class AscendLintServer:
         parts = [hover_markdown(d) for d in found]
         shown = (found[0].start, found[0].end) if found else None
         code = noqa_code_at(buffer.source, at)
-        if code is not None:  # a code of a `# noqa` comment: its rule first
+        if code is not None:  # a code of a noqa comment: its rule first
             parts.insert(0, rule_markdown(code[0]))
             shown = code[1:]
         if shown is None:
@@ -547,11 +547,13 @@ class AscendLintServer:
 def _lint_and_give_back(
     lint_text, path: str, text: str, version, resolved, previous
 ) -> LintedBuffer:
-    """Lint on the worker; after a big buffer, hand the memory its syntax tree and index
-    took back to the system (the allocator keeps freed pages otherwise: ~20 MB of an
-    818 KB file's lint, for a few milliseconds)."""
+    """Lint on the worker; after a whole lint of a big buffer, hand the memory its syntax
+    tree and index took back to the system (the allocator keeps freed pages otherwise:
+    ~20 MB of an 818 KB file's lint, for a few milliseconds). An incremental lint of an
+    edit builds a tree of a part only."""
     buffer = lint_text(path, text, version, resolved, previous)
-    if len(text) >= BIG_BUFFER_CHARS:
+    incremental = buffer.memo is not None and buffer.memo.from_previous
+    if len(text) >= BIG_BUFFER_CHARS and not incremental:
         _trim_heap()
     return buffer
 
