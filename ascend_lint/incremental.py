@@ -188,22 +188,29 @@ def lint_text(
     """The lint of `raw` as the file `path` (what `engine.lint_source` returns), from
     `previous` where it applies, and the memo for the next edit (None when this text
     cannot start one)."""
-    if (
-        previous is not None
-        and previous.path == path
-        and previous.codes == codes
-        and previous.target == target
-    ):
-        try:
-            return _relint(previous, raw, codes, target)
-        except _Fallback:
-            pass
-    return _lint_whole(path, raw, codes, target)
+    if previous is not None:
+        relinted = relint(previous, path, raw, codes, target)
+        if relinted is not None:
+            return relinted
+    return lint_whole(path, raw, codes, target)
 
 
-def _lint_whole(
+def relint(
+    memo: ModuleMemo, path: str, raw: bytes, codes: frozenset[str], target: str
+) -> tuple[FileResult, ModuleMemo] | None:
+    """`lint_text` from `memo`, or None where the text must be linted whole."""
+    if memo.path != path or memo.codes != codes or memo.target != target:
+        return None
+    try:
+        return _relint(memo, raw, codes, target)
+    except _Fallback:
+        return None
+
+
+def lint_whole(
     path: str, raw: bytes, codes: frozenset[str], target: str
 ) -> tuple[FileResult, ModuleMemo | None]:
+    """A lint of the whole text, and the memo an edit of it starts from."""
     seen: dict = {}
 
     def keep(source: SourceFile, tree: ast.Module, found: list[Diagnostic]) -> None:

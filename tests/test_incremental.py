@@ -224,3 +224,27 @@ def test_messages_cite_rows_only_as_line_n(rule, case):
         assert b.start.row == a.start.row + 7
         expected = re.sub(r"\bline (\d+)\b", lambda m: f"line {int(m[1]) + 7}", a.message)
         assert b.message == expected
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "new-interpreter"])
+def test_a_whole_lint_in_a_process_of_its_own_is_the_one_here(monkeypatch, fork: bool):
+    """The server lints a big buffer whole in another process (its memory stays its
+    own): the same findings, and a memo the next edit starts from as from its own."""
+    from ascend_lint.server import worker_process
+
+    if fork and not worker_process.FORK:
+        pytest.skip("forks only on Linux")
+    monkeypatch.setattr(worker_process, "FORK", fork)
+    text = build_big_source(30_000)
+    raw = text.encode()
+    here, memo_here = incremental.lint_whole("big.py", raw, CODES, incremental.DEFAULT_TARGET)
+    lines = text.split("\n")
+    apart, memo = worker_process.lint_whole_in_process(
+        "big.py", raw, CODES, incremental.DEFAULT_TARGET, lines
+    )
+    assert shape(apart) == shape(here)
+    assert memo is not None and memo.lines is lines and memo.units == memo_here.units
+    edited = text.replace("num_warps=4", "num_warps=8", 2).encode()
+    relinted = incremental.relint(memo, "big.py", edited, CODES, incremental.DEFAULT_TARGET)
+    assert relinted is not None and relinted[1].from_previous
+    assert shape(relinted[0]) == shape(lint_source("big.py", edited, CODES))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -459,16 +460,16 @@ async def test_fix_all_applies_what_the_command_line_fix_writes(vscode: Language
     assert kinds <= {types.CodeActionKind.QuickFix}
 
 
-# -- edits: debounced, the newest text wins ---------------------------------------------
+# -- edits: coalesced, the newest text wins ---------------------------------------------
 
 
-async def test_edits_are_linted_once_typing_pauses(vscode: LanguageClient):
+async def test_changes_during_a_lint_make_one_lint_of_the_newest_text(vscode: LanguageClient):
     e: Editor = vscode.editor
     uri = e.open(e.workspace / "kern.py", KERNEL)
     await e.diagnostics(uri, 1)
     before = len(e.published)
     text = KERNEL
-    for _ in range(5):  # a burst of keystrokes, well inside the debounce window
+    for _ in range(5):  # a burst of keystrokes, faster than a lint
         text = (
             text.replace("num_warps=4", "num_warps=4, num_stages=2", 1)
             if "num_stages" not in text
@@ -482,6 +483,52 @@ async def test_edits_are_linted_once_typing_pauses(vscode: LanguageClient):
     published = [p.version for p in e.published[before:] if p.uri == uri]
     assert published[-1] == last
     assert len(published) < 5  # the burst was coalesced
+
+
+LINTED_VERSIONS = ClientServerConfig(
+    server_command=server_command(
+        # Lints of 0.3 s that say which version they linted, a line each in a file
+        # named after the server's process id.
+        "import os, tempfile, time",
+        "import ascend_lint.server.buffers as b",
+        "real = b.lint_text",
+        "log = os.path.join(tempfile.gettempdir(), f'ascend-lint-linted-{os.getpid()}')",
+        "def slow(path, text, version, *args):",
+        "    time.sleep(0.3)",
+        "    with open(log, 'a') as f: f.write(f'{version}\\n')",
+        "    return real(path, text, version, *args)",
+        "b.lint_text = slow",
+    ),
+    client_factory=client_factory,
+)
+
+
+@pytest_lsp.fixture(config=LINTED_VERSIONS)
+async def slow_lints(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, "visual-studio-code")
+    yield
+    await stop(lsp_client)
+
+
+async def test_a_burst_during_a_lint_is_linted_once_at_its_newest_text(
+    slow_lints: LanguageClient,
+):
+    e: Editor = slow_lints.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    await e.diagnostics(uri, 1)
+    text, last = KERNEL, 1
+    for _ in range(5):  # each change arrives while the first one's lint runs
+        text += "#"
+        last = e.change(uri, text)
+        await asyncio.sleep(0.02)
+    await e.diagnostics(uri, last)
+    await asyncio.sleep(0.5)  # a lint of a replaced text would end by now
+    log = Path(tempfile.gettempdir()) / f"ascend-lint-linted-{slow_lints._server.pid}"
+    linted = [int(v) for v in log.read_text().split()]
+    log.unlink()
+    # The open, the first change, then one lint of the newest text: no lint of a text
+    # that was already replaced when its lint would start.
+    assert linted == [1, 2, last]
 
 
 async def test_save_lints_at_once(vscode: LanguageClient):

@@ -13,8 +13,7 @@ from pathlib import Path
 from ascend_lint.add_noqa import comment_row
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.fixes import fix_source
-from ascend_lint.incremental import ModuleMemo
-from ascend_lint.incremental import lint_text as lint_incrementally
+from ascend_lint.incremental import ModuleMemo, lint_whole, relint
 from ascend_lint.server.config import Resolved
 from ascend_lint.source import SourceDecodeError, SourceFile
 
@@ -63,19 +62,28 @@ def lint_text(
     version: int | None,
     resolved: Resolved,
     previous: LintedBuffer | None = None,
+    apart: bool = False,
 ) -> LintedBuffer:
     """The buffer's lint, from `previous` (the lint of an earlier version of the same
-    buffer) where the edit since allows: the same findings as a lint of the whole text."""
+    buffer) where the edit since allows: the same findings as a lint of the whole text.
+    `apart`: a whole lint runs in a process of its own (a big buffer)."""
     raw = buffer_bytes(text)
     buffer = unlinted(path, text, version, resolved)
     settings = resolved.settings
     if settings.excludes(Path(path)):  # as `--force-exclude` does
         return buffer
     codes = settings.codes_for(path, settings.enabled_codes())
-    memo = None
-    if previous is not None and previous.resolved.key == resolved.key:
-        memo = previous.memo
-    result, buffer.memo = lint_incrementally(path, raw, codes, settings.target, memo)
+    outcome = None
+    if previous is not None and previous.memo is not None:
+        if previous.resolved.key == resolved.key:
+            outcome = relint(previous.memo, path, raw, codes, settings.target)
+    if outcome is None and apart:
+        from ascend_lint.server.worker_process import lint_whole_in_process
+
+        outcome = lint_whole_in_process(path, raw, codes, settings.target, buffer.source.lines)
+    if outcome is None:
+        outcome = lint_whole(path, raw, codes, settings.target)
+    result, buffer.memo = outcome
     fixable = settings.fixable_codes()
     for d in result.diagnostics:
         if d.fix is not None and d.code not in fixable:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:  # the settings module imports every rule: loaded on the first
     from ascend_lint.settings import Settings
 
 SECTION = "ascend-lint"
-DEFAULT_DEBOUNCE_MS = 50
+# Lints keep up with typing (an edit re-lints only what it can change, and the changes
+# that arrive during a lint make one more lint): no wait unless the user asks for one.
+DEFAULT_DEBOUNCE_MS = 0
 _SERVER_KEYS = ("configFile", "isolated", "debounceMs")
 _CACHE_SIZE = 64
 

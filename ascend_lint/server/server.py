@@ -67,7 +67,7 @@ def _exit_now(message: str | None, code: int) -> None:
 
 
 def _end_fix_processes() -> None:
-    worker = sys.modules.get("ascend_lint.server.fix_worker")  # imported by a big fix-all
+    worker = sys.modules.get("ascend_lint.server.worker_process")  # imported for a big buffer
     if worker is not None:
         worker.end_running()
 
@@ -109,6 +109,8 @@ class AscendLintServer:
         self._fixed: dict[str, tuple[tuple, asyncio.Future]] = {}  # uri -> (key, fix-all)
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._last_change: dict[str, float] = {}
+        self._publishing: set[str] = set()  # buffers whose lint for publication runs
+        self._outdated: set[str] = set()  # ... and that changed since it started
         self._tasks: set[asyncio.Task] = set()
         self._reported: set[str] = set()
 
@@ -261,8 +263,8 @@ class AscendLintServer:
     async def fix_all(self, uri: str, buffer: LintedBuffer) -> dict | None:
         """Fix-all for this lint of the buffer, worked out once on the fix worker."""
         from ascend_lint.server.buffers import fix_all_text
-        from ascend_lint.server.fix_worker import fix_all_in_process
         from ascend_lint.server.protocol import fix_all_action
+        from ascend_lint.server.worker_process import fix_all_in_process
 
         unsafe = buffer.resolved.settings.unsafe_fixes
         key = (buffer.version, hash(buffer.text), buffer.resolved.key, unsafe)
@@ -305,8 +307,22 @@ class AscendLintServer:
         self._pending[uri] = loop.call_later(delay, self._start_publish, uri)
 
     def _start_publish(self, uri: str) -> None:
+        """Lint `uri` for publication now, or, while a lint of it runs, once that ends:
+        changes that arrive during a lint make one more lint of the newest text, never a
+        queue of lints of texts already replaced."""
         self._pending.pop(uri, None)
+        if uri in self._publishing:
+            self._outdated.add(uri)
+            return
+        self._publishing.add(uri)
         self._spawn(self._publish(uri))
+
+    def _publish_done(self, uri: str) -> None:
+        self._publishing.discard(uri)
+        if uri in self._outdated:
+            self._outdated.discard(uri)
+            if uri in self.documents and uri not in self._pending:
+                self._start_publish(uri)
 
     def _spawn(self, coroutine) -> None:
         task = asyncio.ensure_future(coroutine)
@@ -328,6 +344,8 @@ class AscendLintServer:
             self._report_once(
                 f"internal error while linting {uri}:\n{traceback.format_exc()}", ERROR_MESSAGE
             )
+        finally:
+            self._publish_done(uri)
 
     def settings_changed(self) -> None:
         """Configuration changed: lint every open buffer again (or ask the client to pull)."""
@@ -438,6 +456,7 @@ class AscendLintServer:
         self.linted.pop(uri, None)
         self._fixed.pop(uri, None)
         self._last_change.pop(uri, None)
+        self._outdated.discard(uri)
         if self.pushes:
             self.publish(uri, [])
 
@@ -547,13 +566,12 @@ class AscendLintServer:
 def _lint_and_give_back(
     lint_text, path: str, text: str, version, resolved, previous
 ) -> LintedBuffer:
-    """Lint on the worker; after a whole lint of a big buffer, hand the memory its syntax
-    tree and index took back to the system (the allocator keeps freed pages otherwise:
-    ~20 MB of an 818 KB file's lint, for a few milliseconds). An incremental lint of an
-    edit builds a tree of a part only."""
-    buffer = lint_text(path, text, version, resolved, previous)
-    incremental = buffer.memo is not None and buffer.memo.from_previous
-    if len(text) >= BIG_BUFFER_CHARS and not incremental:
+    """Lint on the worker; a whole lint of a big buffer runs in a process of its own
+    (`worker_process`), so its syntax tree and index never fragment the server's
+    memory. Should that process fail, the lint runs here, and the heap is trimmed after."""
+    big = len(text) >= BIG_BUFFER_CHARS
+    buffer = lint_text(path, text, version, resolved, previous, big)
+    if big and not (buffer.memo is not None and buffer.memo.from_previous):
         _trim_heap()
     return buffer
 

@@ -1,0 +1,145 @@
+"""Work on a big buffer in a process of its own (a fix-all, or a lint of the whole text),
+its result pickled back through a pipe: a fork of the server on Linux, else `python -m
+ascend_lint.server.worker_process`, which reads the pickled job from stdin.
+
+In the server, each parse of a big buffer would hold the interpreter lock for hundreds of
+milliseconds at a time (a hover sent meanwhile would wait for it), and the syntax tree
+and index of a whole lint would leave the server's memory fragmented: an 818 KB module's
+lint takes ~115 MB, of which the allocator hands back under a fifth. The process has
+only pipes to the server (none to the editor) and ends with its one job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import warnings
+
+_running: list[subprocess.Popen] = []
+_forked: list[int] = []
+# On Linux the job runs in a fork of the server: the engine is already imported there
+# (a new interpreter takes ~0.3 s to start and import it). Elsewhere, a new interpreter.
+FORK = sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def _run(job: tuple) -> tuple[bool, object]:
+    """(done, result) of `job` in a process of its own; not done if it failed."""
+    return _run_forked(job) if FORK else _run_spawned(job)
+
+
+def _run_spawned(job: tuple) -> tuple[bool, object]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", __name__],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    _running.append(process)
+    try:
+        out, _ = process.communicate(pickle.dumps(job))
+    finally:
+        _running.remove(process)
+    if process.returncode != 0:
+        return False, process.returncode
+    return True, pickle.loads(out)
+
+
+def _run_forked(job: tuple) -> tuple[bool, object]:
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():
+        # Python 3.12 warns of forking a process with threads: the child runs only this
+        # job, on the engine's pure-Python code, and leaves with os._exit.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read_end)
+            quiet = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):  # never the editor's pipes
+                os.dup2(quiet, fd)
+            data = pickle.dumps(_do(job), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    _forked.append(pid)
+    try:
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+    finally:
+        _forked.remove(pid)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        return False, code
+    return True, pickle.loads(data)
+
+
+def fix_all_in_process(buffer, unsafe: bool) -> tuple:
+    """Run on a thread of the server: `fix_all_text(buffer, unsafe)` in a new process.
+
+    Only the text and its settings cross over; the process lints the text again
+    itself, since pickling a big file's findings would hold the server's interpreter
+    lock for tens of milliseconds."""
+    done, result = _run(("fix", buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe))
+    if not done:
+        return None, 0, f"internal error: the fix process ended with code {result}"
+    return result  # type: ignore[return-value]
+
+
+def lint_whole_in_process(
+    path: str, raw: bytes, codes: frozenset[str], target: str, lines: list[str]
+):
+    """`incremental.lint_whole` in a new process (the same result and memo), or in this
+    one if that process fails. `lines`: the text's lines, which the memo keeps."""
+    from ascend_lint.incremental import lint_whole
+
+    done, result = _run(("lint", path, raw, codes, target))
+    if not done:
+        return lint_whole(path, raw, codes, target)
+    outcome, memo = result  # type: ignore[misc]
+    if memo is not None:
+        memo.lines = lines  # not sent back: the caller has them
+    return outcome, memo
+
+
+def end_running() -> None:
+    """The server is leaving: its worker processes go with it."""
+    for process in list(_running):
+        with contextlib.suppress(OSError):
+            process.kill()
+    for pid in list(_forked):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _do(job: tuple) -> object:
+    if job[0] == "fix":
+        from ascend_lint.server.buffers import fix_all_text, unlinted
+
+        _kind, path, text, version, resolved, unsafe = job
+        return fix_all_text(unlinted(path, text, version, resolved), unsafe, relint=True)
+    from ascend_lint.incremental import lint_whole
+
+    _kind, path, raw, codes, target = job
+    outcome, memo = lint_whole(path, raw, codes, target)
+    if memo is not None:
+        memo.lines = []  # the server has its own copy of the text's lines
+    return outcome, memo
+
+
+def main() -> int:
+    job = pickle.loads(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(pickle.dumps(_do(job), protocol=pickle.HIGHEST_PROTOCOL))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
