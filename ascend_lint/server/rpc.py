@@ -8,8 +8,7 @@ the standard `json` module: no typed objects are built for a message, so an 800 
 
 A thread reads stdin (blocking reads take any chunking of the stream, and work on
 every platform's pipes, where asyncio's pipe reading does not) and hands each message
-to the event loop,
-where handlers run and answers are written. A handler may be a function or a
+to the event loop, where handlers run and answers are written. A handler may be a function or a
 coroutine function; a coroutine runs as a task of its own, so a long request does not
 hold up the next one, and `$/cancelRequest` cancels it.
 """
