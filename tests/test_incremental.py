@@ -248,3 +248,24 @@ def test_a_whole_lint_in_a_process_of_its_own_is_the_one_here(monkeypatch, fork:
     relinted = incremental.relint(memo, "big.py", edited, CODES, incremental.DEFAULT_TARGET)
     assert relinted is not None and relinted[1].from_previous
     assert shape(relinted[0]) == shape(lint_source("big.py", edited, CODES))
+
+
+def test_an_edit_after_a_syntax_error_starts_from_the_last_text_that_parsed():
+    """Typing passes through text that does not parse (`f(` before `)`): the lint of
+    the text after it is still incremental, from the last lint that left a memo."""
+    from pathlib import Path
+
+    from ascend_lint.server.buffers import lint_text as lint_buffer_text
+    from ascend_lint.server.config import SettingsResolver
+
+    resolved = SettingsResolver().for_path(Path("m.py"))
+    good = lint_buffer_text("m.py", MODULE, 1, resolved)
+    broken = lint_buffer_text(
+        "m.py", MODULE.replace("num_warps=8)", "num_warps=8"), 2, resolved, good
+    )
+    assert [d.code for d in broken.diagnostics] == ["ASC000"]
+    after = MODULE.replace("num_warps=8)", "num_warps=2)")
+    fixed = lint_buffer_text("m.py", after, 3, resolved, broken)
+    assert fixed.memo is not None and fixed.memo.from_previous
+    whole = lint_source("m.py", after.encode(), resolved.settings.enabled_codes())
+    assert [d.to_dict() for d in fixed.diagnostics] == [d.to_dict() for d in whole.diagnostics]

@@ -73,10 +73,10 @@ def lint_text(
     if settings.excludes(Path(path)):  # as `--force-exclude` does
         return buffer
     codes = settings.codes_for(path, settings.enabled_codes())
-    outcome = None
-    if previous is not None and previous.memo is not None:
-        if previous.resolved.key == resolved.key:
-            outcome = relint(previous.memo, path, raw, codes, settings.target)
+    memo = None
+    if previous is not None and previous.resolved.key == resolved.key:
+        memo = previous.memo
+    outcome = relint(memo, path, raw, codes, settings.target) if memo is not None else None
     if outcome is None and apart:
         from ascend_lint.server.worker_process import lint_whole_in_process
 
@@ -84,6 +84,10 @@ def lint_text(
     if outcome is None:
         outcome = lint_whole(path, raw, codes, settings.target)
     result, buffer.memo = outcome
+    if buffer.memo is None:
+        # A text no edit can start from (half-typed code that does not parse): the next
+        # edit starts from the last one that could, a larger difference but no whole lint.
+        buffer.memo = memo
     fixable = settings.fixable_codes()
     for d in result.diagnostics:
         if d.fix is not None and d.code not in fixable:
