@@ -11,7 +11,7 @@ import ast
 import functools
 
 from ascend_lint.diagnostics import Edit, Position
-from ascend_lint.source import SourceFile
+from ascend_lint.source import SourceFile, common_ends
 
 
 def node_span(source: SourceFile, node: ast.AST) -> tuple[Position, Position]:
@@ -194,14 +194,7 @@ def _remove_elements(
             for j, (a, b, k) in enumerate(spans)
             if j != idx
         ]
-    old = text[lo:hi]
-    shorter = min(len(old), len(window))
-    prefix = 0
-    while prefix < shorter and old[prefix] == window[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < shorter - prefix and old[-1 - suffix] == window[-1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_ends(text[lo:hi], window)
     return _edit(source, lo + prefix, hi - suffix, window[prefix : len(window) - suffix])
 
 

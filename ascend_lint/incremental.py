@@ -41,7 +41,7 @@ from ascend_lint.engine import (
     may_contain_kernels,
     rule_findings,
 )
-from ascend_lint.source import SourceDecodeError, SourceFile
+from ascend_lint.source import SourceDecodeError, SourceFile, common_ends
 from ascend_lint.suppression import file_exemption
 from ascend_lint.ub_model import DEFAULT_TARGET
 
@@ -275,13 +275,7 @@ def _relint(
     if old == new:
         raise _Fallback("same text")  # the caller's own cache answers this
     # The changed rows: old[a-1:b] became new[a-1:b+delta] (b < a: lines inserted).
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_ends(old, new)
     a, b, delta = prefix + 1, len(old) - suffix, len(new) - len(old)
 
     units = memo.units

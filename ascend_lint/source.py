@@ -8,6 +8,7 @@ import gc
 import io
 import re
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -83,6 +84,20 @@ class SourceFile:
         return Position(row, offset - self._line_starts[row - 1])
 
     _line_starts: list[int] | None = field(default=None, repr=False)
+
+
+def common_ends(old: Sequence, new: Sequence) -> tuple[int, int]:
+    """(prefix, suffix): how many leading and trailing items `old` and `new` share (two
+    texts, two lists of lines), the suffix not reaching into the prefix: what changed
+    is `old[prefix:len(old) - suffix]`, now `new[prefix:len(new) - suffix]`."""
+    shorter = min(len(old), len(new))
+    prefix = 0
+    while prefix < shorter and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shorter - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix
 
 
 # `ast.parse` holds the C parser's tree and the Python one at once: for a 5 MB module

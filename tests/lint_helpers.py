@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 from ascend_lint.engine import lint_source
@@ -30,3 +31,14 @@ CLEAN_KERNEL = KERNEL_WITH_NUM_WARPS.replace(", num_warps=4", "")
 def lint_code(code: str, select: str | None = None, path: str = "snippet.py"):
     codes = frozenset([select]) if select else ALL_CODES
     return lint_source(path, textwrap.dedent(code).encode("utf-8"), codes)
+
+
+def server_command(*patches: str) -> list[str]:
+    """`ascend-lint server` as users start it; `patches` (lines of Python) run first, in
+    the server's own process."""
+    if not patches:
+        return [sys.executable, "-m", "ascend_lint", "server"]
+    code = "\n".join(
+        [*patches, "from ascend_lint.cli import main", "raise SystemExit(main(['server']))"]
+    )
+    return [sys.executable, "-c", code]

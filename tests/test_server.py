@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("pygls", reason="pytest-lsp's client needs pygls: pip install -e '.[dev]'")
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is not installed")
 
+from lint_helpers import server_command  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from pygls.exceptions import JsonRpcException  # noqa: E402
 from pygls.protocol import default_converter  # noqa: E402
@@ -219,16 +220,6 @@ class Editor:
             )
         )
         return list(result or [])
-
-
-def server_command(*patches: str) -> list[str]:
-    """The server as users start it; `patches` run first, in the server's own process."""
-    if not patches:
-        return [sys.executable, "-m", "ascend_lint", "server"]
-    code = "\n".join(
-        [*patches, "from ascend_lint.cli import main", "raise SystemExit(main(['server']))"]
-    )
-    return [sys.executable, "-c", code]
 
 
 def client_factory() -> LanguageClient:

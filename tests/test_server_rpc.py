@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import queue
 import subprocess
-import sys
 import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from lint_helpers import server_command
 
 from ascend_lint.server.documents import apply_change, offset_of
 from ascend_lint.server.uris import path_of_uri
@@ -61,15 +61,6 @@ PULL_DIAGNOSTICS = {
     "interFileDependencies": False,
     "workspaceDiagnostics": False,
 }
-
-
-def server_command(*patches: str) -> list[str]:
-    if not patches:
-        return [sys.executable, "-m", "ascend_lint", "server"]
-    code = "\n".join(
-        [*patches, "from ascend_lint.cli import main", "raise SystemExit(main(['server']))"]
-    )
-    return [sys.executable, "-c", code]
 
 
 def frame(message: dict | bytes, headers: str = "") -> bytes:
