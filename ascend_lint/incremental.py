@@ -63,10 +63,14 @@ class Unit:
 
     first: int
     last: int
-    definition: bool  # a `def` or `class`; anything else is context every lint sees
     kind: str  # DEFINITION, IMPORT, INERT, BINDING or CONTEXT
     binds: frozenset[str]
     reads: frozenset[str]
+
+    @property
+    def definition(self) -> bool:
+        """A `def` or `class`; anything else is context every lint sees."""
+        return self.kind == DEFINITION
 
     def moved(self, rows: int) -> Unit:
         return dataclasses.replace(self, first=self.first + rows, last=self.last + rows)
@@ -94,14 +98,7 @@ def unit_of(stmt: ast.stmt, lines: list[str]) -> Unit:
                 binds.add(node.name)  # in a module-level `if` or `try`
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 binds.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return Unit(
-        first,
-        last,
-        isinstance(stmt, _DEFINITIONS),
-        _kind(stmt),
-        frozenset(binds),
-        frozenset(reads),
-    )
+    return Unit(first, last, _kind(stmt), frozenset(binds), frozenset(reads))
 
 
 def _kind(stmt: ast.stmt) -> str:
