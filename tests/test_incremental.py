@@ -269,3 +269,32 @@ def test_an_edit_after_a_syntax_error_starts_from_the_last_text_that_parsed():
     assert fixed.memo is not None and fixed.memo.from_previous
     whole = lint_source("m.py", after.encode(), resolved.settings.enabled_codes())
     assert [d.to_dict() for d in fixed.diagnostics] == [d.to_dict() for d in whole.diagnostics]
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "new-interpreter"])
+def test_a_whole_lint_whose_process_hangs_is_done_here(monkeypatch, fork: bool):
+    """A worker process that never answers is ended when its time is up, and the lint
+    is done in the server instead: late, but never lost."""
+    import time
+
+    from ascend_lint.server import worker_process
+
+    if fork and not worker_process.FORK:
+        pytest.skip("forks only on Linux")
+    monkeypatch.setattr(worker_process, "FORK", fork)
+    monkeypatch.setattr(worker_process, "TIMEOUT_S", 1.0)
+    monkeypatch.setattr(worker_process, "TIMEOUT_S_PER_MB", 0.0)
+    if fork:  # the fork runs this module's state: its job hangs
+        monkeypatch.setattr(worker_process, "_do", lambda job: time.sleep(60))
+    else:
+        monkeypatch.setattr(
+            worker_process, "SPAWNED", [sys.executable, "-c", "import time; time.sleep(60)"]
+        )
+    raw = MODULE.encode()
+    started = time.monotonic()
+    result, memo = worker_process.lint_whole_in_process(
+        "m.py", raw, CODES, incremental.DEFAULT_TARGET, MODULE.split("\n")
+    )
+    assert time.monotonic() - started < 20
+    assert shape(result) == shape(lint_source("m.py", raw, CODES))
+    assert memo is not None

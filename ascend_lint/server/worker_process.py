@@ -17,6 +17,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import warnings
 
 _running: list[subprocess.Popen] = []
@@ -24,23 +25,34 @@ _forked: list[int] = []
 # On Linux the job runs in a fork of the server: the engine is already imported there
 # (a new interpreter takes ~0.3 s to start and import it). Elsewhere, a new interpreter.
 FORK = sys.platform.startswith("linux") and hasattr(os, "fork")
+# A job still running after this long is ended (and, for a lint, done in the server):
+# generous for a real job, whose time grows with the text, but a bound on a hung one.
+TIMEOUT_S = 60.0
+TIMEOUT_S_PER_MB = 100.0
+SPAWNED = [sys.executable, "-m", __name__]  # the new interpreter, off Linux
 
 
-def _run(job: tuple) -> tuple[bool, object]:
-    """(done, result) of `job` in a process of its own; not done if it failed."""
-    return _run_forked(job) if FORK else _run_spawned(job)
+def _run(job: tuple, chars: int) -> tuple[bool, object]:
+    """(done, result) of `job` on a text of `chars` characters, in a process of its own;
+    not done if that process failed or ran out of time."""
+    timeout = TIMEOUT_S + TIMEOUT_S_PER_MB * chars / 1e6
+    return _run_forked(job, timeout) if FORK else _run_spawned(job, timeout)
 
 
-def _run_spawned(job: tuple) -> tuple[bool, object]:
+def _run_spawned(job: tuple, timeout: float) -> tuple[bool, object]:
     process = subprocess.Popen(
-        [sys.executable, "-m", __name__],
+        SPAWNED,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
     _running.append(process)
     try:
-        out, _ = process.communicate(pickle.dumps(job))
+        out, _ = process.communicate(pickle.dumps(job), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        return False, "timeout"
     finally:
         _running.remove(process)
     if process.returncode != 0:
@@ -48,7 +60,7 @@ def _run_spawned(job: tuple) -> tuple[bool, object]:
     return True, pickle.loads(out)
 
 
-def _run_forked(job: tuple) -> tuple[bool, object]:
+def _run_forked(job: tuple, timeout: float) -> tuple[bool, object]:
     read_end, write_end = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12 warns of forking a process with threads: the child runs only this
@@ -70,15 +82,20 @@ def _run_forked(job: tuple) -> tuple[bool, object]:
             os._exit(code)
     os.close(write_end)
     _forked.append(pid)
+    # Ending a child that overran closes its end of the pipe: the read below returns.
+    watchdog = threading.Timer(timeout, _end, (pid,))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         with os.fdopen(read_end, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
     finally:
+        watchdog.cancel()
         _forked.remove(pid)
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
-        return False, code
+        return False, "timeout" if code == -signal.SIGKILL else code
     return True, pickle.loads(data)
 
 
@@ -88,8 +105,11 @@ def fix_all_in_process(buffer, unsafe: bool) -> tuple:
     Only the text and its settings cross over; the process lints the text again
     itself, since pickling a big file's findings would hold the server's interpreter
     lock for tens of milliseconds."""
-    done, result = _run(("fix", buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe))
+    job = ("fix", buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe)
+    done, result = _run(job, len(buffer.text))
     if not done:
+        if result == "timeout":
+            return None, 0, "the fix process ran out of time"
         return None, 0, f"internal error: the fix process ended with code {result}"
     return result  # type: ignore[return-value]
 
@@ -101,7 +121,7 @@ def lint_whole_in_process(
     one if that process fails. `lines`: the text's lines, which the memo keeps."""
     from ascend_lint.incremental import lint_whole
 
-    done, result = _run(("lint", path, raw, codes, target))
+    done, result = _run(("lint", path, raw, codes, target), len(raw))
     if not done:
         return lint_whole(path, raw, codes, target)
     outcome, memo = result  # type: ignore[misc]
@@ -116,8 +136,12 @@ def end_running() -> None:
         with contextlib.suppress(OSError):
             process.kill()
     for pid in list(_forked):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+        _end(pid)
+
+
+def _end(pid: int) -> None:
+    with contextlib.suppress(OSError):  # already gone
+        os.kill(pid, signal.SIGKILL)
 
 
 def _do(job: tuple) -> object:
