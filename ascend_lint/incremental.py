@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import gc
 import re
 import sys
 import warnings
@@ -198,10 +199,17 @@ def relint(
     """`lint_text` from `memo`, or None where the text must be linted whole."""
     if memo.path != path or memo.codes != codes or memo.target != target:
         return None
+    # As in a whole lint: the trees are acyclic, the cycle collector would only re-scan
+    # them (and the memos it finds on its way) in the middle of a keystroke's lint.
+    paused = gc.isenabled()
+    gc.disable()
     try:
         return _relint(memo, raw, codes, target)
     except _Fallback:
         return None
+    finally:
+        if paused:
+            gc.enable()
 
 
 def lint_whole(
