@@ -4,6 +4,7 @@ server in a subprocess over stdio, with the capabilities real editors announce."
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import tempfile
@@ -520,6 +521,51 @@ async def test_a_burst_during_a_lint_is_linted_once_at_its_newest_text(
     # The open, the first change, then one lint of the newest text: no lint of a text
     # that was already replaced when its lint would start.
     assert linted == [1, 2, last]
+
+
+async def test_each_edit_publishes_what_the_command_line_reports(vscode: LanguageClient):
+    """Edits of a module of several kernels and launchers (linted incrementally by the
+    server): every version's diagnostics are the command line's findings on its text."""
+    e: Editor = vscode.editor
+    path = e.workspace / "chunk_o.py"
+    text = (ROOT / "examples" / "gpu_habits" / "chunk_o.py").read_text(encoding="utf-8")
+    uri = e.open(path, text)
+    await e.diagnostics(uri, 1)
+    launch = text.index("        num_warps=4, num_stages=2,")
+    edits = [
+        lambda t: t.replace("        num_warps=4, num_stages=2,", "        num_warps=8,", 1),
+        lambda t: t[:launch] + "\n\n" + t[launch:],  # rows added above the later kernels
+        lambda t: t.replace("num_warps=8,", "num_warps=8, num_stages=3,", 1),
+        # a kernel's gate read made stride-1: a finding goes, its launcher's fix changes
+        lambda t: t.replace("g + bos * HV + i_h, (T,), (HV,)", "g + bos * HV + i_h, (T,), (1,)", 1),
+    ]
+    for edit in edits:
+        text = edit(text)
+        version = e.change(uri, text)
+        published = await e.diagnostics(uri, version)
+        cli = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ascend_lint",
+                "check",
+                "--no-cache",
+                "--output-format",
+                "json",
+                "--stdin-filename",
+                str(path),
+                "-",
+            ],
+            input=text.encode(),
+            capture_output=True,
+            cwd=e.workspace,
+            check=False,
+        )
+        expected = sorted(
+            (d["location"]["row"] - 1, d["code"], d["message"]) for d in json.loads(cli.stdout)
+        )
+        shown = sorted((d.range.start.line, d.code, d.message) for d in published)
+        assert shown == expected
 
 
 async def test_save_lints_at_once(vscode: LanguageClient):
