@@ -311,11 +311,13 @@ def _relint(
     new_units: list[Unit] = [units[i] for i in keep_before]
     origin: list[int | None] = list(keep_before)  # new unit -> old unit with its findings
     rebound: set[str] = set()  # module names an edited assignment binds
-    for u in parsed:
+    parsed_nodes: dict[int, ast.stmt] = {}  # new unit -> its statement, parsed above
+    for u, stmt in zip(parsed, body):
         same = waiting.get(tuple(new[u.first - 1 : u.last]))
         old_index = same.pop(0) if same else None
         if old_index is None:
             rebound |= _edited(u)
+        parsed_nodes[len(new_units)] = stmt
         new_units.append(u)
         origin.append(old_index)
     for left in waiting.values():
@@ -372,7 +374,9 @@ def _relint(
 
     result = FileResult(memo.path)
     if relinted:
-        fresh = _lint_part(memo.path, source, new_units, relinted, codes, target, result)
+        fresh = _lint_part(
+            memo.path, source, new_units, relinted, parsed_nodes, codes, target, result
+        )
         per_unit = _by_unit(new_units, component, fresh)
         if per_unit is None:
             raise _Fallback("a finding outside its component")
@@ -391,12 +395,14 @@ def _lint_part(
     source: SourceFile,
     units: list[Unit],
     relinted: set[int],
+    parsed_nodes: dict[int, ast.stmt],
     codes: frozenset[str],
     target: str,
     result: FileResult,
 ) -> list[Diagnostic]:
     """The rules' findings on the module with only the definitions of `relinted` (and
-    all module-level code) left in, each line where it is in the whole text."""
+    all module-level code) left in, each line where it is in the whole text. The
+    statements of `parsed_nodes` (just parsed around the edit) are not parsed again."""
     lines = list(source.lines)
     for j, u in enumerate(units):
         if u.definition and j not in relinted:
@@ -405,13 +411,18 @@ def _lint_part(
     part = SourceFile(path, text.encode("utf-8"), text, "utf-8", False)
     if file_exemption(part) != file_exemption(source):
         raise _Fallback("a file-level noqa comment inside a definition")
+    reused = [stmt for j, stmt in parsed_nodes.items() if j in relinted or not units[j].definition]
+    for j in parsed_nodes:
+        u = units[j]
+        lines[u.first - 1 : u.last] = [""] * (u.last - u.first + 1)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path)
+            rest = ast.parse("\n".join(lines), filename=path).body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise _Fallback("the part does not parse") from exc
-    found = rule_findings(result, part, tree, codes, target)
+    body = sorted([*rest, *reused], key=lambda stmt: stmt.lineno)
+    found = rule_findings(result, part, ast.Module(body=body, type_ignores=[]), codes, target)
     if found is None or result.error:
         raise _Fallback("nothing to check in the part, or a rule failed")
     return found
