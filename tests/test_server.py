@@ -296,11 +296,20 @@ async def editor(lsp_client: LanguageClient, request, tmp_path):
     await stop(lsp_client)
 
 
-@pytest_lsp.fixture(config=USERS)
-async def vscode(lsp_client: LanguageClient, tmp_path):
-    await start(lsp_client, tmp_path, "visual-studio-code")
-    yield
-    await stop(lsp_client)
+def vscode_session(config: ClientServerConfig, name: str):
+    """The fixture `name`: VS Code's client of the server `config` starts, in a project
+    of its own, shut down cleanly after the test."""
+
+    @pytest_lsp.fixture(config=config, name=name)
+    async def session(lsp_client: LanguageClient, tmp_path):
+        await start(lsp_client, tmp_path, "visual-studio-code")
+        yield
+        await stop(lsp_client)
+
+    return session
+
+
+vscode = vscode_session(USERS, "vscode")
 
 
 async def until(condition, what: str) -> None:
@@ -495,11 +504,7 @@ LINTED_VERSIONS = ClientServerConfig(
 )
 
 
-@pytest_lsp.fixture(config=LINTED_VERSIONS)
-async def slow_lints(lsp_client: LanguageClient, tmp_path):
-    await start(lsp_client, tmp_path, "visual-studio-code")
-    yield
-    await stop(lsp_client)
+slow_lints = vscode_session(LINTED_VERSIONS, "slow_lints")
 
 
 async def test_a_burst_during_a_lint_is_linted_once_at_its_newest_text(
@@ -774,11 +779,7 @@ FAILING = ClientServerConfig(
 )
 
 
-@pytest_lsp.fixture(config=FAILING)
-async def failing(lsp_client: LanguageClient, tmp_path):
-    await start(lsp_client, tmp_path, "visual-studio-code")
-    yield
-    await stop(lsp_client)
+failing = vscode_session(FAILING, "failing")
 
 
 async def test_a_failing_request_or_rule_does_not_stop_the_server(failing: LanguageClient):
@@ -955,11 +956,7 @@ SLOW_FIXES = ClientServerConfig(
 )
 
 
-@pytest_lsp.fixture(config=SLOW_FIXES)
-async def slow_fixes(lsp_client: LanguageClient, tmp_path):
-    await start(lsp_client, tmp_path, "visual-studio-code")
-    yield
-    await stop(lsp_client)
+slow_fixes = vscode_session(SLOW_FIXES, "slow_fixes")
 
 
 async def test_a_hover_is_answered_while_fix_all_runs(slow_fixes: LanguageClient):
@@ -1082,11 +1079,7 @@ BIG_BUFFER_FIXES = ClientServerConfig(
 )
 
 
-@pytest_lsp.fixture(config=BIG_BUFFER_FIXES)
-async def process_fixes(lsp_client: LanguageClient, tmp_path):
-    await start(lsp_client, tmp_path, "visual-studio-code")
-    yield
-    await stop(lsp_client)
+process_fixes = vscode_session(BIG_BUFFER_FIXES, "process_fixes")
 
 
 async def test_fix_all_in_the_worker_process_writes_what_the_command_line_writes(
