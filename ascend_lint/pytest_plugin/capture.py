@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ascend_lint import reversible_patch
+
 _LAUNCH_KEYWORDS_DROPPED = ("grid", "warmup")
 
 
@@ -51,28 +53,25 @@ class Launch:
 
 
 def install(on_launch: Callable[[Launch], None]) -> Callable[[], None]:
-    """Wrap GridExecutor.__call__; returns the function that undoes it."""
+    """Wrap GridExecutor.__call__; returns the function that undoes it (this layer only:
+    the sanitizer may wrap the same call)."""
     from triton.runtime import interpreter
 
-    original = interpreter.GridExecutor.__call__
+    def make(original):
+        def __call__(self, *args, **kwargs):
+            if not kwargs.get("warmup", False):
+                launch = None
+                try:
+                    launch = describe(self, args, kwargs)
+                except Exception as exc:  # never let recording break the user's test
+                    launch = _undescribed(self, exc)
+                if launch is not None:
+                    on_launch(launch)
+            return original(self, *args, **kwargs)
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs.get("warmup", False):
-            launch = None
-            try:
-                launch = describe(self, args, kwargs)
-            except Exception as exc:  # never let recording break the user's test
-                launch = _undescribed(self, exc)
-            if launch is not None:
-                on_launch(launch)
-        return original(self, *args, **kwargs)
+        return __call__
 
-    interpreter.GridExecutor.__call__ = __call__
-
-    def uninstall():
-        interpreter.GridExecutor.__call__ = original
-
-    return uninstall
+    return reversible_patch.wrap(interpreter.GridExecutor, "__call__", make)
 
 
 def original_function(executor):
@@ -218,9 +217,14 @@ def _launch_site() -> tuple[str, int] | None:
     if not _SKIP_DIRS:
         import triton
 
+        from ascend_lint import sanitizer
+
         _SKIP_DIRS = (
             os.path.dirname(os.path.realpath(triton.__file__)) + os.sep,
             os.path.dirname(os.path.realpath(__file__)) + os.sep,
+            # the layers wrapped around the same launch call
+            os.path.dirname(os.path.realpath(sanitizer.__file__)) + os.sep,
+            os.path.realpath(reversible_patch.__file__),
         )
     frame = sys._getframe(2)
     while frame is not None:
