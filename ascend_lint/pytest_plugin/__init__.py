@@ -27,12 +27,28 @@ Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the k
 modules are imported); the compiling happens in a separate worker process without it.
 With the gate on, ``@triton.autotune`` works without a driver: each config runs once on
 the first launch of a tuning key and the first config is kept (``autotune.py``).
+
+``--ascend-sanitize`` (``report`` / ``strict``; ini ``ascend_sanitize``), with or without
+the gate, checks every lane of every memory access of the launched kernels against the
+storage its pointer derives from, and stores of one launch against each other
+(``sanitize.py``, ``ascend_lint.sanitizer``).
 """
 
 from __future__ import annotations
 
+from ascend_lint.sanitizer.findings import KINDS
+
 MODES = ("report", "strict", "off")
 PLUGIN_NAME = "ascend-compile-gate"
+SANITIZE_PLUGIN_NAME = "ascend-sanitize"
+SANITIZE_MODES = ("report", "strict", "off")
+# A test that makes a sanitizer finding on purpose (registered in every mode).
+SANITIZE_MARKER = "ascend_sanitize_allow"
+SANITIZE_MARKER_HELP = (
+    f"{SANITIZE_MARKER}(kind=..., tensor=..., kernel=...): the test makes this sanitizer "
+    f"finding on purpose (kind: {', '.join(KINDS)}, or a list of them; tensor and "
+    "kernel narrow it); --ascend-sanitize=strict does not fail it"
+)
 # A test that launches a grid that misses work on purpose (registered in every mode, so
 # that a marked test runs without the gate too).
 GRID_MARKER = "ascend_grid_misses_work"
@@ -51,6 +67,17 @@ def _mode(value: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{value!r} is not a mode ({', '.join(MODES)}); write --ascend-compile=report, "
             "or put the paths before --ascend-compile"
+        )
+    return value
+
+
+def _sanitize_mode(value: str) -> str:
+    if value not in SANITIZE_MODES:
+        import argparse
+
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a mode ({', '.join(SANITIZE_MODES)}); write "
+            "--ascend-sanitize=report, or put the paths before --ascend-sanitize"
         )
     return value
 
@@ -84,6 +111,25 @@ def pytest_addoption(parser):
         metavar="SECONDS",
         help="longest one specialisation may take to compile (default 300).",
     )
+    group.addoption(
+        "--ascend-sanitize",
+        action="store",
+        nargs="?",
+        const="report",
+        default=None,
+        type=_sanitize_mode,
+        metavar="MODE",
+        help="check every memory access of the kernels the tests launch under the "
+        "interpreter against the tensor it derives from, and stores of one launch "
+        "against each other: 'report' (the default when given alone) lists what touches "
+        "memory the kernel does not own, 'strict' also fails the tests that launched it, "
+        "'off' disables it.",
+    )
+    parser.addini(
+        "ascend_sanitize",
+        "default --ascend-sanitize mode for this project (report, strict or off)",
+        default="off",
+    )
     parser.addini(
         "ascend_compile",
         "default --ascend-compile mode for this project (report, strict or off)",
@@ -104,12 +150,34 @@ def mode(config) -> str:
     return chosen
 
 
-def pytest_load_initial_conftests(early_config, parser, args):
-    # a root conftest.py may import autotuned kernels before pytest_configure runs
-    chosen = getattr(early_config.known_args_namespace, "ascend_compile", None)
+def sanitize_mode(config) -> str:
+    chosen = config.getoption("ascend_sanitize")
     if chosen is None:
-        chosen = (early_config.getini("ascend_compile") or "off").strip()
-    if chosen in MODES and chosen != "off":
+        chosen = (config.getini("ascend_sanitize") or "off").strip()
+        if chosen not in SANITIZE_MODES:
+            import pytest
+
+            raise pytest.UsageError(
+                f"ascend_sanitize = {chosen!r} in the pytest configuration; use one of "
+                f"{', '.join(SANITIZE_MODES)}"
+            )
+    return chosen
+
+
+def _early_mode(early_config, option: str) -> str:
+    chosen = getattr(early_config.known_args_namespace, option, None)
+    if chosen is None:
+        chosen = (early_config.getini(option) or "off").strip()
+    return chosen
+
+
+def pytest_load_initial_conftests(early_config, parser, args):
+    # a root conftest.py may import autotuned kernels before pytest_configure runs; the
+    # gate and the sanitizer both need autotuned kernels to run without a driver
+    if any(
+        _early_mode(early_config, option) not in ("off", None)
+        for option in ("ascend_compile", "ascend_sanitize")
+    ):
         from ascend_lint.pytest_plugin import autotune
 
         autotune.install()
@@ -117,12 +185,27 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", GRID_MARKER_HELP)
+    config.addinivalue_line("markers", SANITIZE_MARKER_HELP)
+    sanitizing = sanitize_mode(config)
     chosen = mode(config)
-    if chosen == "off":
+    if chosen == "off" and sanitizing == "off":
         return
     from ascend_lint.pytest_plugin import autotune
 
     autotune.install()
+    if sanitizing != "off":
+        from ascend_lint.pytest_plugin.sanitize import SanitizeGate
+
+        config.pluginmanager.register(
+            SanitizeGate(
+                config,
+                strict=sanitizing == "strict",
+                report_path=config.getoption("ascend_compile_report"),
+            ),
+            SANITIZE_PLUGIN_NAME,
+        )
+    if chosen == "off":
+        return
     from ascend_lint.pytest_plugin.gate import CompileGate
 
     gate = CompileGate(

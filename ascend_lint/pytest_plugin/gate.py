@@ -21,6 +21,7 @@ import pytest
 
 from ascend_lint.pytest_plugin import (
     GRID_MARKER,
+    SANITIZE_PLUGIN_NAME,
     capture,
     confirm,
     diagnosis,
@@ -157,6 +158,9 @@ class CompileGate:
         if self.is_xdist_worker:
             return
         report = self.report()
+        sanitizing = self.config.pluginmanager.get_plugin(SANITIZE_PLUGIN_NAME)
+        if sanitizing is not None:  # one report file for both: its findings ride along
+            report.update(sanitizing.report_section())
         if self.report_path:
             path = Path(self.report_path)
             if not path.is_absolute():

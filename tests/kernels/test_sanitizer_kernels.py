@@ -1,0 +1,302 @@
+"""The sanitizer on kernels that touch memory they do not own, and on their fixes.
+
+Each defective kernel must be reported with exactly the kinds and lines its
+``# expect:`` comments name (a finding anywhere else fails), and its fix must be clean
+and give the right numbers.  The defective launches are marked
+``ascend_sanitize_allow``: this project runs its tests under ``--ascend-sanitize=strict``,
+and these tests make their findings on purpose.
+"""
+
+import re
+from pathlib import Path
+
+import _sanitizer_kernels as k
+import pytest
+import torch
+
+from ascend_lint.sanitizer import MASKED_OUT_OF_BOUNDS, OUT_OF_BOUNDS, RACE, Sanitizer
+
+SOURCE = Path(k.__file__).resolve()
+EXPECT = re.compile(r"#\s*expect:\s*([a-z-]+)")
+
+
+def expected(*kernels) -> set[tuple[str, int]]:
+    """The (kind, line) pairs the ``# expect:`` comments of these jit functions name."""
+    lines = SOURCE.read_text().splitlines()
+    found = set()
+    for kernel in kernels:
+        code = kernel.fn.__code__
+        first = code.co_firstlineno
+        last = max(n for _, _, n in code.co_lines() if n is not None)
+        for number in range(first, last + 1):
+            m = EXPECT.search(lines[number - 1])
+            if m:
+                found.add((m.group(1), number))
+    return found
+
+
+def reported(sanitizer: Sanitizer) -> set[tuple[str, int]]:
+    assert all(f.site.path == str(SOURCE) for f in sanitizer.findings.values())
+    return {(f.kind, f.site.line) for f in sanitizer.findings.values()}
+
+
+def run(fn, *args, **kwargs):
+    with Sanitizer() as sanitizer:
+        result = fn(*args, **kwargs)
+    return sanitizer, result
+
+
+def ramp(n, dtype=torch.float32):
+    return torch.arange(n, dtype=dtype) + 1
+
+
+# -- the defects, each against its comments ------------------------------------------------
+@pytest.mark.ascend_sanitize_allow(kind=OUT_OF_BOUNDS)
+def test_where_arm_look_back_reads_before_the_tensor():
+    x = ramp(20)
+    sanitizer, y = run(k.shift_right, x)
+    assert reported(sanitizer) == expected(k.shift_right_where_kernel)
+    # the select hides it from the numbers: they are right
+    torch.testing.assert_close(y, torch.cat([torch.zeros(1), x[:-1]]))
+    (found,) = sanitizer.findings.values()
+    assert (found.storage.param, found.storage.shape, found.storage.dtype) == (
+        "x",
+        (20,),
+        "float32",
+    )
+    assert found.element_offset == -1
+    assert found.program == (0, 0, 0)
+    assert found.lanes == 1 and found.program_count == 1
+    assert found.op == "load" and found.site.kernel == "shift_right_where_kernel"
+
+
+def test_clamped_look_back_is_clean():
+    x = ramp(20)
+    sanitizer, y = run(k.shift_right, x, kernel=k.shift_right_clamped_kernel)
+    assert not sanitizer.findings
+    torch.testing.assert_close(y, torch.cat([torch.zeros(1), x[:-1]]))
+
+
+@pytest.mark.ascend_sanitize_allow(kind=OUT_OF_BOUNDS)
+def test_an_access_in_a_helper_names_the_helper_line_and_the_kernel_call():
+    sanitizer, _ = run(k.diff, ramp(12))
+    assert reported(sanitizer) == expected(k._previous)
+    (found,) = sanitizer.findings.values()
+    assert found.site.function == "_previous" and found.site.kernel == "diff_kernel"
+    source = SOURCE.read_text().splitlines()
+    assert "_previous(x, o, m)" in source[found.site.call_line - 1]
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 100])
+def test_an_ordinary_tail_mask_is_silent(n):
+    x = ramp(n)
+    sanitizer, y = run(k.scale, x)
+    assert not sanitizer.findings and not sanitizer.unattributed
+    torch.testing.assert_close(y, x * 2)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
+def test_a_padding_slot_masked_but_not_clamped():
+    table = ramp(5 * 4).reshape(5, 4)
+    idx = torch.tensor([3, -1, 0, 4, -1], dtype=torch.int32)
+    sanitizer, out = run(k.gather_rows, table, idx)
+    assert reported(sanitizer) == expected(k.gather_rows_kernel)
+    (found,) = sanitizer.findings.values()
+    assert found.element_offset == -4  # row -1 of a 4-wide table
+    # two padding slots and the three lanes of the 8-wide block past n_idx (other=-1),
+    # four columns each
+    assert found.lanes == (2 + 3) * 4
+    clean, fixed = run(k.gather_rows, table, idx, kernel=k.gather_rows_clamped_kernel)
+    assert not clean.findings
+    torch.testing.assert_close(fixed, out)
+    want = torch.where((idx >= 0)[:, None], table[idx.clamp(min=0).long()], torch.zeros(1))
+    torch.testing.assert_close(fixed, want)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=OUT_OF_BOUNDS)
+def test_an_undersized_workspace():
+    x = ramp(8)
+    sanitizer, out = run(k.outer_square_sum, x, workspace_elements=8)
+    assert reported(sanitizer) == expected(k.outer_square_kernel)
+    (found,) = sanitizer.findings.values()
+    assert (found.storage.param, found.op, found.element_offset) == ("ws", "store", 8)
+    assert found.lanes == 64 - 8
+    clean, right = run(k.outer_square_sum, x, workspace_elements=64)
+    assert not clean.findings
+    torch.testing.assert_close(right, out)
+    torch.testing.assert_close(right[0], x.sum() ** 2)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=RACE)
+def test_a_tile_larger_than_the_programs_slice_races_with_the_neighbour():
+    x = torch.randn(14, 8, generator=torch.Generator().manual_seed(0))
+    sanitizer, y = run(k.scale_row_slices, x, tile_rows=8, slice_rows=4)
+    assert reported(sanitizer) == expected(k.scale_row_slices_kernel)
+    (found,) = sanitizer.findings.values()
+    assert found.program == (1, 0, 0) and found.other_program == (0, 0, 0)
+    assert found.element_offset == 4 * 8  # the first row of program 1's slice
+    # each overlapped row gets the same value from both programs: the numbers pass
+    torch.testing.assert_close(y, x * 2)
+    assert found.same_value_lanes == found.lanes
+    clean, right = run(k.scale_row_slices, x, tile_rows=4, slice_rows=4)
+    assert not clean.findings
+    torch.testing.assert_close(right, x * 2)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=RACE)
+def test_programs_sharing_one_global_workspace_race():
+    x = torch.randn(6, 16, generator=torch.Generator().manual_seed(1))
+    sanitizer, sums = run(k.row_sums, x, shared=True)
+    assert reported(sanitizer) == expected(k.row_sums_shared_kernel)
+    (found,) = sanitizer.findings.values()
+    assert found.storage.param == "ws" and found.element_offset == 0
+    assert found.occurrences == 5 and found.program_count == 5  # programs 1..5 overwrite 0's
+    assert found.same_value_lanes < found.lanes  # different rows: different values
+    # the interpreter runs one program at a time, so the numbers come out right here
+    torch.testing.assert_close(sums, (x * 2).sum(dim=1))
+    clean, right = run(k.row_sums, x, shared=False)
+    assert not clean.findings
+    torch.testing.assert_close(right, (x * 2).sum(dim=1))
+
+
+@pytest.mark.ascend_sanitize_allow(kind=OUT_OF_BOUNDS)
+@pytest.mark.parametrize("n_rows", [33, 40])
+def test_unmasked_loads_past_the_end_when_rows_are_not_a_tile_multiple(n_rows):
+    x = torch.randn(n_rows, 4, generator=torch.Generator().manual_seed(2))
+    sanitizer, _ = run(k.copy_rows, x)
+    assert reported(sanitizer) == expected(k.copy_rows_unmasked_kernel)
+    (found,) = sanitizer.findings.values()
+    assert found.element_offset == n_rows * 4  # the first element past the end
+    assert found.lanes == (64 - n_rows) * 4
+    clean, right = run(k.copy_rows, x, kernel=k.copy_rows_masked_kernel)
+    assert not clean.findings
+    torch.testing.assert_close(right, x)
+
+
+def test_unmasked_loads_on_a_tile_multiple_are_clean():
+    x = torch.randn(64, 4, generator=torch.Generator().manual_seed(3))
+    sanitizer, y = run(k.copy_rows, x)
+    assert not sanitizer.findings
+    torch.testing.assert_close(y, x)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=OUT_OF_BOUNDS)
+def test_a_block_pointer_past_the_end_without_boundary_check():
+    x = ramp(20)
+    sanitizer, _ = run(k.block_copy, x)
+    assert reported(sanitizer) == expected(k.block_copy_unchecked_kernel)
+    clean, y = run(k.block_copy, x, kernel=k.block_copy_checked_kernel)
+    assert not clean.findings
+    torch.testing.assert_close(y, x)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=OUT_OF_BOUNDS)
+def test_an_atomic_indexed_by_data():
+    values = torch.tensor([0, 3, 4, 1, 4, 2, 3, 3], dtype=torch.int32)
+    sanitizer, hist = run(k.histogram, values, bins=4, checked=False)
+    assert reported(sanitizer) == expected(k.histogram_kernel)
+    (found,) = sanitizer.findings.values()
+    assert (found.op, found.storage.param, found.element_offset, found.lanes) == (
+        "atomic",
+        "hist",
+        4,
+        2,
+    )
+    # the out-of-bounds increments were not performed (nothing outside hist changed)
+    assert hist.tolist() == [1, 1, 1, 3]
+    clean, right = run(k.histogram, values, bins=4, checked=True)
+    assert not clean.findings
+    assert right.tolist() == [1, 1, 1, 3]
+
+
+@pytest.mark.ascend_sanitize_allow(kind=OUT_OF_BOUNDS)
+def test_a_defect_in_a_loop_is_one_finding_with_a_count():
+    sanitizer, _ = run(k.running_diff, ramp(10), steps=50)
+    assert reported(sanitizer) == expected(k.running_diff_kernel)
+    (found,) = sanitizer.findings.values()
+    assert found.occurrences == 50 and found.lanes == 50
+
+
+# -- what a kernel may touch: the whole storage behind a view ------------------------------
+def test_a_view_may_read_the_storage_before_it():
+    base = ramp(21)
+    sanitizer, y = run(k.shift_right, base[1:])  # x[-1] of the view is base[0]
+    assert not sanitizer.findings
+    torch.testing.assert_close(y, torch.cat([torch.zeros(1), base[1:-1]]))
+
+
+def test_non_contiguous_views_and_aliased_arguments():
+    base = torch.randn(8, 6, generator=torch.Generator().manual_seed(4))
+    column_major = base.t()  # a strided view: its storage is base's
+    out = torch.empty(48)
+    with Sanitizer() as sanitizer:
+        k.scale_kernel[(3,)](column_major, out, 48, BLOCK=16)
+    assert not sanitizer.findings
+    torch.testing.assert_close(out, base.reshape(-1) * 2)  # storage order
+    # the same tensor as input and output: every program writes only its own block
+    x = ramp(40)
+    with Sanitizer() as aliased:
+        k.scale_kernel[(3,)](x, x, 40, BLOCK=16)
+    assert not aliased.findings
+    torch.testing.assert_close(x, ramp(40) * 2)
+
+
+def test_zero_element_tensors():
+    x = torch.empty(0)
+    sanitizer, y = run(k.scale, x)
+    assert not sanitizer.findings and y.numel() == 0
+    with Sanitizer() as masked:
+        k.scale_kernel[(1,)](x, torch.empty(0), 0, BLOCK=16)
+    assert not masked.findings
+
+
+# -- pointers with no tensor behind them ---------------------------------------------------
+def test_pointers_from_integers_are_attributed_by_address():
+    """A pointer the kernel rebuilds from an integer carries no tag: its lanes are checked
+    against the argument whose storage holds them, and noted when none does."""
+    x = ramp(16)
+    y = torch.empty_like(x)
+    with Sanitizer() as sanitizer:
+        k.pointer_from_address_kernel[(1,)](x, y, x.data_ptr(), 16, BLOCK=16)
+    assert not sanitizer.findings and not sanitizer.unattributed
+    torch.testing.assert_close(y, x)
+    elsewhere = ramp(16) * 3  # a tensor the launch was not given
+    with Sanitizer() as blind:
+        k.pointer_from_address_kernel[(1,)](x, y, elsewhere.data_ptr(), 16, BLOCK=16)
+    assert not blind.findings
+    (note,) = blind.unattributed.values()
+    assert (note.op, note.lanes) == ("load", 16)
+    torch.testing.assert_close(y, elsewhere)
+
+
+# -- the provenance tags through the builder's pointer ops ----------------------------------
+def test_a_pointer_selected_from_two_tensors_keeps_one_storage_per_lane():
+    """`tl.where(c, a + o, b + o)` mixes two storages (the Ascend front end rejects it, so
+    no kernel here launches it): each lane keeps the storage it came from."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle, interpreter_builder
+
+    from ascend_lint.sanitizer import provenance
+
+    undo = provenance.install(interpreter_builder)
+    try:
+        pointer = tl.pointer_type(tl.float32)
+        a = TensorHandle(np.full(4, 1000, dtype=np.uint64), pointer)
+        b = TensorHandle(np.full(4, 5000, dtype=np.uint64), pointer)
+        provenance.set_tag(a, 0)
+        provenance.set_tag(b, 1)
+        offsets = TensorHandle(np.arange(4, dtype=np.int32), tl.int32)
+        a_lanes = interpreter_builder.create_addptr(a, offsets)
+        assert provenance.tag_of(a_lanes) == 0
+        cond = TensorHandle(np.array([True, False, True, False]), tl.int1)
+        picked = interpreter_builder.create_select(cond, a_lanes, b)
+        assert provenance.tag_of(picked).tolist() == [0, 1, 0, 1]
+        grown = interpreter_builder.create_expand_dims(picked, 0)
+        assert provenance.tag_of(grown).tolist() == [[0, 1, 0, 1]]
+        same = interpreter_builder.create_select(cond, a_lanes, a)
+        assert provenance.tag_of(same) == 0
+        # an offset minus an offset is no address
+        assert provenance.tag_of(interpreter_builder.create_sub(offsets, offsets)) is None
+    finally:
+        undo()  # (under --ascend-sanitize the session's own layers stay)
