@@ -137,6 +137,9 @@ def _gate_base_without_batch_offset(
     return base
 
 
+# with B=2 the broken helper makes batch 1's programs store into batch 0's dg rows: the
+# sanitizer reports that race, which is the point of this test
+@pytest.mark.ascend_sanitize_allow(kind="race", tensor="dg")
 @pytest.mark.parametrize(
     "B", [pytest.param(1, id="B1-bug-invisible"), pytest.param(2, id="B2-bug-caught")]
 )

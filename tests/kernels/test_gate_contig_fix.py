@@ -170,6 +170,16 @@ def test_chunk_o_without_gate_still_runs(pairs):
     _close(fixed.chunk_fwd_o(*args, g=None), original.chunk_fwd_o(*args, g=None))
 
 
+# The legacy varlen inputs keep their GPU launch: a grid over the longest sequence's chunks
+# for every sequence. The programs past a shorter last sequence load masked gate lanes past
+# the packed end, which Ascend still issues (the sanitizer's masked-out-of-bounds); the
+# G_T_CONTIG fix changes the layout, not the grid, so both sides of the comparison keep it.
+VARLEN_GRID_READS_PAST_THE_END = pytest.mark.ascend_sanitize_allow(
+    kind="masked-out-of-bounds", tensor="g"
+)
+
+
+@VARLEN_GRID_READS_PAST_THE_END
 @pytest.mark.parametrize("case", [c for c in CASES if c.cu is not None], ids=lambda c: c.id)
 def test_varlen_gate_same_numbers(pairs, case):
     original, fixed, _, _ = pairs["varlen_gate"]
@@ -188,6 +198,7 @@ def test_tail_helper_gate_same_numbers(pairs, case):
     _close(got, want)
 
 
+@VARLEN_GRID_READS_PAST_THE_END
 @pytest.mark.parametrize("case", CASE_PARAMS)
 def test_dict_launch_gate_same_numbers(pairs, case):
     """Both kernels behind one `kernel_kwargs` dict (picked by HV) take the fix."""

@@ -37,9 +37,13 @@ def test_the_task_loop_writes_every_row(n_rows, num_cores):
     torch.testing.assert_close(scale_rows_task_loop(x, num_cores), x * 2)
 
 
+# the programs past the last row block still issue their fully masked tile, a whole tile
+# past the end (the sanitizer's masked-out-of-bounds): the numbers are right, the addresses
+# are not
+@pytest.mark.ascend_sanitize_allow(kind="masked-out-of-bounds")
 def test_small_inputs_hide_the_defect():
-    """Fewer row blocks than programs: the one-tile kernel is right, which is how such a
-    launcher passes its tests."""
+    """Fewer row blocks than programs: the one-tile kernel gives the right numbers, which
+    is how such a launcher passes its tests."""
     x = make(7)
     torch.testing.assert_close(scale_rows_one_tile(x, 8), x * 2)
 
