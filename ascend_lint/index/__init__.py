@@ -11,7 +11,11 @@ Where each kind of fact is computed (per kernel, then per module):
                branches around each, assignments, calls
 * `constexpr`  compile-time or runtime, for every value at the statement that reads it;
                the definitions of a name that reach a statement (`fn.reaching`)
-* `values`     per-kernel value facts: int64, loop-derived, program ids, pointers
+* `values`     the value model: per kernel (`fn.values(aliases)`), what every value is
+               where a statement reads it: its reaching definitions, int64 or int32 per
+               path, program id, compile-time int, pointer, loop-derived; per module
+               (`ValueFacts`), what kind of int (compile-time, specialisable argument,
+               runtime tensor) a value is when the kernel runs
 * `launches`   host functions and their assignments, argument binding (`CallBinding`)
 * `core`       `CoreFacts`: the scanned module, launches and helper calls bound to their
                callees, callee resolution, the calls in a kernel, bindings by callee
@@ -34,8 +38,6 @@ Where each kind of fact is computed (per kernel, then per module):
                `SequenceFacts` adds what callers pass to helpers, and index vectors
 * `gates`      `GateFacts`: how a kernel addresses a read-only gate, use by use;
                sequence starts; what the host does with a launch argument
-* `widths`     `WidthFacts`: int64 or int32 per path at each read, and what kind of int
-               (compile-time, specialisable argument, runtime tensor) a value is
 * `bounds`     `BoundFacts`: which index values can be negative where they are read,
                lane-varying and loaded values, -1 sentinels bound at launches, guards
                and early exits before an access, the table an index is loaded from
@@ -49,7 +51,7 @@ The facts objects depend one way: `host` and `sequences` on the core, `strides`,
 `layout` and `platform` on the core and `host` (`platform` also on `scopes`, which
 depends on the core only), `quantities` also on `strides`, `tiles` and `coverage` on the
 core, `host` and `quantities`, `gates` on the core,
-`host` and `sequences`, `widths` on the core (and, per kernel, the reaching
+`host` and `sequences`, `values` on the core (and, per kernel, the reaching
 definitions of `constexpr`), and `bounds` on the core, `host` and `sequences`.
 Rules reach each as an attribute of the index (`index.strides.stride_of(...)`,
 `index.quantities.of(...)`).
@@ -85,14 +87,16 @@ from ascend_lint.index.syntax import (
 )
 from ascend_lint.index.tiles import TileFacts
 from ascend_lint.index.values import (
+    IntKind,
+    KernelValues,
     ValueFacts,
-    from_program_id,
     is_int64_cast,
-    is_int64_value,
+    is_program_count_call,
+    is_program_id_call,
     pointer_names,
     pointer_root,
+    strip_casts,
 )
-from ascend_lint.index.widths import IntKind, KernelWidths, WidthFacts
 
 __all__ = [
     "LANGUAGE",
@@ -113,7 +117,7 @@ __all__ = [
     "IntKind",
     "JitFunction",
     "KernelIndex",
-    "KernelWidths",
+    "KernelValues",
     "LayoutFacts",
     "Loop",
     "PlatformFacts",
@@ -123,24 +127,24 @@ __all__ = [
     "StrideFacts",
     "TileFacts",
     "ValueFacts",
-    "WidthFacts",
     "additive_terms",
     "all_statements",
     "call_name",
     "children",
     "dotted",
     "factors",
-    "from_program_id",
     "is_head_count",
     "is_int64_cast",
-    "is_int64_value",
     "is_length",
     "is_literal",
     "is_platform_test",
+    "is_program_count_call",
+    "is_program_id_call",
     "is_simt_only",
     "is_transposed_copy",
     "names_in",
     "own_nodes",
     "pointer_names",
     "pointer_root",
+    "strip_casts",
 ]

@@ -29,6 +29,9 @@ class Aliases:
         default_factory=dict
     )  # local name -> "triton" | "triton.language"
     members: dict[str, str] = field(default_factory=dict)  # local name -> qualified member
+    # local names bound by imports of anything else (`import mylib`, `from x import y`):
+    # a call through one of them is not triton's, whatever its name
+    foreign: set[str] = field(default_factory=set)
 
     @property
     def any(self) -> bool:
@@ -71,6 +74,8 @@ class Aliases:
                             aliases.modules[item.asname] = item.name
                         else:
                             aliases.modules[TRITON] = TRITON
+                    else:
+                        aliases.foreign.add(item.asname or item.name.split(".")[0])
             elif isinstance(node, ast.ImportFrom) and node.module:
                 mod = node.module
                 for item in node.names:
@@ -88,4 +93,6 @@ class Aliases:
                         aliases.modules[local] = TRITON
                     elif item.name in ("tl", "language") and "triton" in mod:
                         aliases.modules[local] = LANGUAGE
+                    else:
+                        aliases.foreign.add(local)
         return aliases

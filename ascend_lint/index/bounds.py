@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.syntax import int_literal, names_in, walk
-from ascend_lint.index.values import pointer_names
+from ascend_lint.index.values import is_program_count_call, is_program_id_call, pointer_names
 
 if TYPE_CHECKING:
     from ascend_lint.index.core import CoreFacts
@@ -396,7 +396,9 @@ class _Ranges:
         args = expr.args
         if qual == _LOAD or is_atomic(qual):
             return (None if whole else _ZERO), None
-        if qual in (f"{LANGUAGE}.program_id", f"{LANGUAGE}.num_programs"):
+        if is_program_id_call(expr, self.core.aliases) or is_program_count_call(
+            expr, self.core.aliases
+        ):
             return _ZERO, None
         if qual == f"{LANGUAGE}.arange" and len(args) == 2:
             return part(args[0])[0], _add(part(args[1])[1], {"": -1})

@@ -21,7 +21,7 @@ is read, not to the name:
 The reaching definitions themselves are public: `reaching(name, order)` gives the
 bindings of a name that some path brings to statement `order` (a binding on the other
 side of an `if` that encloses the read is left out unless a loop around both carries
-it over), for analyses that judge a value per path (`widths`).
+it over), for analyses that judge a value per path (`values`).
 
 Cost: one bounded fixpoint per kernel over its definitions and `if` tests; reaching
 definitions are computed once per (name, statement) and cached.

@@ -5,10 +5,11 @@ Per kernel (its `@triton.jit` helpers included, through the calls the core binds
 
 * `axis_reads`     the `tl.program_id(k)` axes it reads and uses, with the first read
                    of each (the line a message names);
-* `loops_over_programs`  whether the kernel shares its work out over the grid itself:
-                   a task loop (`QuantityFacts.has_task_loop`), a read of the program
-                   count (`tl.num_programs` partitions rows in chunks), or a loop whose
-                   bounds read a program id (`for r in range(pid * per, ...)`);
+* `loops_over_programs`  whether the kernel shares its work out over the grid itself
+                   (the one answer the grid rules ask, ASC012 and ASC023 alike): a read
+                   of the program count (`tl.num_programs`: a task loop, or rows in
+                   chunks), or a loop whose header reads a program id (`range(pid, n,
+                   step)` with the grid size passed in, `range(pid * per, ...)`);
 * `tiles`          per axis, the block parameters a program id is multiplied by
                    (`pid * BLOCK_N`) and the parameters the values derived from it are
                    compared with (`offs < N`, `if pid >= n: return`): how many tiles
@@ -38,7 +39,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.aliases import LANGUAGE, Aliases
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
@@ -55,11 +56,14 @@ from ascend_lint.index.syntax import (
     names_in,
     show,
 )
-from ascend_lint.index.values import pointer_root
+from ascend_lint.index.values import (
+    is_program_count_call,
+    is_program_id_call,
+    pointer_root,
+    strip_casts,
+)
 
-_PROGRAM_ID = f"{LANGUAGE}.program_id"
 _MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
-_NUM_PROGRAMS = "num_programs"
 _CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up"})
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
 # Calls that bound an index as a guard does: `tl.minimum(task, n - 1)`, `tl.where(...)`.
@@ -156,7 +160,6 @@ class CoverageFacts:
         self._quantities = quantities
         self._cache: dict[int, _KernelCoverage] = {}
         self._helpers_cache: dict[int, list[JitFunction]] = {}
-        self._call_names_cache: dict[int, frozenset[str | None]] = {}
 
     # -- per kernel ----------------------------------------------------------------------
     def axis_reads(self, fn: JitFunction) -> dict[int, AxisRead]:
@@ -252,15 +255,6 @@ class CoverageFacts:
                 break
         return list(found.values())
 
-    def _call_names(self, fn: JitFunction) -> frozenset[str | None]:
-        """The last part of the name of every call in `fn` (`program_id`, `num_programs`,
-        however the module spells the triton prefix), for the tests by name."""
-        cached = self._call_names_cache.get(id(fn))
-        if cached is None:
-            cached = frozenset(call_name(call.func) for call, _stmt in fn.calls)
-            self._call_names_cache[id(fn)] = cached
-        return cached
-
     def _of(self, fn: JitFunction) -> _KernelCoverage:
         cached = self._cache.get(id(fn))
         if cached is None:
@@ -272,7 +266,9 @@ class CoverageFacts:
         order = fn.statement_order()
         seeds: dict[int, set[str]] = {}
         reads: dict[int, list[AxisRead]] = {}
-        for call, stmt in self._core.calls_in(fn, _PROGRAM_ID):
+        for call, stmt in fn.calls:
+            if not is_program_id_call(call, self._core.aliases):
+                continue
             axis = _axis_of(call)
             if axis is None:
                 continue
@@ -311,7 +307,8 @@ class CoverageFacts:
         tiles = AxisTiles()
         dependencies = fn.dependencies()
         derived = _closure(pid_names, dependencies)
-        pointers = fn.facts(self._core.aliases).pointers
+        aliases = self._core.aliases
+        pointers = fn.values(aliases).pointers
         runtime = _closure(set(fn.params) - fn.constexpr_params - pointers, dependencies)
 
         def blocks_in(expr: ast.AST) -> None:
@@ -319,10 +316,7 @@ class CoverageFacts:
             terms = additive_terms(expr)
             reads_id = [
                 bool(names_in(t) & pid_names)
-                or any(
-                    isinstance(f, ast.Call) and call_name(f.func) == "program_id"
-                    for f in factors(t)
-                )
+                or any(is_program_id_call(f, aliases) for f in factors(t))
                 for t in terms
             ]
             if any(reads_id) and any(
@@ -332,9 +326,7 @@ class CoverageFacts:
             for term in terms:
                 parts = factors(term)
                 is_id = [
-                    bool(names_in(p) & pid_names)
-                    or (isinstance(p, ast.Call) and call_name(p.func) == "program_id")
-                    for p in parts
+                    bool(names_in(p) & pid_names) or is_program_id_call(p, aliases) for p in parts
                 ]
                 if not any(is_id) or len(parts) == 1:
                     continue
@@ -383,10 +375,12 @@ class CoverageFacts:
         return tiles
 
     def _loops_over_programs(self, fn: JitFunction, pid_names: set[str]) -> bool:
-        # the cheap test first: a read of the program count
-        if _NUM_PROGRAMS in self._call_names(fn):
-            return True
-        if self._quantities.has_task_loop(fn):
+        """A read of the program count (`tl.num_programs` shares the work out in a task
+        loop or in chunks), or a loop whose header reads a program id or a value computed
+        from one (`range(pid, n, step)` with the grid size passed in, `range(pid * per,
+        ...)`)."""
+        aliases = self._core.aliases
+        if any(is_program_count_call(call, aliases) for call, _stmt in fn.calls):
             return True
         derived = _closure(pid_names, fn.dependencies())
         for stmt in fn.statements:
@@ -397,7 +391,11 @@ class CoverageFacts:
                 if isinstance(stmt, ast.While)
                 else None
             )
-            if header is not None and names_in(header) & derived:
+            if header is None:
+                continue
+            if names_in(header) & derived or any(
+                is_program_id_call(node, aliases) for node in ast.walk(header)
+            ):
                 return True
         return False
 
@@ -407,7 +405,8 @@ class CoverageFacts:
         `nprog * BLOCK`, more terms such as `+ tl.arange(0, BLOCK)`, and the strided form
         `for s in range(0, total, nprog): task = s + pid`) with no comparison, clamp or
         helper call that reads the task index."""
-        if not pid_names and "program_id" not in self._call_names(fn):
+        aliases = self._core.aliases
+        if not pid_names and not any(is_program_id_call(c, aliases) for c, _stmt in fn.calls):
             return []  # no term can read a program id: there is no task index to find
         dependencies = fn.dependencies()
         counts: set[str] | None = None  # locals computed from the program count: found
@@ -437,9 +436,7 @@ class CoverageFacts:
                 continue
             total, step = divided
             steps = names_in(step)
-            reads_count = any(
-                call_name(getattr(n, "func", None)) == _NUM_PROGRAMS for n in ast.walk(step)
-            )
+            reads_count = any(is_program_count_call(n, aliases) for n in ast.walk(step))
             if counts is None and not reads_count:
                 counts = _closure(self._program_counts(fn), dependencies)
             # the program count, or a grid size the launcher passes (runtime or constexpr)
@@ -450,11 +447,11 @@ class CoverageFacts:
             first, last = fn.loop_spans.get(id(stmt), (order[id(stmt)] + 1, -1))
             body = fn.statements[first : last + 1]
             for inner in body:
-                task = self._task_index(inner, counter, pid_names)
+                task = self._task_index(inner, counter, pid_names, aliases)
                 if task is None:
                     continue
                 name, start, simple = task
-                if passed_in and not self._is_bare_id(fn, start):
+                if passed_in and not self._is_bare_id(fn, start, aliases):
                     break  # `pid * BLOCK + i * SUB`: sub-blocks of one program's tile
                 if not self._guarded(fn, name, dependencies):
                     elsewhere = not simple or any(
@@ -469,21 +466,22 @@ class CoverageFacts:
         return found
 
     def _program_counts(self, fn: JitFunction) -> set[str]:
-        """Locals set from `tl.num_programs` (or an alias spelled `num_programs`)."""
-        return self._core.assigned_from(fn, f"{LANGUAGE}.num_programs") | {
+        """Locals whose value calls `tl.num_programs`, however spelled (`n =
+        tl.num_programs(0)`, `stride = tl.num_programs(0) * BM`)."""
+        aliases = self._core.aliases
+        return {
             name
             for name, values in fn.assignments.items()
-            if any(call_name(getattr(v, "func", None)) == _NUM_PROGRAMS for v in values)
+            if any(is_program_count_call(node, aliases) for v in values for node in ast.walk(v))
         }
 
     @staticmethod
-    def _is_bare_id(fn: JitFunction, term: ast.AST) -> bool:
-        """`tl.program_id(0)`, or a local set to it alone (a cast allowed)."""
+    def _is_bare_id(fn: JitFunction, term: ast.AST, aliases: Aliases) -> bool:
+        """`tl.program_id(0)`, or a local every definition of which is it alone (a cast
+        allowed)."""
 
         def bare(expr: ast.AST) -> bool:
-            if isinstance(expr, ast.Call) and call_name(expr.func) == "to":
-                return isinstance(expr.func, ast.Attribute) and bare(expr.func.value)
-            return isinstance(expr, ast.Call) and call_name(expr.func) == "program_id"
+            return is_program_id_call(strip_casts(expr, aliases), aliases)
 
         if isinstance(term, ast.Name):
             values = fn.assignments.get(term.id, [])
@@ -492,7 +490,7 @@ class CoverageFacts:
 
     @staticmethod
     def _task_index(
-        stmt: ast.stmt, counter: str, pid_names: set[str]
+        stmt: ast.stmt, counter: str, pid_names: set[str], aliases: Aliases
     ) -> tuple[str, ast.AST, bool] | None:
         """`task = pid + i * nprog` (any order of terms, more terms allowed) -> ('task',
         the program-id term, whether it is exactly `pid + i * step`)."""
@@ -511,8 +509,7 @@ class CoverageFacts:
 
         def reads_id(term: ast.AST) -> bool:
             return bool(names_in(term) & pid_names) or any(
-                isinstance(n, ast.Call) and call_name(n.func) == "program_id"
-                for n in ast.walk(term)
+                is_program_id_call(n, aliases) for n in ast.walk(term)
             )
 
         ids_read = [reads_id(t) for t in terms]
@@ -522,8 +519,7 @@ class CoverageFacts:
             return None
         start = ids[0]
         simple = len(terms) == 2 and (
-            isinstance(start, ast.Name)
-            or (isinstance(start, ast.Call) and call_name(start.func) == "program_id")
+            isinstance(start, ast.Name) or is_program_id_call(start, aliases)
         )
         return stmt.targets[0].id, start, simple
 

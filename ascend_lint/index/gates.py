@@ -333,7 +333,7 @@ class GateFacts:
         if pointer in fn.params:
             return pointer
         # Only a parameter some address is rooted at can be the one.
-        candidates = fn.facts(self._aliases).pointers & set(fn.params)
+        candidates = fn.values(self._aliases).pointers & set(fn.params)
         found = [p for p in fn.params if p in candidates and pointer in self.gate_pointers(fn, p)]
         return found[0] if len(found) == 1 else None
 

@@ -5,7 +5,8 @@ For each kernel: its parameters, which are `tl.constexpr` and which are listed i
 it; the assignments to every local; and which names are runtime values (they can differ
 between program instances or launches) and which are compile-time constants. One pass
 over each kernel body, then a bounded fixpoint over its assignments. The definitions
-of a name that reach a statement are asked with `fn.reaching(name, order)`.
+of a name that reach a statement are asked with `fn.reaching(name, order)`; every other
+question about a value, of the kernel's value model (`fn.values(aliases)`, `values`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ascend_lint.index.syntax import (
 
 if TYPE_CHECKING:
     from ascend_lint.index.sequences import Sequences
-    from ascend_lint.index.values import ValueFacts
+    from ascend_lint.index.values import KernelValues
 
 _STATIC_LOOP = f"{LANGUAGE}.static_range"
 # triton.language's scalar types, by the names kernels spell them with
@@ -101,7 +102,7 @@ class JitFunction:
     # name -> [(index in `statements` of the `for`, static_range?)] for loop targets
     loop_targets: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
     compile_time: CompileTime = field(init=False, repr=False)
-    _facts: ValueFacts | None = None
+    _values: KernelValues | None = None
     _sequences: Sequences | None = None
     _dependencies: dict[str, frozenset[str]] | None = None
     _statement_order: dict[int, int] | None = None
@@ -122,13 +123,13 @@ class JitFunction:
         `CompileTime.reaching`)."""
         return self.compile_time.reaching(name, order)
 
-    def facts(self, aliases: Aliases) -> ValueFacts:
-        """int64 values, loop-derived values, program ids and pointers of this kernel."""
-        if self._facts is None:
-            from ascend_lint.index.values import ValueFacts  # values builds on kernels
+    def values(self, aliases: Aliases) -> KernelValues:
+        """The value model of this kernel: what every value is where it is read."""
+        if self._values is None:
+            from ascend_lint.index.values import KernelValues  # values builds on kernels
 
-            self._facts = ValueFacts.compute(self, aliases)
-        return self._facts
+            self._values = KernelValues(self, aliases)
+        return self._values
 
     def sequences(self, aliases: Aliases) -> Sequences:
         """Offsets tables, token offsets, sequence lengths and time vectors of this kernel
@@ -157,16 +158,6 @@ class JitFunction:
         names it assigns. `x.dtype`/`x.shape` are metadata, not reads; `x += y` reads x.
         Gathered by the scan, in the same walk that finds the calls."""
         return self._statement_names
-
-    def value_before(self, name: str, stmt: ast.stmt) -> ast.AST | None:
-        """The value of the last assignment to `name` that precedes `stmt` in source order
-        (loops and branches are not followed: a straight-line approximation)."""
-        here = self.statement_order().get(id(stmt), len(self.statements))
-        best = None
-        for index, value in self.definitions.get(name, []):
-            if index < here:
-                best = value
-        return best
 
     def order_of(self, stmt: ast.stmt) -> int:
         return self.statement_order()[id(stmt)]

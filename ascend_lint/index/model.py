@@ -5,19 +5,19 @@ fact, whose dependencies run one way.
 host functions, host calls, launches and helper calls bound to their callees) and
 builds on them, in this order, each facts object from exactly the ones below it:
 
-    core ─┬─> host ─┬─> strides ──> quantities ─┬─> tiles     (both: also core, host)
+    core ─┬─> values                                (every facts object may ask it)
+          ├─> host ─┬─> strides ──> quantities ─┬─> tiles     (both: also core, host)
           │         │                          └─> coverage  (both: also core, host)
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
           │         └──────────────> gates          (gates: also core, sequences)
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host)
-          ├─> widths
           └─> autotune                              (autotune: names through scopes)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
 `index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
-`index.gates`, `index.widths`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
+`index.gates`, `index.values`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
@@ -39,7 +39,7 @@ from ascend_lint.index.quantities import QuantityFacts
 from ascend_lint.index.sequences import SequenceFacts
 from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.tiles import TileFacts
-from ascend_lint.index.widths import WidthFacts
+from ascend_lint.index.values import ValueFacts
 
 
 class KernelIndex:
@@ -73,6 +73,7 @@ class KernelIndex:
         self.launches_binding_name = core.launches_binding_name
         self.argument_place = core.argument_place
         # The facts objects, lowest first.
+        self.values = ValueFacts(core)
         self.host = HostFacts(core)
         self.strides = StrideFacts(core, self.host)
         self.quantities = QuantityFacts(core, self.host, self.strides)
@@ -82,7 +83,6 @@ class KernelIndex:
         self.platform = PlatformFacts(core, self.host)
         self.sequences = SequenceFacts(core)
         self.gates = GateFacts(core, self.host, self.sequences)
-        self.widths = WidthFacts(core)
         self.bounds = BoundFacts(core, self.host, self.sequences)
         self.autotune = AutotuneFacts(core)
 

@@ -22,16 +22,15 @@ only where the launch would fail anyway: the value keeps its role and the cap is
 in its evidence. Core caps (`min(n, C)` with `C` a core count, in any spelling) make it
 `CORES`.
 
-The grids of a launch (`grid_axes`) and whether a kernel loops over its tasks itself
-(`has_task_loop`) are known here too, for the grid rules that ask what each axis counts.
+The grids of a launch (`grid_axes`) are known here too, for the grid rules that ask what
+each axis counts (whether a kernel loops over its tasks itself is `coverage`'s).
 
 Depends on: the core facts (host functions, the calls in a kernel), `host` (what a
 name holds) and `strides` (the rank of a tensor, for `x.shape[k]`). Nothing else of
 the index depends on this object.
 
 Cost: one walk of each expression, memoised per (expression, host function, name);
-names are followed through `host_values` (depth-bounded, cycles cut); the task-loop
-test once per kernel.
+names are followed through `host_values` (depth-bounded, cycles cut).
 """
 
 from __future__ import annotations
@@ -41,10 +40,8 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
-from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction, TupleElement
 from ascend_lint.index.naming import (
     is_batch_name,
@@ -61,7 +58,6 @@ from ascend_lint.index.syntax import (
     call_name,
     factors,
     int_literal,
-    names_in,
     show,
 )
 
@@ -257,18 +253,6 @@ def _remaining_dimensions(count: ast.AST, divisor: ast.AST, host_values, host) -
     return True
 
 
-def _is_program_id(expr: ast.AST, program_ids: set[str]) -> bool:
-    """`pid`, `tl.program_id(0)`, `pid.to(tl.int64)`: the program id itself."""
-    if isinstance(expr, ast.Name):
-        return expr.id in program_ids
-    if isinstance(expr, ast.Call):
-        if call_name(expr.func) == "program_id":
-            return True
-        if call_name(expr.func) == "to" and isinstance(expr.func, ast.Attribute):
-            return _is_program_id(expr.func.value, program_ids)
-    return False
-
-
 def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
     """The sequence multiplied out by `math.prod(s)`, `numpy.prod(s)`,
     `functools.reduce(operator.mul, s[, 1])` or `reduce(lambda a, b: a * b, s)`."""
@@ -297,7 +281,6 @@ class QuantityFacts:
         self._rank = strides.rank
         self._min_rank = strides.min_rank
         self._quantity_cache: dict[tuple[int, int, str], Quantity] = {}
-        self._task_loop_cache: dict[int, bool] = {}
 
     def of(self, expr: ast.AST, host: HostFunction | None, receiver: str = "") -> list[Quantity]:
         """One quantity per value `expr` can hold (branches of the host, callers).
@@ -813,46 +796,3 @@ class QuantityFacts:
                     for axes, ranked in self._axes_of(ret.value, visible[-1], depth + 1)
                 ]
         return [([value], False)]
-
-    def has_task_loop(self, fn: JitFunction) -> bool:
-        """Does the kernel loop over tasks itself? A loop whose bounds or step read the
-        program count (`tl.num_programs`, or an extension module's alias of it such as
-        `ext.num_programs`), or a grid-stride loop `range(pid, n, step)` that starts at
-        the program id (the step then is the grid size the launcher passes)."""
-        cached = self._task_loop_cache.get(id(fn))
-        if cached is not None:
-            return cached
-        program_counts = {
-            id(stmt) for call, stmt in fn.calls if call_name(call.func) == "num_programs"
-        }
-        counts = {
-            name
-            for name, defs in fn.definitions.items()
-            if any(id(fn.statements[order]) in program_counts for order, _ in defs)
-        }
-        program_ids = self._core.assigned_from(fn, f"{LANGUAGE}.program_id")
-        runtime_params = set(fn.params) - fn.constexpr_params
-        found = False
-        for stmt in fn.statements:
-            if isinstance(stmt, ast.For):
-                header: ast.AST = stmt.iter
-            elif isinstance(stmt, ast.While):
-                header = stmt.test
-            else:
-                continue
-            # calls in a loop header are held by the loop statement
-            if id(stmt) in program_counts or names_in(header) & counts:
-                found = True
-                break
-            if (
-                isinstance(header, ast.Call)
-                and call_name(header.func) in ("range", "static_range")
-                and len(header.args) == 3
-                and _is_program_id(header.args[0], program_ids)
-                and isinstance(header.args[2], ast.Name)
-                and header.args[2].id in runtime_params  # the grid size, passed in
-            ):
-                found = True  # a grid-stride loop from the program id
-                break
-        self._task_loop_cache[id(fn)] = found
-        return found

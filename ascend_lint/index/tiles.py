@@ -289,7 +289,7 @@ class _KernelShapes:
         self._quals: dict[ast.Call, str | None] = {}
         self.mixed = any(self._qual(c) == "dot" for c, _ in fn.calls)
         # pointer parameters and what is computed from them: addresses, never data
-        self.pointers = fn.facts(self.aliases).pointers
+        self.pointers = fn.values(self.aliases).pointers
         self._names: dict[str, tuple[Shape | None, int | None, bool]] = {}
         self._busy: set[str] = set()
 

@@ -1,18 +1,89 @@
-"""Value facts inside one kernel: int64 values, loop-derived values, program ids,
-pointers and block pointers, computed once per kernel on first use (`fn.facts(aliases)`).
+"""Values inside a kernel: every question about what a value is, answered in one place.
+
+`KernelValues` (one per kernel, `fn.values(aliases)`) is the query object; each answer
+is given where a statement reads the value, along the definitions that reach it
+(`reaching`, from the compile-time analysis of `constexpr`):
+
+* the definitions of a name that reach a statement, and the one every path runs
+  (`reaching`, `only_definition`);
+* integer width, three-valued (True int64, False int32 or narrower, None not known):
+  a literal past 2**31, an int64 cast or annotation is int64; program ids, `tl.arange`,
+  narrow casts, int arguments and `static_range` variables are int32; arithmetic,
+  `min`/`max`/`cdiv`/`where` take the widest operand. A name is int64 where it is read
+  (`is_int64`) only if every definition that reaches the read makes it int64; it may be
+  int64 (`may_be_int64`) if one does. `x = 0` / `1` / `-1` (the single-sequence path)
+  is no evidence either way;
+* program ids (`is_program_id`): a `tl.program_id(...)` call, or a name every reaching
+  definition of which is one, plus or minus an offset, through casts;
+* compile-time ints (`is_compile_time_int`): arithmetic of constexprs and
+  `static_range` variables, which Triton evaluates as Python ints;
+* pointers and block pointers (names computed from pointer parameters by `+`/`-`, and
+  names set from `make_block_ptr`/`advance`) and loop-derived names: flow-insensitive
+  sets, a pointer stays a pointer whatever the path.
+
+Also here, for every module of the index: what a call is (`is_program_id_call`,
+`is_program_count_call`, `is_int64_cast`, `cast_target`), `strip_casts` and
+`pointer_root`.
+
+`ValueFacts` (one per module, `index.values`) adds what needs the module: what kind of
+int a value is when the kernel runs (`kind`: compile-time, specialisable argument or
+runtime tensor; a helper's parameter is what its callers pass, up to three calls deep).
+
+Depends on: the kernel scan (`kernels`) and its reaching definitions (`constexpr`);
+`ValueFacts` also on the core's helper calls and launches. Every facts module may ask it.
+
+Costs: nothing until asked; each definition's width is computed once per kernel (a
+definition rebuilt from itself counts as not known meanwhile); the flow-insensitive
+sets are one worklist pass per kernel on first use.
 """
 
 from __future__ import annotations
 
 import ast
+import weakref
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ascend_lint.index.aliases import LANGUAGE, Aliases
-from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.syntax import MAX_FIXPOINT_ROUNDS, all_params
+from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.syntax import (
+    MAX_FIXPOINT_ROUNDS,
+    all_params,
+    call_name,
+    dotted,
+    frozen_names,
+)
+
+if TYPE_CHECKING:
+    from ascend_lint.index.constexpr import Definition
+    from ascend_lint.index.core import CoreFacts
+    from ascend_lint.index.kernels import JitFunction
 
 _INT64 = f"{LANGUAGE}.int64"
+_NARROW_INTS = frozenset(
+    f"{LANGUAGE}.{t}" for t in ("int1", "int8", "int16", "int32", "uint8", "uint16", "uint32")
+)
+_INT32_CALLS = frozenset(f"{LANGUAGE}.{f}" for f in ("num_programs", "arange"))
+# Calls whose integer result takes the widest type of the arguments listed.
+_PROMOTING_CALLS = frozenset(
+    {f"{LANGUAGE}.{f}" for f in ("minimum", "maximum", "cdiv", "abs")} | {f"{TRITON}.cdiv"}
+)
+_BUILTIN_PROMOTING = frozenset({"min", "max", "abs"})
+_WHERE = f"{LANGUAGE}.where"
+_STATIC_RANGE = f"{LANGUAGE}.static_range"
+_RANGES = frozenset({"range", f"{LANGUAGE}.range"})
+_INT_OPS = (
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.LShift,
+    ast.RShift,
+    ast.BitAnd,
+    ast.BitOr,
+    ast.BitXor,
+)
 _POINTER_OPS = {
     f"{LANGUAGE}.{op}"
     for op in (
@@ -29,6 +100,33 @@ _POINTER_OPS = {
 _BLOCK_POINTER_OPS = {f"{LANGUAGE}.make_block_ptr", f"{LANGUAGE}.advance"}
 
 
+# -- what a call is ------------------------------------------------------------------------
+def _is_triton_call(call: ast.AST, aliases: Aliases, member: str) -> bool:
+    """A call of triton's `member` however the module spells it: resolved through the
+    imports (`tl.program_id`, an extension module of triton's), or, where the receiver
+    is no import the index knows (`ext.program_id` of a module bound at run time), by
+    the member's name."""
+    if not isinstance(call, ast.Call):
+        return False
+    qual = aliases.resolve(call.func)
+    if qual is not None:
+        return qual.startswith(TRITON) and qual.rsplit(".", 1)[-1] == member
+    parts = dotted(call.func)
+    if parts and parts[0] in aliases.foreign:
+        return False  # `mylib.program_id`: another library's
+    return call_name(call.func) == member
+
+
+def is_program_id_call(call: ast.AST, aliases: Aliases) -> bool:
+    """`tl.program_id(axis)`, however spelled."""
+    return _is_triton_call(call, aliases, "program_id")
+
+
+def is_program_count_call(call: ast.AST, aliases: Aliases) -> bool:
+    """`tl.num_programs(axis)`, however spelled."""
+    return _is_triton_call(call, aliases, "num_programs")
+
+
 def is_int64_cast(expr: ast.AST, aliases: Aliases) -> bool:
     """`x.to(tl.int64)` or `tl.cast(x, tl.int64)`."""
     if not isinstance(expr, ast.Call):
@@ -40,6 +138,30 @@ def is_int64_cast(expr: ast.AST, aliases: Aliases) -> bool:
     return False
 
 
+def cast_target(call: ast.Call, aliases: Aliases) -> str | None:
+    """The dtype of `x.to(dt)` / `tl.cast(x, dt)` (not a bitcast), qualified."""
+    if any(kw.arg == "bitcast" for kw in call.keywords):
+        return None
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "to" and call.args:
+        return aliases.resolve(call.args[0])
+    if aliases.resolve(call.func) == f"{LANGUAGE}.cast" and len(call.args) >= 2:
+        return aliases.resolve(call.args[1])
+    return None
+
+
+def strip_casts(expr: ast.AST, aliases: Aliases) -> ast.AST:
+    """`x.to(tl.int64)`, `tl.cast(x, ...)`, `x.to(tl.int32)` -> x: what a value is made
+    of, whatever its width."""
+    while isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+            expr = expr.func.value
+        elif aliases.resolve(expr.func) == f"{LANGUAGE}.cast" and expr.args:
+            expr = expr.args[0]
+        else:
+            break
+    return expr
+
+
 def pointer_root(expr: ast.AST) -> str | None:
     """The name a pointer expression starts from: `q + (bos * H + i_h) * K` -> 'q'."""
     while isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
@@ -47,21 +169,309 @@ def pointer_root(expr: ast.AST) -> str | None:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
-@dataclass
-class ValueFacts:
-    """Per-kernel facts about values that several rules share."""
+def pointer_names(fn: JitFunction, roots: set[str]) -> set[str]:
+    """`roots` plus every local computed from them (`g_base = g + ...`, `p_g = ...`),
+    loop variables of ranges over them (`for pos in range(start, end)`) included."""
+    tainted = set(roots)
+    deps = fn.dependencies()
+    for _ in range(MAX_FIXPOINT_ROUNDS):
+        grown = {name for name, reads in deps.items() if name not in tainted and reads & tainted}
+        if not grown:
+            break
+        tainted |= grown
+    return tainted
 
-    int64: set[str]  # names holding int64 values (cast, annotated, or computed from such)
-    loop_derived: set[str]  # runtime loop variables and values computed from them
-    program_ids: set[str]  # names set straight from tl.program_id, by sums without a multiply
-    pointers: set[str]  # pointer parameters and locals computed from them by + / -
-    block_pointers: set[str]  # names set from tl.make_block_ptr / tl.advance
 
-    @classmethod
-    def compute(cls, fn: JitFunction, aliases: Aliases) -> ValueFacts:
-        int64 = {
-            a.arg for a in all_params(fn.node.args) if _is_int64_annotation(a.annotation, aliases)
-        }
+def arithmetic_width(widths: list[bool | None]) -> bool | None:
+    """Integer arithmetic is int64 when one operand is, int32 when all are."""
+    if any(w is True for w in widths):
+        return True
+    if widths and all(w is False for w in widths):
+        return False
+    return None
+
+
+def every_path_width(widths: list[bool | None]) -> bool | None:
+    """A value that depends on the path: int64 only when it is int64 on every path."""
+    if not widths:
+        return None
+    if any(w is False for w in widths):
+        return False
+    if all(w is True for w in widths):
+        return True
+    return None
+
+
+# -- one kernel ----------------------------------------------------------------------------
+class KernelValues:
+    """What every value of one kernel is where a statement reads it (see the module doc)."""
+
+    def __init__(self, fn: JitFunction, aliases: Aliases):
+        # The kernel holds this object: a strong reference back would be a cycle that
+        # keeps both (and the module's tree) alive until the cycle collector runs.
+        self._fn = weakref.ref(fn)
+        self.aliases = aliases
+        self._binding_width: dict[int, bool | None] = {}
+        self._binding_may: dict[int, bool] = {}
+        self._binding_pid: dict[int, bool] = {}
+        self._sets: tuple[set[str], set[str], set[str]] | None = None
+
+    @property
+    def fn(self) -> JitFunction:
+        fn = self._fn()
+        assert fn is not None, "the kernel's value model outlived the kernel"
+        return fn
+
+    # -- definitions ---------------------------------------------------------------------
+    def reaching(self, name: str, order: int) -> tuple[Definition, ...]:
+        """The definitions of `name` that some path brings to statement `order`."""
+        return self.fn.reaching(name, order)
+
+    def only_definition(self, name: str, order: int) -> Definition | None:
+        """The one definition of `name` every path to statement `order` brings, or None
+        (several reach it, or it is a parameter or loop target with no value)."""
+        reach = self.reaching(name, order)
+        if len(reach) == 1 and reach[0].value is not None:
+            return reach[0]
+        return None
+
+    def sources(self, name: str, order: int, limit: int = 64) -> list[tuple[str, int]]:
+        """The names the value of `name` at statement `order` is computed from, each with
+        the statement that reads it, along the reaching definitions, nearest first
+        (breadth-first; `limit` pairs at most)."""
+        found: list[tuple[str, int]] = []
+        seen = {(name, order)}
+        todo = deque([(name, order)])
+        while todo and len(found) < limit:
+            current, at = todo.popleft()
+            for b in self.reaching(current, at):
+                if b.value is None or b.order < 0:
+                    continue
+                for read in sorted(frozen_names(b.value)):
+                    pair = (read, b.order)
+                    if pair not in seen:
+                        seen.add(pair)
+                        found.append(pair)
+                        todo.append(pair)
+        return found
+
+    def loop_of(self, binding: Definition) -> ast.For | None:
+        """The `for` whose target `binding` is, or None."""
+        order = self.fn.compile_time.loop_of(binding)
+        if order is None:
+            return None
+        loop = self.fn.statements[order]
+        return loop if isinstance(loop, ast.For) else None
+
+    def is_static_loop(self, binding: Definition) -> bool:
+        """Is `binding` the target of a `tl.static_range` loop?"""
+        loop = self.loop_of(binding)
+        return (
+            loop is not None
+            and isinstance(loop.iter, ast.Call)
+            and self.aliases.resolve(loop.iter.func) == _STATIC_RANGE
+        )
+
+    # -- widths --------------------------------------------------------------------------
+    def is_int64(self, expr: ast.AST, order: int) -> bool:
+        """Is `expr` int64 on every path reaching statement `order`?"""
+        return self.width(expr, order) is True
+
+    def may_be_int64(self, expr: ast.AST, order: int) -> bool:
+        """Can `expr` be int64 where statement `order` reads it: is one of the
+        definitions that reach a name it reads int64 (or built from one that is)?"""
+        if self.width(expr, order) is True:
+            return True
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name):
+                if any(self._binding_may_be_int64(b) for b in self.reaching(node.id, order)):
+                    return True
+            elif isinstance(node, ast.Call) and is_int64_cast(node, self.aliases):
+                return True
+        return False
+
+    def _binding_may_be_int64(self, binding: Definition) -> bool:
+        key = id(binding)
+        known = self._binding_may.get(key)
+        if known is not None:
+            return known
+        self._binding_may[key] = False  # rebuilt from itself: no evidence meanwhile
+        found = self.binding_width(binding) is True
+        if not found and binding.value is not None and binding.order >= 0:
+            found = self.may_be_int64(binding.value, binding.order)
+        self._binding_may[key] = found
+        return found
+
+    def name_width(self, name: str, order: int) -> bool | None:
+        return every_path_width([self.binding_width(b) for b in self.reaching(name, order)])
+
+    def binding_width(self, binding: Definition) -> bool | None:
+        """The width of the value one definition gives its name."""
+        key = id(binding)
+        if key in self._binding_width:
+            return self._binding_width[key]
+        self._binding_width[key] = None  # a value rebuilt from itself: not known meanwhile
+        loop = self.loop_of(binding)
+        if binding.order < 0:
+            width = self._parameter_width(binding.name)
+        elif isinstance(binding.value, ast.Constant) and binding.value.value in (0, 1, -1):
+            # `i_n = 0` on a single-sequence path: a product with it cannot wrap, so it
+            # is no evidence of an int32 multiply (nor of an int64 one)
+            width = None
+        elif binding.value is not None:
+            width = self.width(binding.value, binding.order)
+        elif loop is not None:
+            width = self._loop_target_width(loop, binding.order)
+        else:
+            width = None
+        self._binding_width[key] = width
+        return width
+
+    def _parameter_width(self, name: str) -> bool | None:
+        arg = next(a for a in all_params(self.fn.node.args) if a.arg == name)
+        ann = arg.annotation
+        if ann is not None:
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                return True if ann.value.endswith("int64") else None
+            qual = self.aliases.resolve(ann)
+            if qual == _INT64:
+                return True
+            if qual in _NARROW_INTS or name in self.fn.constexpr_params:
+                return False
+            return None
+        # An int argument is passed as int32 (wider only for values past 2**31).
+        return False
+
+    def _loop_target_width(self, loop: ast.For, order: int) -> bool | None:
+        it = loop.iter
+        if not isinstance(it, ast.Call):
+            return None
+        qual = self.aliases.resolve(it.func) or call_name(it.func)
+        if qual == _STATIC_RANGE:
+            return False  # a Python int, int32 in arithmetic with tensors
+        if qual in _RANGES or (isinstance(it.func, ast.Name) and it.func.id == "range"):
+            return arithmetic_width([self.width(a, order) for a in it.args])
+        return None
+
+    def width(self, expr: ast.AST, order: int) -> bool | None:
+        """The width of `expr` where statement `order` evaluates it."""
+        if isinstance(expr, ast.Name):
+            return self.name_width(expr.id, order)
+        if isinstance(expr, ast.Constant):
+            if isinstance(expr.value, int) and not isinstance(expr.value, bool):
+                return abs(expr.value) >= 2**31
+            return None
+        if isinstance(expr, ast.BinOp):
+            if not isinstance(expr.op, _INT_OPS):
+                return None
+            return arithmetic_width([self.width(expr.left, order), self.width(expr.right, order)])
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd, ast.Invert)):
+            return self.width(expr.operand, order)
+        if isinstance(expr, ast.IfExp):
+            return every_path_width([self.width(expr.body, order), self.width(expr.orelse, order)])
+        if isinstance(expr, ast.Call):
+            return self._call_width(expr, order)
+        return None
+
+    def _call_width(self, call: ast.Call, order: int) -> bool | None:
+        if is_int64_cast(call, self.aliases):
+            return True
+        target = cast_target(call, self.aliases)
+        if target is not None:
+            return False if target in _NARROW_INTS else None
+        if is_program_id_call(call, self.aliases):
+            return False
+        qual = self.aliases.resolve(call.func)
+        if qual in _INT32_CALLS:
+            return False
+        if qual in _PROMOTING_CALLS or (
+            qual is None and isinstance(call.func, ast.Name) and call.func.id in _BUILTIN_PROMOTING
+        ):
+            return arithmetic_width([self.width(a, order) for a in call.args])
+        if qual == _WHERE and len(call.args) == 3:
+            return arithmetic_width([self.width(a, order) for a in call.args[1:]])
+        return None  # a load, a helper: its own type
+
+    # -- what a value is -----------------------------------------------------------------
+    def is_program_id(self, expr: ast.AST, order: int) -> bool:
+        """`tl.program_id(...)` (through casts), or a name every reaching definition of
+        which is one, plus or minus an offset (`i_t = tl.program_id(1) + NT_OFFSET`)."""
+        expr = strip_casts(expr, self.aliases)
+        if isinstance(expr, ast.Call):
+            return is_program_id_call(expr, self.aliases)
+        if not isinstance(expr, ast.Name):
+            return False
+        reach = self.reaching(expr.id, order)
+        return bool(reach) and all(self._binding_is_program_id(b) for b in reach)
+
+    def _binding_is_program_id(self, binding: Definition) -> bool:
+        key = id(binding)
+        known = self._binding_pid.get(key)
+        if known is not None:
+            return known
+        self._binding_pid[key] = False  # `pid = pid + 1` in a loop: not an id meanwhile
+        found = binding.value is not None and self._offset_program_id(
+            binding.value, max(binding.order, 0)
+        )
+        self._binding_pid[key] = found
+        return found
+
+    def _offset_program_id(self, expr: ast.AST, order: int) -> bool:
+        expr = strip_casts(expr, self.aliases)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            left = self._offset_program_id(expr.left, order)
+            right = isinstance(expr.op, ast.Add) and self._offset_program_id(expr.right, order)
+            return left or right
+        return self.is_program_id(expr, order)
+
+    def is_compile_time_int(self, expr: ast.AST, order: int) -> bool:
+        """Arithmetic of constexpr parameters, `tl.static_range` variables and int literals,
+        naming at least one of the former: Triton evaluates it as a Python int. (A local
+        assigned from such a value is a tensor: assignments convert.)"""
+        seen_name = False
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name):
+                reach = self.reaching(node.id, order)
+                if not reach:
+                    return False
+                for b in reach:
+                    constexpr = b.order < 0 and b.name in self.fn.constexpr_params
+                    if not (constexpr or self.is_static_loop(b)):
+                        return False
+                seen_name = True
+            elif isinstance(node, ast.Constant):
+                if not isinstance(node.value, int):
+                    return False
+            elif not isinstance(
+                node, (ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context)
+            ):
+                return False
+        return seen_name
+
+    # -- flow-insensitive sets -----------------------------------------------------------
+    @property
+    def pointers(self) -> set[str]:
+        """Pointer parameters and locals computed from them by `+` / `-` (not block
+        pointers)."""
+        return self._computed_sets()[0]
+
+    @property
+    def block_pointers(self) -> set[str]:
+        """Names set from `tl.make_block_ptr` / `tl.advance`."""
+        return self._computed_sets()[1]
+
+    @property
+    def loop_derived(self) -> set[str]:
+        """Runtime loop variables and values computed from them."""
+        return self._computed_sets()[2]
+
+    def _computed_sets(self) -> tuple[set[str], set[str], set[str]]:
+        if self._sets is None:
+            self._sets = self._compute_sets()
+        return self._sets
+
+    def _compute_sets(self) -> tuple[set[str], set[str], set[str]]:
+        fn, aliases = self.fn, self.aliases
         pointers: set[str] = set()
         for call, _ in fn.calls:
             if aliases.resolve(call.func) in _POINTER_OPS and call.args:
@@ -70,8 +480,6 @@ class ValueFacts:
                     pointers.add(root)
         loop_derived = set(fn.loop_variables)
         mentions = fn.dependencies()
-        program_ids: set[str] = set()
-        # Set by the assigning call alone: no other fact feeds it, so no round is needed.
         block_pointers = {
             name
             for name, values in fn.assignments.items()
@@ -81,10 +489,9 @@ class ValueFacts:
             )
         }
         spread: set[str] = set()  # pointers whose own roots are already added as pointers
-        # A worklist, not rounds over every assignment: each fact of a name depends only
-        # on the facts of the names its values read, so a name is judged again only when
-        # one of those (or itself, for the pointer spread) joins a set. The sets only grow
-        # and every test is monotone, so this reaches the same least fixpoint.
+        # A worklist: each fact of a name depends only on the facts of the names its
+        # values read, so a name is judged again only when one of those (or itself, for
+        # the pointer spread) joins a set. The sets only grow and every test is monotone.
         readers: dict[str, list[str]] = {}
         for name in fn.assignments:
             for read in mentions.get(name, ()):
@@ -95,21 +502,9 @@ class ValueFacts:
             name = todo.popleft()
             queued.discard(name)
             values = fn.assignments[name]
-            grown: list[str] = []  # names that joined a set
-            # A name already in a set is not tested for it again.
-            if name not in int64 and any(is_int64_value(v, int64, aliases) for v in values):
-                int64.add(name)
-                grown.append(name)
+            grown: list[str] = []
             if name not in loop_derived and mentions.get(name, frozenset()) & loop_derived:
                 loop_derived.add(name)
-                grown.append(name)
-            # The `any` first: it fails for most names, without building a set.
-            if (
-                name not in program_ids
-                and any(from_program_id(v, program_ids, aliases) for v in values)
-                and all(from_program_id(v, program_ids | {name}, aliases) for v in values)
-            ):
-                program_ids.add(name)
                 grown.append(name)
             if name not in pointers and any(pointer_root(v) in pointers for v in values):
                 pointers.add(name)
@@ -127,58 +522,86 @@ class ValueFacts:
                     if reader not in queued and reader in fn.assignments:
                         queued.add(reader)
                         todo.append(reader)
-        return cls(int64, loop_derived, program_ids, pointers - block_pointers, block_pointers)
+        return pointers - block_pointers, block_pointers, loop_derived
 
 
-def _is_int64_annotation(ann: ast.AST | None, aliases: Aliases) -> bool:
-    if ann is None:
-        return False
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        return ann.value.endswith("int64")
-    return aliases.resolve(ann) == _INT64
+# -- the module ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IntKind:
+    """What an int value is when the kernel runs.
+
+    kind: "constexpr" (a compile-time int), "argument" (an int argument Triton may
+    specialise) or None (a runtime tensor). source: how that is known: "static_range"
+    (a `tl.static_range` variable), "expression" (arithmetic of compile-time ints),
+    "constexpr" (a `tl.constexpr` parameter), "unlaunched" (an argument of a kernel
+    nothing in the module launches or calls), "helper" (a helper's parameter, through
+    what `caller` passes as `arg`), or "" (nothing more to say)."""
+
+    kind: str | None
+    source: str = ""
+    function: str = ""
+    caller: str = ""
+    arg: ast.AST | None = None
 
 
-def is_int64_value(expr: ast.AST, int64: set[str], aliases: Aliases) -> bool:
-    """Arithmetic with an int64 operand is int64; a call (a load, `.to(tl.int32)`) has
-    its own type, int64 only when it is a cast to int64."""
-    if isinstance(expr, ast.Name):
-        return expr.id in int64
-    if isinstance(expr, ast.Call):
-        return is_int64_cast(expr, aliases)
-    if isinstance(expr, ast.BinOp):
-        return is_int64_value(expr.left, int64, aliases) or is_int64_value(
-            expr.right, int64, aliases
-        )
-    if isinstance(expr, ast.UnaryOp):
-        return is_int64_value(expr.operand, int64, aliases)
-    if isinstance(expr, ast.IfExp):
-        return is_int64_value(expr.body, int64, aliases) or is_int64_value(
-            expr.orelse, int64, aliases
-        )
-    return False
+_RUNTIME = IntKind(None)
+_ARGUMENT = IntKind("argument")
 
 
-def from_program_id(expr: ast.AST, known: set[str], aliases: Aliases) -> bool:
-    """`tl.program_id(1)`, `tl.program_id(0) + NT_OFFSET`, or a name already known as such."""
-    if isinstance(expr, ast.Call):
-        return aliases.resolve(expr.func) == f"{LANGUAGE}.program_id"
-    if isinstance(expr, ast.Name):
-        return expr.id in known
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-        return from_program_id(expr.left, known, aliases) or from_program_id(
-            expr.right, known, aliases
-        )
-    return False
+class ValueFacts:
+    """The value model of every kernel of a module, and what needs the whole module."""
 
+    def __init__(self, core: CoreFacts):
+        self.core = core
+        self.aliases = core.aliases
+        self._statements: dict[int, ast.stmt] = {}
 
-def pointer_names(fn: JitFunction, roots: set[str]) -> set[str]:
-    """`roots` plus every local computed from them (`g_base = g + ...`, `p_g = ...`),
-    loop variables of ranges over them (`for pos in range(start, end)`) included."""
-    tainted = set(roots)
-    deps = fn.dependencies()
-    for _ in range(MAX_FIXPOINT_ROUNDS):
-        grown = {name for name, reads in deps.items() if name not in tainted and reads & tainted}
-        if not grown:
-            break
-        tainted |= grown
-    return tainted
+    def of(self, fn: JitFunction) -> KernelValues:
+        return fn.values(self.aliases)
+
+    def kind(self, expr: ast.AST, fn: JitFunction, order: int, depth: int = 0) -> IntKind:
+        """What `expr` is where statement `order` of `fn` reads it."""
+        values = self.of(fn)
+        if isinstance(expr, ast.Name):
+            reach = values.reaching(expr.id, order)
+            if len(reach) == 1 and reach[0].order < 0:
+                return self._parameter(expr.id, fn, depth)
+        if values.is_compile_time_int(expr, order):
+            if isinstance(expr, ast.Name):
+                return IntKind("constexpr", "static_range")
+            return IntKind("constexpr", "expression")
+        return _RUNTIME
+
+    def _parameter(self, name: str, fn: JitFunction, depth: int) -> IntKind:
+        if name in fn.constexpr_params:
+            return IntKind("constexpr", "constexpr")
+        if name in fn.do_not_specialize or name in self.of(fn).pointers:
+            return _RUNTIME
+        calls = self.core.helper_calls_to(fn)
+        launched = bool(self.core.launches_of(fn))
+        if not calls and not launched:
+            return IntKind("argument", "unlaunched", fn.name)
+        if launched or depth >= 3:
+            return _ARGUMENT
+        # a @triton.jit helper: its parameter holds what each caller passes
+        found = _RUNTIME
+        for binding in calls:
+            caller = binding.caller
+            stmt = self._statement(binding.call, caller) if caller is not None else None
+            if caller is None or stmt is None:
+                return _ARGUMENT
+            for arg in binding.args.get(name, []):
+                kind = self.kind(arg, caller, caller.order_of(stmt), depth + 1).kind
+                if kind is None:
+                    continue
+                here = IntKind(kind, "helper", fn.name, caller.name, arg)
+                if kind == "constexpr":
+                    return here
+                found = here
+        return found
+
+    def _statement(self, call: ast.Call, caller: JitFunction) -> ast.stmt | None:
+        if id(call) not in self._statements:
+            for c, stmt in caller.calls:
+                self._statements.setdefault(id(c), stmt)
+        return self._statements.get(id(call))

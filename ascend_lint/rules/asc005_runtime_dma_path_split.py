@@ -15,7 +15,7 @@ _ACCESS = {f"{LANGUAGE}.load", f"{LANGUAGE}.store"}
 
 def dma_kinds(body: list[ast.stmt], fn: JitFunction, aliases: Aliases) -> set[str]:
     """'block' for make_block_ptr traffic, 'masked' for `tl.load/store(..., mask=...)`."""
-    block_pointers = fn.facts(aliases).block_pointers
+    block_pointers = fn.values(aliases).block_pointers
     kinds: set[str] = set()
     for stmt in body:
         for node in walk(stmt):

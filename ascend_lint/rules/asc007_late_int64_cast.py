@@ -2,7 +2,7 @@
 on a compile-time int (a constexpr, or an int argument Triton specialised) fails to compile.
 
 Whether an operand is already int64, and what kind of int a receiver is, the index
-says per path (`index.widths`): a name is int64 where it is read only if every
+says per path (`index.values`): a name is int64 where it is read only if every
 definition that reaches the read makes it int64. The rule matches the cast shapes,
 words the messages and builds the fixes.
 """
@@ -18,8 +18,7 @@ from ascend_lint.index import (
     LANGUAGE,
     IntKind,
     JitFunction,
-    KernelWidths,
-    ValueFacts,
+    KernelValues,
     additive_terms,
     call_name,
     factors,
@@ -51,28 +50,23 @@ class LateInt64Cast(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         tl_name = next((local for local, mod in aliases.modules.items() if mod == LANGUAGE), None)
-        facts_of_widths = ctx.index.widths
+        value_facts = ctx.index.values
         for fn in ctx.index.kernels:
             runtime = fn.runtime_names
-            widths: KernelWidths | None = None
             for call, stmt in fn.calls:
                 if not is_int64_cast(call, aliases):
                     continue
-                facts = fn.facts(aliases)  # cached; kernels without a cast never compute it
-                if widths is None:
-                    widths = facts_of_widths.of(fn)
+                values = value_facts.of(fn)
                 order = fn.order_of(stmt)
                 method = isinstance(call.func, ast.Attribute) and call.func.attr == "to"
                 inner = call.func.value if method else call.args[0]
                 products = [
-                    p
-                    for p in _products(inner)
-                    if self._int32_product(p, widths, order, facts, runtime)
+                    p for p in _products(inner) if self._int32_product(p, values, order, runtime)
                 ]
                 if products:
                     yield Finding(
                         call,
-                        self._product_message(products[0], fn, widths, order, facts, method),
+                        self._product_message(products[0], fn, values, order, method),
                         fix=self._cast_operands_fix(ctx, call, products, tl_name)
                         if method
                         else None,
@@ -80,41 +74,39 @@ class LateInt64Cast(Rule):
                     continue
                 if not method:
                     continue
-                kind = facts_of_widths.kind(inner, fn, order)
-                message = self._receiver_message(inner, widths, order, kind)
+                kind = value_facts.kind(inner, fn, order)
+                message = self._receiver_message(inner, values, order, kind)
                 if message is not None:
                     yield Finding(call, message, fix=self._tl_cast_fix(ctx, call, inner, tl_name))
 
     # -- the product shape ----------------------------------------------------------------
     @staticmethod
     def _int32_product(
-        product: ast.BinOp, widths: KernelWidths, order: int, facts: ValueFacts, runtime: set[str]
+        product: ast.BinOp, values: KernelValues, order: int, runtime: set[str]
     ) -> bool:
         """An int32 multiply with a runtime operand. Its width is judged where the cast
         reads it, per reaching definition: a name cast to int64 on one path only is
         still int32 on the other. Where the width is not known (a load, a helper's
-        result), a name that is int64 anywhere in the kernel counts as int64."""
+        result), a product one of whose definitions may be int64 counts as int64."""
         if any(isinstance(f, ast.Call) and call_name(f.func) != "cdiv" for f in factors(product)):
             return False  # a call's result type is its own (a load, a min()); cdiv keeps int32
-        names = names_in(product)
-        width = widths.at(product, order)
-        if width is True or (width is None and names & facts.int64):
+        width = values.width(product, order)
+        if width is True or (width is None and values.may_be_int64(product, order)):
             return False  # already a 64-bit multiply
-        return bool(names & runtime)
+        return bool(names_in(product) & runtime)
 
     def _product_message(
         self,
         product: ast.BinOp,
         fn: JitFunction,
-        widths: KernelWidths,
+        values: KernelValues,
         order: int,
-        facts: ValueFacts,
         method: bool,
     ) -> str:
         described = []
         for factor in factors(product):
             if isinstance(factor, ast.Name):
-                what = _describe(factor.id, fn, widths, order, facts)
+                what = _describe(factor.id, fn, values, order)
                 described.append(f"`{factor.id}` ({what})" if what else f"`{factor.id}`")
         operands = f": {', '.join(described)}" if described else ""
         first = ast.unparse(factors(product)[0])
@@ -122,7 +114,7 @@ class LateInt64Cast(Rule):
             f"`{ast.unparse(product)}` is an int32 multiply{operands}; it can wrap past 2**31 "
             f"before {'`.to(tl.int64)`' if method else 'the cast'} widens it"
         )
-        path = _one_path_note(product, widths, order)
+        path = _one_path_note(product, values, order)
         if path:
             text += f"; {path}"
         return text + f"; cast an operand first: `tl.cast({first}, tl.int64) * ...`"
@@ -130,10 +122,12 @@ class LateInt64Cast(Rule):
     # -- `.to()` on one value -------------------------------------------------------------
     @staticmethod
     def _receiver_message(
-        inner: ast.AST, widths: KernelWidths, order: int, int_kind: IntKind
+        inner: ast.AST, values: KernelValues, order: int, int_kind: IntKind
     ) -> str | None:
         text = ast.unparse(inner)
-        if widths.is_program_id(inner, order):
+        if values.is_int64(inner, order):
+            return None  # already int64 on every path: the cast changes nothing
+        if values.is_program_id(inner, order):
             return (
                 f"`.to(tl.int64)` on `{text}`, a program id: a program id is a runtime int32 "
                 "tensor, so this compiles and widens it before any multiply; write int64 index "
@@ -363,48 +357,31 @@ def _where(kind: IntKind) -> str:
     return ""
 
 
-def _describe(
-    name: str, fn: JitFunction, widths: KernelWidths, order: int, facts: ValueFacts
-) -> str:
+def _describe(name: str, fn: JitFunction, values: KernelValues, order: int) -> str:
     """What a factor of an int32 product is, in a few words."""
-    reach = widths.reaching(name, order)
+    reach = values.reaching(name, order)
     if reach and all(b.order < 0 for b in reach):
         if name in fn.constexpr_params:
             return "a constexpr"
         return "an int kernel argument"
-    if reach and all(widths.loop_of(b) is not None for b in reach):
-        if all(widths.is_static_loop(b) for b in reach):
+    if reach and all(values.loop_of(b) is not None for b in reach):
+        if all(values.is_static_loop(b) for b in reach):
             return "a `tl.static_range` variable"
         return "a loop variable"
-    if widths.from_program_id_on_every_path(name, order):
+    if values.is_program_id(ast.Name(name, ast.Load()), order):
         return "a program id"
-    loop_var = _source_among(name, fn, fn.loop_variables)
+    sources = values.sources(name, order)
+    loop_var = next((n for n, _at in sources if n in fn.loop_variables), None)
     if loop_var is not None:
         return f"a runtime value derived from loop variable `{loop_var}`"
-    if _source_among(name, fn, facts.program_ids) is not None:
+    if any(values.is_program_id(ast.Name(n, ast.Load()), at) for n, at in sources):
         return "derived from a program id"
-    if len(reach) == 1 and reach[0].order >= 0 and widths.binding(reach[0]) is False:
+    if len(reach) == 1 and reach[0].order >= 0 and values.binding_width(reach[0]) is False:
         return f"int32, set on line {fn.statements[reach[0].order].lineno}"
     return ""
 
 
-def _source_among(name: str, fn: JitFunction, sources: set[str]) -> str | None:
-    """The first of `sources` that `name` is computed from (through any assignments)."""
-    deps = fn.dependencies()
-    seen = {name}
-    todo = [name]
-    while todo:
-        current = todo.pop(0)
-        for read in sorted(deps.get(current, ())):
-            if read in sources:
-                return read
-            if read not in seen:
-                seen.add(read)
-                todo.append(read)
-    return None
-
-
-def _one_path_note(product: ast.BinOp, widths: KernelWidths, order: int) -> str:
+def _one_path_note(product: ast.BinOp, values: KernelValues, order: int) -> str:
     """For a name that is int64 on some paths and int32 on others (the product's own
     operands first, then what their int32 bindings are computed from): where it is int32."""
     todo = [(name, order) for name in sorted(names_in(product))]
@@ -414,13 +391,13 @@ def _one_path_note(product: ast.BinOp, widths: KernelWidths, order: int) -> str:
         if (name, at) in seen:
             continue
         seen.add((name, at))
-        reach = widths.reaching(name, at)
-        found = [widths.binding(b) for b in reach]
+        reach = values.reaching(name, at)
+        found = [values.binding_width(b) for b in reach]
         narrow = [b for b, w in zip(reach, found) if w is False]
         if True in found and narrow:
             b = narrow[0]
             where = (
-                f"where it is set on line {widths.fn.statements[b.order].lineno}"
+                f"where it is set on line {values.fn.statements[b.order].lineno}"
                 if b.order >= 0
                 else "as the kernel argument"
             )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import is_int64_value
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 from ascend_lint.rules.asc001_strided_time_gather import MAKE_BLOCK_PTR, block_ptr_arg
 
@@ -19,15 +18,16 @@ class Int64BlockPtrOffset(Rule):
     reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
-            for call, _ in ctx.index.calls_in(fn, MAKE_BLOCK_PTR):
-                int64 = fn.facts(aliases).int64  # cached; kernels without one never compute it
+            for call, stmt in ctx.index.calls_in(fn, MAKE_BLOCK_PTR):
+                values = ctx.index.values.of(fn)
+                order = fn.order_of(stmt)
                 for part in ("offsets", "block_shape"):
                     arg = block_ptr_arg(call, part)
                     elts = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else []
                     for elt in elts:
-                        if is_int64_value(elt, int64, aliases):
+                        # int64 on every path to this call (a later cast does not count)
+                        if values.is_int64(elt, order):
                             yield Finding(
                                 elt,
                                 f"block pointer {part.replace('_', ' ')} `{ast.unparse(elt)}` is int64; "
@@ -36,6 +36,18 @@ class Int64BlockPtrOffset(Rule):
                             break
 
     VALID = [
+        # the offset is read before the id is widened: int32 where the pointer is built
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, T, BT: tl.constexpr):
+    i_t = tl.program_id(0)
+    p = tl.make_block_ptr(x, (T,), (1,), (i_t * BT,), (BT,), (0,))
+    i_t = i_t.to(tl.int64)
+    tl.store(x + i_t * BT, tl.load(p))
+""",
         """
 import triton
 import triton.language as tl

@@ -61,7 +61,7 @@ class Int32VarlenOffsets(Rule):
                 narrowed = self._narrowed_targets(stmt, aliases, tables)
                 if not narrowed:
                     continue
-                pointers = fn.facts(aliases).pointers | fn.facts(aliases).block_pointers
+                pointers = fn.values(aliases).pointers | fn.values(aliases).block_pointers
                 derived = pointer_names(fn, narrowed) - pointers
                 if self._feeds_pointer_math(fn, derived, pointers, aliases):
                     names = ", ".join(f"`{n}`" for n in sorted(narrowed))

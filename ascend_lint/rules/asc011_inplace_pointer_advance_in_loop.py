@@ -44,7 +44,7 @@ class InplacePointerAdvanceInLoop(Rule):
                 if (
                     name is not None
                     and fn.context(stmt).loops
-                    and name in fn.facts(aliases).pointers
+                    and name in fn.values(aliases).pointers
                 ):
                     yield Finding(
                         stmt,

@@ -22,7 +22,7 @@ class GridOverCoreCount(Rule):
         index = ctx.index
         reported: set[int] = set()
         for binding in index.launches:
-            if id(binding.call) in reported or index.quantities.has_task_loop(binding.callee):
+            if id(binding.call) in reported or index.coverage.loops_over_programs(binding.callee):
                 continue
             for axes in index.quantities.grid_axes(binding.call, binding.host):
                 growing = self._growing_axis(ctx, axes, binding)

@@ -1,0 +1,58 @@
+"""Grid coverage (`ascend_lint/index/coverage.py`): whether a kernel shares its work out
+over the grid itself is one answer, the same for ASC012 and ASC023."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from ascend_lint.index import KernelIndex
+from tests.lint_helpers import lint_code
+
+TASK_LOOP_IN_A_HELPER = """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def _rows(x, y, n_rows, N: tl.constexpr, BM: tl.constexpr):
+    for task in range(tl.program_id(0), tl.cdiv(n_rows, BM), tl.num_programs(0)):
+        rows = task * BM + tl.arange(0, BM)
+        offs = rows[:, None] * N + tl.arange(0, N)[None, :]
+        m = rows[:, None] < n_rows
+        tl.store(y + offs, tl.load(x + offs, mask=m), mask=m)
+
+@triton.jit
+def scale_kernel(x, y, n_rows, N: tl.constexpr, BM: tl.constexpr):
+    _rows(x, y, n_rows, N, BM)
+
+def scale(x):
+    n_rows, N = x.shape
+    y = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(n_rows, 4),)](x, y, n_rows, N=N, BM=4)
+    return y
+"""
+
+
+def test_a_task_loop_in_a_helper_is_the_kernels():
+    index = KernelIndex.build(ast.parse(TASK_LOOP_IN_A_HELPER))
+    kernel = next(fn for fn in index.kernels if fn.name == "scale_kernel")
+    assert index.coverage.loops_over_programs(kernel)
+    codes = {d.code for d in lint_code(TASK_LOOP_IN_A_HELPER).diagnostics}
+    assert not codes & {"ASC012", "ASC023"}
+
+
+def test_a_grid_stride_loop_from_an_inline_program_id():
+    source = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x, n, step):
+            for i in range(tl.program_id(0), n, step):
+                tl.store(x + i, 0)
+        """
+    )
+    index = KernelIndex.build(ast.parse(source))
+    assert index.coverage.loops_over_programs(index.kernels[0])
