@@ -32,6 +32,9 @@ Where each kind of fact is computed (per kernel, then per module):
 * `platform`   `PlatformFacts`: code under a platform test, CUDA-only imports and
                device-property lookups, callees in `torch.cuda` and names that always
                hold a CUDA device
+* `dtypes`     `DtypeFacts`: every use of a triton dtype in a kernel, how the dtype
+               reaches it (spelled, a local, a module constant, a launch binding) and
+               what the use does (conversion, cast, bitcast)
 * `scopes`     `HostNames`: which value a name read in host code stands for, by
                Python's scoping (the bindings of each function and of the module)
 * `sequences`  offsets tables, token offsets, sequence lengths, time vectors (by use);
@@ -63,6 +66,7 @@ from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.coverage import CoverageFacts
+from ascend_lint.index.dtypes import DtypeFacts, DtypeUse
 from ascend_lint.index.gates import GateFacts, GateSite, GateUses, SequenceStart
 from ascend_lint.index.host import HostFacts, is_simt_only
 from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
@@ -109,6 +113,8 @@ __all__ = [
     "ContigBranch",
     "CoreFacts",
     "CoverageFacts",
+    "DtypeFacts",
+    "DtypeUse",
     "GateFacts",
     "GateSite",
     "GateUses",

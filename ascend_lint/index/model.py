@@ -10,6 +10,7 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         │                          └─> coverage  (both: also core, host)
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
+          │         ├─> dtypes
           │         └──────────────> gates          (gates: also core, sequences)
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host)
@@ -17,7 +18,7 @@ builds on them, in this order, each facts object from exactly the ones below it:
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
 `index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
-`index.gates`, `index.values`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
+`index.gates`, `index.values`, `index.dtypes`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
@@ -31,6 +32,7 @@ from ascend_lint.index.autotune import AutotuneFacts
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.coverage import CoverageFacts
+from ascend_lint.index.dtypes import DtypeFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.layout import LayoutFacts
@@ -81,6 +83,7 @@ class KernelIndex:
         self.coverage = CoverageFacts(core, self.host, self.quantities)
         self.layout = LayoutFacts(core, self.host)
         self.platform = PlatformFacts(core, self.host)
+        self.dtypes = DtypeFacts(core, self.host)
         self.sequences = SequenceFacts(core)
         self.gates = GateFacts(core, self.host, self.sequences)
         self.bounds = BoundFacts(core, self.host, self.sequences)

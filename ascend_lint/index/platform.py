@@ -83,6 +83,33 @@ def is_platform_test(expr: ast.AST) -> bool:
     return any(_words(text) & PLATFORM_WORDS for text in mentioned_texts(expr))
 
 
+# Names and strings of the 910_95 (A5): `IS_910_95`, `is_a5`, `"Ascend910_95"`, `ascend950`.
+_A5_SOC = re.compile(r"910_?95|ascend_?950|(?:^|[^a-z0-9])(?:a5|950)(?:[^a-z0-9]|$)")
+
+
+def _a5_test(test: ast.AST) -> bool | None:
+    """True when a branch test holds only on the 910_95 (A5), False when it holds only
+    elsewhere (`not IS_A5`, `soc != "Ascend910_95"`), None when it says nothing of it."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _a5_test(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return True if any(_a5_test(v) is True for v in test.values) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        if isinstance(test.ops[0], (ast.Eq, ast.In)):
+            return True if any(_names_a5(n) for n in (test.left, *test.comparators)) else None
+        if isinstance(test.ops[0], (ast.NotEq, ast.NotIn)):
+            return False if any(_names_a5(n) for n in (test.left, *test.comparators)) else None
+        return None
+    if isinstance(test, (ast.Name, ast.Attribute, ast.Call)) and _names_a5(test):
+        return True
+    return None
+
+
+def _names_a5(node: ast.AST) -> bool:
+    return any(_A5_SOC.search(text.lower()) for text in mentioned_texts(node))
+
+
 def _span(node: ast.AST) -> Span:
     return (node.lineno, node.col_offset), (
         node.end_lineno or node.lineno,
@@ -319,6 +346,17 @@ class PlatformFacts:
             is_platform_test(branch.test) or frozen_names(branch.test) & flags
             for branch in fn.context(stmt).branches
         )
+
+    @staticmethod
+    def kernel_on_a5_only(fn: JitFunction, stmt: ast.stmt) -> bool:
+        """Whether a kernel statement runs only where the SoC is the 910_95 (A5, the one
+        whose triton-ascend build has fp8 and fp64): it sits on the side of a branch
+        whose test holds only there (`if IS_910_95:`, the `else` of `if not is_a5:`)."""
+        for branch in fn.context(stmt).branches:
+            holds = _a5_test(branch.test)
+            if holds is not None and holds == branch.taken:
+                return True
+        return False
 
     def cuda_language_imports(self) -> list[CudaImport]:
         """Imports of triton's CUDA-only language module, `triton.language.extra.cuda`
