@@ -140,6 +140,21 @@ def _closure(seeds: set[str], dependencies: dict[str, frozenset[str]]) -> set[st
     return derived
 
 
+def _assigns_locals_only(stmt: ast.stmt) -> bool:
+    """`a = ...`, `a, b = ...`, `a += ...`: a statement whose only effect is to set locals."""
+
+    def local(target: ast.AST) -> bool:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return all(local(t) for t in target.elts)
+        return isinstance(target, ast.Name)
+
+    if isinstance(stmt, ast.Assign):
+        return all(local(t) for t in stmt.targets)
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return local(stmt.target)
+    return False
+
+
 def _divided_count(expr: ast.AST) -> tuple[ast.AST, ast.AST] | None:
     """`cdiv(total, step)`, `tl.cdiv(...)`, `(total + step - 1) // step` -> (total, step)."""
     if isinstance(expr, ast.Call) and call_name(expr.func) in _CEIL_DIV and len(expr.args) == 2:
@@ -171,38 +186,142 @@ class CoverageFacts:
         return reads
 
     def live_axis_reads(self, binding: CallBinding) -> dict[int, AxisRead]:
-        """As `axis_reads`, leaving out the kernel's reads under a constexpr branch the
-        launch does not take (`if MULTI_SEQS:` with `MULTI_SEQS=False` bound)."""
+        """As `axis_reads`, leaving out what the launch compiles away: a read under a
+        constexpr branch the launch does not take (`if HAS_Y:` with `HAS_Y=False` bound,
+        directly, through a host variable or a splatted dict), a read whose value is used
+        only there (`pid_y = tl.program_id(1)` at the top, read under `if HAS_Y:`), and
+        the reads of a helper the kernel calls only there."""
         kernel = binding.callee
+        dead = self._dead_statements(binding, kernel)
         reads: dict[int, AxisRead] = {}
         for axis, found in self._of(kernel).reads.items():
-            live = [r for r in found if self._taken(binding, kernel.context(r.stmt).branches)]
+            live = [r for r in found if self._read_is_live(kernel, r, dead)]
             if live:
                 reads[axis] = live[0]
+        live_helpers = self._live_helpers(kernel, dead)
         for helper in self._helpers(kernel):
+            if id(helper) not in live_helpers:
+                continue
             for axis, found in self._of(helper).reads.items():
                 reads.setdefault(axis, found[0])
         return reads
 
+    def _dead_statements(self, binding: CallBinding, fn: JitFunction) -> set[int]:
+        """`id(stmt)` of the statements of `fn` under a constexpr branch the launch does
+        not take."""
+        verdicts: dict[int, bool] = {}  # id(branch node) + side -> taken
+        dead: set[int] = set()
+        for stmt in fn.statements:
+            for branch in fn.context(stmt).branches:
+                key = id(branch.node) * 2 + branch.taken
+                taken = verdicts.get(key)
+                if taken is None:
+                    taken = verdicts[key] = self._taken(binding, (branch,))
+                if not taken:
+                    dead.add(id(stmt))
+                    break
+        return dead
+
+    @staticmethod
+    def _read_is_live(fn: JitFunction, read: AxisRead, dead: set[int]) -> bool:
+        """Is the program id of `read` used by a statement the launch keeps? Followed
+        through the locals computed from it to a statement that does more than assign
+        one (a load, a store, a call, a branch or loop header, a return)."""
+        if id(read.stmt) in dead:
+            return False
+        names = CoverageFacts._names_set_by(read.call, read.stmt)
+        if not names:
+            return True  # used inside the statement that reads it
+        derived = set(names)
+        order = fn.statement_order()
+        statement_names = fn.statement_names()
+        for _ in range(MAX_FIXPOINT_ROUNDS):
+            grown = False
+            for stmt in fn.statements:
+                if id(stmt) in dead or stmt is read.stmt:
+                    continue
+                reads_here, writes = statement_names[order[id(stmt)]]
+                if not reads_here & derived:
+                    continue
+                if not _assigns_locals_only(stmt):
+                    return True  # a load, a store, a call, a header, a return
+                if not writes <= derived:
+                    derived |= writes
+                    grown = True
+            if not grown:
+                break
+        return False
+
+    def _live_helpers(self, fn: JitFunction, dead: set[int]) -> set[int]:
+        """`id` of the helpers `fn` reaches through calls the launch keeps (below the
+        kernel itself every call counts: a helper's branches are not evaluated)."""
+        live: set[int] = set()
+        frontier = []
+        for call, stmt in fn.calls:
+            if id(stmt) in dead:
+                continue
+            bound = self._core.helper_binding(call)
+            if bound is not None and id(bound.callee) not in live:
+                live.add(id(bound.callee))
+                frontier.append(bound.callee)
+        for _ in range(MAX_HELPER_DEPTH):
+            if not frontier:
+                break
+            nested = []
+            for helper in frontier:
+                for call, _stmt in helper.calls:
+                    bound = self._core.helper_binding(call)
+                    if bound is not None and id(bound.callee) not in live:
+                        live.add(id(bound.callee))
+                        nested.append(bound.callee)
+            frontier = nested
+        return live
+
     def _taken(self, binding: CallBinding, branches) -> bool:
         """False where a branch around a statement tests a flag the launch binds to a
-        literal that selects the other side."""
+        literal that selects the other side (`if HAS_Y:`, `if not HAS_Y:`, `if y is not
+        None:` with `None` bound, `if A and HAS_Y:`)."""
         for branch in branches:
-            test, negated = branch.test, False
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                test, negated = test.operand, True
-            if not isinstance(test, ast.Name):
-                continue
-            values = [
-                v
-                for arg in binding.args.get(test.id, ())
-                for v, _ in self._host_values(arg, binding.host)
-            ]
-            if values and all(isinstance(v, ast.Constant) for v in values):
-                flags = {bool(v.value) != negated for v in values}
-                if flags == {not branch.taken}:
-                    return False
+            value = self._constant_test(binding, branch.test)
+            if value is not None and value != branch.taken:
+                return False
         return True
+
+    def _constant_test(self, binding: CallBinding, test: ast.AST) -> bool | None:
+        """The value a constexpr test has at this launch, or None where not shown."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._constant_test(binding, test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self._constant_test(binding, v) for v in test.values]
+            decisive = isinstance(test.op, ast.Or)  # `or`: one True decides, `and`: one False
+            if decisive in parts:
+                return decisive
+            return None if None in parts else not decisive
+        is_none = None
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            is_none = isinstance(test.ops[0], ast.Is)
+            test = test.left
+        if not (isinstance(test, ast.Name) and test.id in binding.callee.params):
+            return None
+        values = [
+            v
+            for arg in binding.args.get(test.id, ())
+            for v, _ in self._host_values(arg, binding.host)
+        ]
+        if not values or not all(isinstance(v, ast.Constant) for v in values):
+            return None
+        if is_none is None:
+            found = {bool(v.value) for v in values}
+        else:
+            found = {(v.value is None) == is_none for v in values}
+        return found.pop() if len(found) == 1 else None
 
     def loops_over_programs(self, fn: JitFunction) -> bool:
         return any(self._loops_over_programs_of(f) for f in (fn, *self._helpers(fn)))

@@ -431,6 +431,49 @@ def launch(x, y, ncore):
     xblock = x.numel() // ncore
     k[ncore, 1, 1](x, y, xblock, 1024)
 """,
+        # axis 1 read at the top but used only under a constexpr branch the launch turns
+        # off, through a host variable in a splatted dict
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, HAS_Y: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    pid_y = tl.program_id(1)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, 0.0, mask=offs < n)
+    if HAS_Y:
+        offs_y = pid_y * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y + offs_y, 0.0, mask=offs_y < n)
+
+def launch(x):
+    n = x.numel()
+    has_y = False
+    options = {"HAS_Y": has_y}
+    k[(triton.cdiv(n, 128),)](x, None, n, **options, BLOCK=128)
+""",
+        # axis 1 read in a helper the kernel calls only when `y` is given; it is not
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def _second(y, n, BLOCK: tl.constexpr):
+    offs_y = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs_y, 0.0, mask=offs_y < n)
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, 0.0, mask=offs < n)
+    if y is not None:
+        _second(y, n, BLOCK)
+
+def launch(x):
+    n = x.numel()
+    k[(triton.cdiv(n, 128),)](x, None, n, BLOCK=128)
+""",
     ]
     INVALID = [
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop
