@@ -44,7 +44,7 @@ from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import CallBinding, argument_for
-from ascend_lint.index.quantities import Quantity, QuantityFacts, Role
+from ascend_lint.index.quantities import Quantity, QuantityFacts, Role, as_min_or_max
 from ascend_lint.index.syntax import (
     MAX_FIXPOINT_ROUNDS,
     MAX_HELPER_DEPTH,
@@ -724,7 +724,9 @@ class CoverageFacts:
             capped = [q for q in quantities if q.role == Role.CORES or q.cap is not None]
             if quantities and len(capped) == len(quantities):
                 why.append(str(capped[0].why))
-            elif isinstance(value, ast.Call) and call_name(value.func) == "min":
+            elif (isinstance(value, ast.Call) and call_name(value.func) == "min") or (
+                isinstance(value, ast.IfExp) and (as_min_or_max(value) or ("",))[0] == "min"
+            ):
                 why.append(f"`{show(value)}`, a cap")
             else:
                 return None
@@ -760,6 +762,16 @@ class CoverageFacts:
                 for quantity in self._quantities.of(arg, binding.host, bound):
                     if quantity.role.per_call:
                         return bound, quantity
+        return None
+
+    def capped_count(self, binding: CallBinding, extent: ast.AST) -> Quantity | None:
+        """What a grid extent capped at the grid limit counts, where every value it can
+        hold is such a cap over a count that grows with the problem (`min(n_rows,
+        65535)`, `n if n < 65535 else 65535`): the work the launcher has in mind, of which
+        the grid covers only the first 65,535 tiles. None otherwise."""
+        quantities = self._quantities.of(extent, binding.host)
+        if quantities and all(q.cap is not None and q.role.per_call for q in quantities):
+            return quantities[0]
         return None
 
     def is_core_count(self, binding: CallBinding, extent: ast.AST) -> bool:

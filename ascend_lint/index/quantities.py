@@ -269,6 +269,27 @@ def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
     return None
 
 
+def as_min_or_max(expr: ast.IfExp) -> tuple[str, list[ast.AST]] | None:
+    """`a if a < b else b` -> ('min', [a, b]); `a if a > b else b` -> ('max', [a, b]);
+    any order of the comparison's sides. None for other conditionals."""
+    test = expr.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op = test.ops[0]
+    if not isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return None
+    left, right = ast.dump(test.left), ast.dump(test.comparators[0])
+    body, orelse = ast.dump(expr.body), ast.dump(expr.orelse)
+    if (body, orelse) == (left, right):
+        smaller_first = True  # `a if a < b else b`
+    elif (body, orelse) == (right, left):
+        smaller_first = False  # `b if a < b else a`
+    else:
+        return None
+    less = isinstance(op, (ast.Lt, ast.LtE))
+    return ("min" if less == smaller_first else "max"), [expr.body, expr.orelse]
+
+
 class QuantityFacts:
     """What host values count, and the grids of launches (see the module doc)."""
 
@@ -360,12 +381,19 @@ class QuantityFacts:
                 (self._sub(expr.left, host, depth, hint), self._sub(expr.right, host, depth, hint))
             )
         if isinstance(expr, ast.IfExp):
+            chosen = as_min_or_max(expr)
+            if chosen is not None:
+                # `n if n < 65535 else 65535` is `min(n, 65535)`, with the same cap
+                which, operands = chosen
+                if which == "min":
+                    return self._min_quantity(operands, host, depth, hint)
+                return self._max_quantity(operands, host, depth, hint)
             sides = (
                 self._sub(expr.body, host, depth, hint),
                 self._sub(expr.orelse, host, depth, hint),
             )
             cores = [q for q in sides if q.role == Role.CORES]
-            return cores[0] if cores else _max(sides)  # `n if n < CORES else CORES`: a cap
+            return cores[0] if cores else _max(sides)  # `n if c else CORES`: a cap
         if isinstance(expr, ast.Call):
             return self._call_quantity(expr, host, hint, depth, shown)
         return Quantity(Role.UNKNOWN, shown)
@@ -513,28 +541,9 @@ class QuantityFacts:
         if _is_core_count_call(call):
             return Quantity(Role.CORES, f"`{shown}`, the core count")
         if name == "min" and isinstance(call.func, ast.Name):
-            parts = [self._sub(a, host, depth, hint) for a in call.args]
-            cores = [q for q in parts if q.role == Role.CORES]
-            if cores:
-                return cores[0]
-            limits = [self._literal_int(a, host) for a in call.args]
-            small = [
-                q
-                for q, limit in zip(parts, limits)
-                if q.role in (Role.LITERAL, Role.MODEL)
-                and (limit is None or limit < _GRID_LIMIT_CAP)
-            ]
-            if small:
-                return small[0]
-            grown = _max(q for q, limit in zip(parts, limits) if limit is None)
-            caps = [limit for limit in limits if limit is not None]
-            if caps and grown.role.per_call:
-                return Quantity(grown.role, f"{grown.why}, capped only at {min(caps):,}", min(caps))
-            return _max(parts)
+            return self._min_quantity(call.args, host, depth, hint)
         if name in ("max", "int", "abs", "round") and isinstance(call.func, ast.Name):
-            parts = [self._sub(a, host, depth, hint) for a in call.args]
-            varying = [q for q in parts if q.role != Role.LITERAL]
-            return _max(varying or parts)
+            return self._max_quantity(call.args, host, depth, hint)
         if name == "len" and isinstance(call.func, ast.Name):
             return Quantity(Role.BATCH, f"`{shown}`, the length of a host sequence")
         if method_of is not None and name in ("numel", "nelement"):
@@ -553,6 +562,46 @@ class QuantityFacts:
                 for v, _ in self._host_values(ret.value, helper)
             )
         return Quantity(Role.UNKNOWN, shown)
+
+    def _min_quantity(
+        self, operands: list[ast.AST], host: HostFunction | None, depth: int, hint: str
+    ) -> Quantity:
+        """`min(a, b, ...)`: a core count caps it to the cores; a small literal or model
+        constant bounds it; a literal at the grid limit only caps it (`cap`)."""
+        parts = [self._sub(a, host, depth, hint) for a in operands]
+        cores = [q for q in parts if q.role == Role.CORES]
+        if cores:
+            return cores[0]
+        limits = [self._literal_int(a, host) for a in operands]
+        small = [
+            q
+            for q, limit in zip(parts, limits)
+            if q.role in (Role.LITERAL, Role.MODEL) and (limit is None or limit < _GRID_LIMIT_CAP)
+        ]
+        if small:
+            return small[0]
+        grown = _max(q for q, limit in zip(parts, limits) if limit is None)
+        caps = [limit for limit in limits if limit is not None]
+        if caps and grown.role == Role.LENGTH:
+            return Quantity(grown.role, f"{grown.why}, capped only at {min(caps):,}", min(caps))
+        if caps and grown.role in (Role.UNKNOWN, Role.BUCKETED, Role.BATCH):
+            # Capping at the grid limit says the launcher expects the value past it: a
+            # count of the problem's size, whatever else shows what it counts.
+            shown = str(grown.why) if str(grown.why).startswith("`") else f"`{grown.why}`"
+            return Quantity(
+                Role.LENGTH,
+                f"{shown}, capped only at {min(caps):,}: a count that outgrows the grid",
+                min(caps),
+            )
+        return _max(parts)
+
+    def _max_quantity(
+        self, operands: list[ast.AST], host: HostFunction | None, depth: int, hint: str
+    ) -> Quantity:
+        """`max(a, 1)`, `int(a)`: what the operand that is not a literal counts."""
+        parts = [self._sub(a, host, depth, hint) for a in operands]
+        varying = [q for q in parts if q.role != Role.LITERAL]
+        return _max(varying or parts)
 
     def _shape_product(
         self,

@@ -135,6 +135,17 @@ class GridMissesWork(Rule):
                 if coverage.covers_whole_axis(binding, axis):
                     continue
                 growing = coverage.growing_tiles(binding, axis)
+                limited = coverage.capped_count(binding, extent) if growing is None else None
+                if limited is not None:
+                    # the launcher caps a count of tiles at the grid limit: it expects more
+                    seen.add(axis)
+                    out.append(
+                        f"grid axis {axis} `{show(extent)}` is capped ({limited.why}) but "
+                        f"`{kernel.name}` takes one tile per program from "
+                        f"`{show(reads[axis].call)}` (line {reads[axis].call.lineno}) with no "
+                        f"task loop: tiles beyond the first {limited.cap:,} are never computed"
+                    )
+                    continue
                 if growing is None and not coverage.tiles(kernel, axis).bounds:
                     # one row per program with no bound at all, on a core-count grid,
                     # while the launch hands over a row count the kernel never reads
@@ -560,6 +571,64 @@ def launch(x):
     k[grid](x, n_rows, N=N)
 """,
             rows=[15],
+        ),
+        # (b) capped at the grid limit by a conditional expression, written `kernel[n,]`
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, 0.0, mask=offs < n)
+
+def launch(x):
+    n = x.numel()
+    tiles = triton.cdiv(n, 1024)
+    n_prog = tiles if tiles < 65535 else 65535
+    k[n_prog,](x, n, BLOCK=1024)
+""",
+            rows=[14],
+        ),
+        # (b) one row per program, no bound on the rows, a grid capped at the grid limit
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n_rows, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    tl.store(y + row * n_cols + cols, tl.load(x + row * n_cols + cols, mask=mask), mask=mask)
+
+def launch(x, y):
+    n_rows, n_cols = x.shape
+    M = min(n_rows, 65535)
+    k[M,](x, y, n_rows, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+""",
+            rows=[15],
+        ),
+        # (b) a grid helper caps a count of unknown name at the grid limit
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, M, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    tl.store(x + row * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+def _grid(m):
+    return (min(m, 65535),)
+
+def launch(x, M):
+    k[_grid(M)](x, M, BLOCK=64)
+""",
+            rows=[14],
         ),
         # (c): a task index never checked against the task count
         Invalid(
