@@ -44,7 +44,13 @@ from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import CallBinding, argument_for
-from ascend_lint.index.quantities import Quantity, QuantityFacts, Role, as_min_or_max
+from ascend_lint.index.quantities import (
+    Quantity,
+    QuantityFacts,
+    Role,
+    as_min_or_max,
+    power_of_two_operand,
+)
 from ascend_lint.index.syntax import (
     MAX_FIXPOINT_ROUNDS,
     MAX_HELPER_DEPTH,
@@ -65,7 +71,6 @@ from ascend_lint.index.values import (
 
 _MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
 _CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up"})
-_POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
 # Calls that bound an index as a guard does: `tl.minimum(task, n - 1)`, `tl.where(...)`.
 _CLAMPS = frozenset({"minimum", "where", "clamp"})
 
@@ -462,13 +467,21 @@ class CoverageFacts:
                 if pointer_root(value) not in pointers:  # `x + pid * stride`: an address
                     blocks_in(value)
 
-        def is_bound(expr: ast.AST) -> bool:
-            # a parameter the kernel never reassigns (a varlen `T = eos - bos` is not it)
-            return (
-                isinstance(expr, ast.Name)
-                and expr.id in fn.params
-                and expr.id not in fn.assignments
-            )
+        def bound_parameter(expr: ast.AST) -> str | None:
+            """A parameter the kernel never reassigns (a varlen `T = eos - bos` is not
+            it), read directly or through a local that only copies it (`n = N`,
+            `n = N.to(tl.int32)`)."""
+            expr = strip_casts(expr, aliases)
+            if not isinstance(expr, ast.Name):
+                return None
+            if expr.id in fn.params:
+                return None if expr.id in fn.assignments else expr.id
+            copies = fn.assignments.get(expr.id, [])
+            if len(copies) == 1 and expr.id not in fn.loop_variables:
+                copied = strip_casts(copies[0], aliases)
+                if isinstance(copied, ast.Name) and copied.id in fn.params:
+                    return None if copied.id in fn.assignments else copied.id
+            return None
 
         for compare in fn.compares:
             sides = [compare.left, *compare.comparators]
@@ -478,8 +491,9 @@ class CoverageFacts:
                     if not names_in(tile) & derived:
                         continue
                     blocks_in(tile)
-                    if is_bound(bound):
-                        tiles.bounds.setdefault(bound.id, compare)
+                    param = bound_parameter(bound)
+                    if param is not None:
+                        tiles.bounds.setdefault(param, compare)
         for call, _stmt in self._core.calls_in(fn, _MAKE_BLOCK_PTR):
             # `tl.make_block_ptr(p, (M, N), strides, (pid * BM, 0), (BM, BN), order)`:
             # the boundary check bounds dimension i by the shape's i-th entry
@@ -489,8 +503,9 @@ class CoverageFacts:
             for extent, offset in zip(shape.elts, offsets.elts):
                 if names_in(offset) & derived:
                     blocks_in(offset)
-                    if is_bound(extent):
-                        tiles.bounds.setdefault(extent.id, call)
+                    param = bound_parameter(extent)
+                    if param is not None:
+                        tiles.bounds.setdefault(param, call)
         return tiles
 
     def _loops_over_programs(self, fn: JitFunction, pid_names: set[str]) -> bool:
@@ -656,42 +671,24 @@ class CoverageFacts:
     # -- per launch ----------------------------------------------------------------------
     def covers_whole_axis(self, binding: CallBinding, axis: int) -> bool:
         """Does the block along `axis` hold the whole axis at this launch? A block bound
-        to `next_power_of_2(E)` (or the `max` of it and a literal) where the kernel
-        compares the axis's values with a parameter bound to `E` itself."""
+        to `next_power_of_2(E)` (or the `max` of it and a literal), however the host
+        computes it (locals, a helper that returns it), where the kernel compares the
+        axis's values with a parameter bound to `E` itself."""
         tiles = self.tiles(binding.callee, axis)
+        forms = self._quantities.value_forms
         for block in tiles.blocks:
             rounded = [
-                self._power_of_two_operand(v)
+                power_of_two_operand(form)
                 for arg in binding.args.get(block, ())
-                for v, _ in self._host_values(arg, binding.host)
+                for form in forms(arg, binding.host)
             ]
             if not rounded or any(r is None for r in rounded):
                 continue
             for bound in tiles.bounds:
-                extents = [
-                    ast.dump(v)
-                    for arg in binding.args.get(bound, ())
-                    for v, _ in self._host_values(arg, binding.host)
-                ]
-                operands = {
-                    ast.dump(v) for r in rounded for v, _ in self._host_values(r, binding.host)
-                }
-                if extents and set(extents) <= operands:
+                extents = [forms(arg, binding.host) for arg in binding.args.get(bound, ())]
+                if extents and all(e & set(rounded) for e in extents):
                     return True
         return False
-
-    @staticmethod
-    def _power_of_two_operand(value: ast.AST) -> ast.AST | None:
-        if isinstance(value, ast.Call) and call_name(value.func) in _POWER_OF_TWO and value.args:
-            return value.args[0]
-        if isinstance(value, ast.Call) and call_name(value.func) == "max":
-            inner = [CoverageFacts._power_of_two_operand(a) for a in value.args]
-            literal = [int_literal(a) is not None for a in value.args]
-            if sum(i is not None for i in inner) == 1 and all(
-                i is not None or lit for i, lit in zip(inner, literal)
-            ):
-                return next(i for i in inner if i is not None)
-        return None
 
     def blocks_bound(self, binding: CallBinding, axis: int) -> bool:
         """Does the launch bind every block the kernel multiplies the axis's id by (so the
@@ -801,21 +798,22 @@ class CoverageFacts:
         divides the other."""
         if not (isinstance(loop.total, ast.Name) and loop.total.id in binding.args):
             return False
-        counts = [
-            v
-            for arg in binding.args[loop.total.id]
-            for v, _ in self._host_values(arg, binding.host)
-        ]
         shapes = self._quantities.grid_shapes(binding.call, binding.host)
-        if not counts or not shapes or any(s is None or not s for s in shapes):
+        if not shapes or any(s is None or not s for s in shapes):
             return False
-        for shape in shapes:
-            extents = [v for v, _ in self._host_values(shape[0], binding.host)]
-            for count in counts:
-                for extent in extents:
-                    if ast.dump(count) == ast.dump(extent):
-                        continue
-                    c, e = int_literal(count), int_literal(extent)
-                    if c is None or e is None or e == 0 or c % e:
-                        return False
+        forms = self._quantities.value_forms
+        for arg in binding.args[loop.total.id]:
+            counts = forms(arg, binding.host)
+            for shape in shapes:
+                extents = forms(shape[0], binding.host)
+                if not counts or not extents:
+                    return False
+                if counts & extents:
+                    continue
+                for count in counts:
+                    for extent in extents:
+                        c = count[1] if count[0] == "const" else None
+                        e = extent[1] if extent[0] == "const" else None
+                        if not (isinstance(c, int) and isinstance(e, int)) or e == 0 or c % e:
+                            return False
         return True

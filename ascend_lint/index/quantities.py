@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
-from ascend_lint.index.launches import HostFunction, TupleElement
+from ascend_lint.index.launches import HostFunction, TupleElement, argument_for
 from ascend_lint.index.naming import (
     is_batch_name,
     is_cache_tensor,
@@ -253,6 +253,21 @@ def _remaining_dimensions(count: ast.AST, divisor: ast.AST, host_values, host) -
     return True
 
 
+def _ceil_division(expr: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:
+    """`(n + B - 1) // B` -> (n, B): a ceiling division spelled out."""
+    if isinstance(expr.op, ast.FloorDiv) and isinstance(expr.left, ast.BinOp):
+        left = expr.left
+        if isinstance(left.op, ast.Sub) and isinstance(left.left, ast.BinOp):
+            inner = left.left
+            if (
+                isinstance(inner.op, ast.Add)
+                and int_literal(left.right) == 1
+                and ast.dump(inner.right) == ast.dump(expr.right)
+            ):
+                return inner.left, expr.right
+    return None
+
+
 def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
     """The sequence multiplied out by `math.prod(s)`, `numpy.prod(s)`,
     `functools.reduce(operator.mul, s[, 1])` or `reduce(lambda a, b: a * b, s)`."""
@@ -266,6 +281,47 @@ def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
             and isinstance(op.body.op, ast.Mult)
         )
         return call.args[1] if multiplies else None
+    return None
+
+
+# A value's form: what it is computed from, with the names followed to what they hold,
+# so that two spellings of one value compare equal (`n_cols` and `x.shape[1]` after
+# `n_rows, n_cols = x.shape`; `_block(n)` and `next_power_of_2(n)` through the helper).
+# Nested tuples: ("const", v), ("dim", tensor, k), ("call", name, args...),
+# ("op", operator, left, right), ("ceil", count, divisor), ("floor", count, divisor),
+# ("name", id) for what is not followed further, ("expr", dump) for the rest.
+Form = tuple
+# At most this many forms per value (branches multiply): beyond it, none is trusted.
+_MAX_FORMS = 8
+
+
+def _combine(parts: list[frozenset[Form]], build) -> frozenset[Form]:
+    out: set[Form] = set()
+
+    def rec(i: int, chosen: list[Form]) -> None:
+        if len(out) > _MAX_FORMS:
+            return
+        if i == len(parts):
+            out.add(build(*chosen))
+            return
+        for form in parts[i]:
+            rec(i + 1, [*chosen, form])
+
+    rec(0, [])
+    return frozenset(out)
+
+
+def power_of_two_operand(form: Form) -> Form | None:
+    """`next_power_of_2(E)` (also `max(next_power_of_2(E), 16)`) -> E: a value at
+    least as large as E on every path."""
+    if form[0] == "call" and form[1] in _POWER_OF_TWO and len(form) == 3:
+        return form[2]
+    if form[0] == "call" and form[1] == "max":
+        inner = [power_of_two_operand(a) for a in form[2:]]
+        rounded = [i for i in inner if i is not None]
+        others = [a for a, i in zip(form[2:], inner) if i is None]
+        if len(rounded) == 1 and all(a[0] == "const" for a in others):
+            return rounded[0]
     return None
 
 
@@ -302,6 +358,7 @@ class QuantityFacts:
         self._rank = strides.rank
         self._min_rank = strides.min_rank
         self._quantity_cache: dict[tuple[int, int, str], Quantity] = {}
+        self._forms_cache: dict[tuple[int, int], frozenset[Form]] = {}
 
     def of(self, expr: ast.AST, host: HostFunction | None, receiver: str = "") -> list[Quantity]:
         """One quantity per value `expr` can hold (branches of the host, callers).
@@ -475,6 +532,134 @@ class QuantityFacts:
         if is_sequence_length(name.id) or is_token_count(name.id):
             return Quantity(Role.LENGTH, f"{label}, a token or sequence count")
         return Quantity(Role.UNKNOWN, label.strip("`"))
+
+    # -- which values are the same --------------------------------------------------
+    def value_forms(self, expr: ast.AST, host: HostFunction | None) -> frozenset[Form]:
+        """The forms `expr` can have where `host` evaluates it (one per path, and one
+        per spelling of a dimension: `x.shape[1]` is also `x.shape[-1]` of a 2-D `x`).
+        Two values are the same where their forms meet. Empty where too many."""
+        return self._forms(expr, host, {}, 0)
+
+    def _forms(
+        self, expr: ast.AST, host: HostFunction | None, env: dict, depth: int
+    ) -> frozenset[Form]:
+        key = (id(expr), id(host))
+        if not env:
+            cached = self._forms_cache.get(key)
+            if cached is not None:
+                return cached
+            self._forms_cache[key] = frozenset({("expr", id(expr))})  # a cycle: itself
+        found = self._compute_forms(expr, host, env, depth)
+        if len(found) > _MAX_FORMS:
+            found = frozenset()
+        if not env:
+            self._forms_cache[key] = found
+        return found
+
+    def _compute_forms(
+        self, expr: ast.AST, host: HostFunction | None, env: dict, depth: int
+    ) -> frozenset[Form]:
+        if depth > 2 * MAX_HELPER_DEPTH:
+            return frozenset({("expr", ast.dump(expr))})
+        sub = lambda e, h=host, en=env: self._forms(e, h, en, depth + 1)  # noqa: E731
+        if isinstance(expr, ast.Constant):
+            return frozenset({("const", expr.value)})
+        if isinstance(expr, ast.Name):
+            return self._name_forms(expr, host, env, depth)
+        if isinstance(expr, TupleElement):
+            sliced = _shape_slice(expr.value)
+            if sliced is not None and sliced[1] is None and sliced[2] is None:
+                tensor = sliced[0]
+                width = None if expr.index < 0 else expr.width
+                return self._dimension_forms(sub(tensor), expr.index, width)
+            return frozenset({("expr", id(expr))})
+        if isinstance(expr, ast.Subscript) and _shape_of(expr.value) is not None:
+            index = int_literal(expr.slice)
+            if index is not None:
+                tensor = _shape_of(expr.value)
+                return self._dimension_forms(sub(tensor), index, self._rank(tensor, host))
+        if isinstance(expr, ast.IfExp):
+            chosen = as_min_or_max(expr)
+            if chosen is not None:
+                parts = [sub(a) for a in chosen[1]]
+                return _combine(parts, lambda *a, f=chosen[0]: ("call", f, *sorted(a, key=repr)))
+            return sub(expr.body) | sub(expr.orelse)
+        if isinstance(expr, ast.BinOp):
+            divided = _ceil_division(expr)
+            if divided is not None:
+                return _combine([sub(divided[0]), sub(divided[1])], lambda a, b: ("ceil", a, b))
+            op = type(expr.op).__name__
+            kind = "floor" if isinstance(expr.op, ast.FloorDiv) else None
+            if kind is not None:
+                return _combine([sub(expr.left), sub(expr.right)], lambda a, b: ("floor", a, b))
+            return _combine([sub(expr.left), sub(expr.right)], lambda a, b: ("op", op, a, b))
+        if isinstance(expr, ast.Call):
+            name = call_name(expr.func) or ""
+            method_of = expr.func.value if isinstance(expr.func, ast.Attribute) else None
+            if method_of is not None and name == "size" and len(expr.args) == 1:
+                index = int_literal(expr.args[0])
+                if index is not None:
+                    return self._dimension_forms(sub(method_of), index, self._rank(method_of, host))
+            if name in _CEIL_DIV and len(expr.args) == 2:
+                return _combine([sub(a) for a in expr.args], lambda a, b: ("ceil", a, b))
+            helper = self._visible_function(name, host) if method_of is None else None
+            if helper is not None and helper is not host and helper.returns:
+                bound = {
+                    param: (arg, host, env)
+                    for position, param in enumerate(helper.params)
+                    if (arg := argument_for(expr, param, position)) is not None
+                }
+                return frozenset().union(
+                    *(self._forms(r.value, helper, bound, depth + 1) for r in helper.returns)
+                )
+            if method_of is None or name in _POWER_OF_TWO or name in _CEIL_DIV:
+                parts = [sub(a) for a in expr.args]
+                return _combine(parts, lambda *a, f=name: ("call", f, *a))
+        return frozenset({("expr", ast.dump(expr))})
+
+    def _name_forms(
+        self, name: ast.Name, host: HostFunction | None, env: dict, depth: int
+    ) -> frozenset[Form]:
+        if name.id in env:
+            arg, caller, caller_env = env[name.id]
+            return self._forms(arg, caller, caller_env, depth + 1)
+        if host is None:
+            return frozenset({("name", name.id)})
+        if name.id in host.assignments:
+            return frozenset().union(
+                *(self._forms(v, host, env, depth + 1) for v in host.assignments[name.id])
+            )
+        if name.id in host.params:
+            position = host.params.index(name.id)
+            passed = [
+                (arg, caller)
+                for call, caller in self._core.calls_to(host)
+                if (arg := argument_for(call, name.id, position)) is not None
+            ]
+            if passed:
+                return frozenset().union(
+                    *(self._forms(arg, caller, {}, depth + 1) for arg, caller in passed)
+                )
+            return frozenset({("name", name.id, id(host))})
+        if host is not self._module and name.id in self._module.assignments:
+            return self._forms(name, self._module, {}, depth + 1)
+        return frozenset({("name", name.id)})
+
+    @staticmethod
+    def _dimension_forms(tensors: frozenset[Form], index: int, rank: int | None) -> frozenset[Form]:
+        """Dimension `index` of a tensor, also counted from the other end where the
+        rank is known."""
+        indices = {index}
+        if rank is not None:
+            indices.add(index - rank if index >= 0 else index + rank)
+        return frozenset(("dim", t, i) for t in tensors for i in indices)
+
+    def same_value(
+        self, a: ast.AST, host_a: HostFunction | None, b: ast.AST, host_b: HostFunction | None
+    ) -> bool:
+        """Do `a` and `b` hold the same value on every path shown (their forms meet)?"""
+        forms = self.value_forms(a, host_a)
+        return bool(forms) and bool(forms & self.value_forms(b, host_b))
 
     def attribute_values(
         self, owner: str, attr: str, host: HostFunction | None

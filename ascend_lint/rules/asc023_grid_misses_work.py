@@ -485,6 +485,30 @@ def launch(x):
     n = x.numel()
     k[(triton.cdiv(n, 128),)](x, None, n, BLOCK=128)
 """,
+        # a block that holds the whole row, chosen by a host helper and compared in the
+        # kernel through a local copy of the bound
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n_rows, n_cols, BLOCK_C: tl.constexpr):
+    row = tl.program_id(0)
+    col = tl.program_id(1)
+    start = col * BLOCK_C
+    offs = start + tl.arange(0, BLOCK_C)
+    width = n_cols
+    mask = offs < width
+    tl.store(y + row * n_cols + offs, tl.load(x + row * n_cols + offs, mask=mask), mask=mask)
+
+def _row_block(n):
+    return max(triton.next_power_of_2(n), 16)
+
+def launch(x, y):
+    n_rows, n_cols = x.shape
+    block = _row_block(x.shape[1])
+    k[(n_rows,)](x, y, n_rows, n_cols, BLOCK_C=block)
+""",
     ]
     INVALID = [
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop

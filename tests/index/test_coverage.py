@@ -56,3 +56,20 @@ def test_a_grid_stride_loop_from_an_inline_program_id():
     )
     index = KernelIndex.build(ast.parse(source))
     assert index.coverage.loops_over_programs(index.kernels[0])
+
+
+def test_a_local_copy_of_a_parameter_bounds_the_axis():
+    source = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x, n_cols, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            width = n_cols.to(tl.int32)
+            tl.store(x + offs, 0.0, mask=offs < width)
+        """
+    )
+    index = KernelIndex.build(ast.parse(source))
+    assert set(index.coverage.tiles(index.kernels[0], 0).bounds) == {"n_cols"}

@@ -59,3 +59,26 @@ def test_a_conditional_that_picks_the_larger_is_no_cap():
 def test_a_cap_at_the_grid_limit_shows_a_count_that_outgrows_the_grid(capped):
     (quantity,) = grid_quantities(f"value = min({capped}, 65535)")
     assert (quantity.role, quantity.cap) == (Role.LENGTH, 65535)
+
+
+def test_one_value_through_a_helper_a_local_and_another_spelling_of_the_dimension():
+    source = textwrap.dedent(
+        """
+        import triton
+
+        def _round(n):
+            return triton.next_power_of_2(n)
+
+        def launch(x):
+            rows, cols = x.shape
+            width = cols
+            a = _round(x.shape[-1])
+            b = triton.next_power_of_2(width)
+            c = triton.next_power_of_2(rows)
+        """
+    )
+    index = KernelIndex.build(ast.parse(source))
+    host = next(h for h in index.hosts if h.name == "launch")
+    a, b, c = (host.assignments[name][0] for name in ("a", "b", "c"))
+    assert index.quantities.same_value(a, host, b, host)
+    assert not index.quantities.same_value(a, host, c, host)
