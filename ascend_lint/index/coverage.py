@@ -43,7 +43,7 @@ from ascend_lint.index.aliases import LANGUAGE, Aliases
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.launches import CallBinding, argument_for
+from ascend_lint.index.launches import CallBinding, HostFunction, argument_for
 from ascend_lint.index.quantities import (
     Quantity,
     QuantityFacts,
@@ -180,6 +180,7 @@ class CoverageFacts:
         self._quantities = quantities
         self._cache: dict[int, _KernelCoverage] = {}
         self._helpers_cache: dict[int, list[JitFunction]] = {}
+        self._remainders_cache: dict[int, list[ast.BinOp]] = {}
 
     # -- per kernel ----------------------------------------------------------------------
     def axis_reads(self, fn: JitFunction) -> dict[int, AxisRead]:
@@ -770,6 +771,47 @@ class CoverageFacts:
         if quantities and all(q.cap is not None and q.role.per_call for q in quantities):
             return quantities[0]
         return None
+
+    def rounded_down(self, binding: CallBinding, axis: int, extent: ast.AST) -> bool:
+        """Is the grid's extent along `axis` a count divided by the axis's block and
+        rounded down (`n // BLOCK`) on every value it can hold, for a count that changes
+        from call to call, with no remainder the launcher looks at (`n % BLOCK`)? Then
+        the last partial tile has no program."""
+        tiles = self.tiles(binding.callee, axis)
+        if not tiles.blocks or not self.blocks_bound(binding, axis):
+            return False
+        forms = self._quantities.value_forms
+        extent_forms = forms(extent, binding.host)
+        if not extent_forms or any(f[0] != "floor" for f in extent_forms):
+            return False
+        blocks = {
+            form
+            for block in tiles.blocks
+            for arg in binding.args[block]
+            for form in forms(arg, binding.host)
+        }
+        if any(f[2] not in blocks or f[1][0] == "const" for f in extent_forms):
+            return False
+        counted = self._quantities.of(extent, binding.host)
+        if not counted or not all(q.role.per_call for q in counted):
+            return False
+        divisors = {f[2] for f in extent_forms}
+        return not any(
+            forms(node.right, binding.host) & divisors for node in self._remainders(binding.host)
+        )
+
+    def _remainders(self, host: HostFunction | None) -> list[ast.BinOp]:
+        """The `a % b` of a host function, kept per function."""
+        if host is None:
+            return []
+        found = self._remainders_cache.get(id(host))
+        if found is None:
+            found = self._remainders_cache[id(host)] = [
+                node
+                for node in ast.walk(host.node)
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+            ]
+        return found
 
     def is_core_count(self, binding: CallBinding, extent: ast.AST) -> bool:
         """Is a grid extent the core count itself (or capped by it), on every value?"""

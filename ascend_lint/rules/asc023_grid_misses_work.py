@@ -31,7 +31,11 @@ class GridMissesWork(Rule):
             launched.add(id(kernel))
             if len(index.by_name.get(kernel.name, ())) > 1:
                 continue  # several kernels of that name: which one runs is not shown
-            problems = self._missing_axes(ctx, binding) + self._capped_axes(ctx, binding)
+            problems = (
+                self._missing_axes(ctx, binding)
+                + self._capped_axes(ctx, binding)
+                + self._rounded_down_axes(ctx, binding)
+            )
             fix = None
             for loop in coverage.unbounded_task_loops(kernel):
                 if not coverage.multiple_of_grid(binding, loop):
@@ -113,6 +117,31 @@ class GridMissesWork(Rule):
                 f"`{show(read.call)}` on line {read.call.lineno}{where}: that id is always 0, "
                 f"so only the first tile along axis {axis} is computed"
             )
+        return out
+
+    @staticmethod
+    def _rounded_down_axes(ctx: RuleContext, binding) -> list[str]:
+        """(d) an axis of `n // BLOCK` programs over a kernel with one tile of `BLOCK`
+        per program: the last `n % BLOCK` are never computed."""
+        coverage = ctx.index.coverage
+        if coverage.loops_over_programs(binding.callee) or coverage.launched_in_chunks(binding):
+            return []
+        reads = coverage.live_axis_reads(binding)
+        out = []
+        seen: set[int] = set()
+        for shape in ctx.index.quantities.grid_shapes(binding.call, binding.host):
+            for axis, extent in enumerate(shape or ()):
+                if axis in seen or axis not in reads:
+                    continue
+                if coverage.rounded_down(binding, axis, extent):
+                    seen.add(axis)
+                    out.append(
+                        f"grid axis {axis} `{show(extent)}` rounds the tile count down, and "
+                        f"`{binding.callee.name}` computes one tile per program from "
+                        f"`{show(reads[axis].call)}` (line {reads[axis].call.lineno}): the "
+                        "last partial tile has no program and is never computed (use "
+                        "`triton.cdiv` and mask the tail)"
+                    )
         return out
 
     @staticmethod
@@ -509,6 +538,22 @@ def launch(x, y):
     block = _row_block(x.shape[1])
     k[(n_rows,)](x, y, n_rows, n_cols, BLOCK_C=block)
 """,
+        # a grid rounded down where the launcher checks that the block divides the count
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs))
+
+def launch(x, y):
+    n = x.numel()
+    block = 1024
+    assert n % block == 0, "the size must be a multiple of the block"
+    k[(n // block,)](x, y, BLOCK=block)
+""",
     ]
     INVALID = [
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop
@@ -653,6 +698,26 @@ def launch(x, M):
     k[_grid(M)](x, M, BLOCK=64)
 """,
             rows=[14],
+        ),
+        # (d) a grid that rounds the tile count down: the tail rows are dropped
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, D: tl.constexpr, BLOCK_M: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs = rows[:, None] * D + tl.arange(0, D)[None, :]
+    tl.store(y + offs, tl.load(x + offs))
+
+def launch(x, y):
+    n_rows, D = x.shape
+    block_m = 16
+    grid = (n_rows // block_m,)
+    k[grid](x, y, D=D, BLOCK_M=block_m)
+""",
+            rows=[15],
         ),
         # (c): a task index never checked against the task count
         Invalid(
