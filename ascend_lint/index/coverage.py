@@ -109,6 +109,9 @@ class UnboundedTaskLoop:
     assignment: ast.Assign  # `task = pid + i * nprog`
     start: ast.AST  # `pid`, the program id term
     counter_read_elsewhere: bool  # `i` is read by more of the body than the assignment
+    # `for i in range(ITERS)` with the trip count a parameter: the launcher's division
+    # (`ITERS=triton.cdiv(n, cores)`) says whether the last round runs past the end
+    trips_parameter: str | None = None
 
 
 @dataclass
@@ -349,6 +352,28 @@ class CoverageFacts:
         return tiles
 
     def unbounded_task_loops(self, fn: JitFunction) -> list[UnboundedTaskLoop]:
+        """Task loops whose task index nothing bounds, with the trip count divided in
+        the kernel (`range(tl.cdiv(total, nprog))`): wrong wherever the kernel runs."""
+        return [loop for loop in self._all_unbounded(fn) if loop.trips_parameter is None]
+
+    def unbounded_task_loops_at(self, binding: CallBinding) -> list[UnboundedTaskLoop]:
+        """As `unbounded_task_loops`, and the loops whose trip count the launch passes
+        as a ceiling division (`ITERS=triton.cdiv(n, cores)`): the last round's tasks
+        run past `n` unless it is a multiple."""
+        found = []
+        forms = self._quantities.value_forms
+        for loop in self._all_unbounded(binding.callee):
+            if loop.trips_parameter is None:
+                found.append(loop)
+                continue
+            passed = [
+                forms(arg, binding.host) for arg in binding.args.get(loop.trips_parameter, ())
+            ]
+            if passed and all(f and all(form[0] == "ceil" for form in f) for f in passed):
+                found.append(loop)
+        return found
+
+    def _all_unbounded(self, fn: JitFunction) -> list[UnboundedTaskLoop]:
         facts = self._of(fn)
         if facts.unbounded is None:
             facts.unbounded = self._unbounded(fn, facts.every_pid)
@@ -567,17 +592,17 @@ class CoverageFacts:
                     continue
                 trips = fn.assignments.get(args[0].id, []) if isinstance(args[0], ast.Name) else []
                 divided = _divided_count(trips[0] if len(trips) == 1 else args[0])
+            trips_parameter = None
             if divided is None:
-                continue
-            total, step = divided
-            steps = names_in(step)
-            reads_count = any(is_program_count_call(n, aliases) for n in ast.walk(step))
-            if counts is None and not reads_count:
-                counts = _closure(self._program_counts(fn), dependencies)
-            # the program count, or a grid size the launcher passes (runtime or constexpr)
-            passed_in = not (reads_count or steps & counts)
-            if passed_in and not (steps and steps <= set(fn.params)):
-                continue
+                if not (
+                    isinstance(args[0], ast.Name)
+                    and args[0].id in fn.params
+                    and args[0].id not in fn.assignments
+                ):
+                    continue
+                # `for i in range(ITERS)`: the launcher divides the count; the step is
+                # the one the task index multiplies the counter by
+                trips_parameter = args[0].id
             counter = stmt.target.id
             first, last = fn.loop_spans.get(id(stmt), (order[id(stmt)] + 1, -1))
             body = fn.statements[first : last + 1]
@@ -585,7 +610,22 @@ class CoverageFacts:
                 task = self._task_index(inner, counter, pid_names, aliases)
                 if task is None:
                     continue
-                name, start, simple = task
+                name, start, simple, counted = task
+                if divided is not None:
+                    total, step = divided
+                else:
+                    beside = [f for f in factors(counted) if names_in(f) != {counter}]
+                    if len(beside) != 1:
+                        break
+                    total, step = args[0], beside[0]
+                steps = names_in(step)
+                reads_count = any(is_program_count_call(n, aliases) for n in ast.walk(step))
+                if counts is None and not reads_count:
+                    counts = _closure(self._program_counts(fn), dependencies)
+                # the program count, or a grid size the launcher passes (runtime or constexpr)
+                passed_in = not (reads_count or steps & counts)
+                if passed_in and not (steps and steps <= set(fn.params)):
+                    break
                 if passed_in and not self._is_bare_id(fn, start, aliases):
                     break  # `pid * BLOCK + i * SUB`: sub-blocks of one program's tile
                 if not self._guarded(fn, name, dependencies):
@@ -595,7 +635,9 @@ class CoverageFacts:
                         if other is not inner
                     )
                     found.append(
-                        UnboundedTaskLoop(stmt, name, total, step, inner, start, elsewhere)
+                        UnboundedTaskLoop(
+                            stmt, name, total, step, inner, start, elsewhere, trips_parameter
+                        )
                     )
                 break
         return found
@@ -626,9 +668,10 @@ class CoverageFacts:
     @staticmethod
     def _task_index(
         stmt: ast.stmt, counter: str, pid_names: set[str], aliases: Aliases
-    ) -> tuple[str, ast.AST, bool] | None:
+    ) -> tuple[str, ast.AST, bool, ast.AST] | None:
         """`task = pid + i * nprog` (any order of terms, more terms allowed) -> ('task',
-        the program-id term, whether it is exactly `pid + i * step`)."""
+        the program-id term, whether it is exactly `pid + i * step`, the counter's
+        term `i * nprog`)."""
         if not (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
@@ -656,7 +699,7 @@ class CoverageFacts:
         simple = len(terms) == 2 and (
             isinstance(start, ast.Name) or is_program_id_call(start, aliases)
         )
-        return stmt.targets[0].id, start, simple
+        return stmt.targets[0].id, start, simple, counted[0]
 
     def _guarded(self, fn: JitFunction, task: str, dependencies: dict[str, frozenset[str]]) -> bool:
         derived = _closure({task}, dependencies)

@@ -37,12 +37,17 @@ class GridMissesWork(Rule):
                 + self._rounded_down_axes(ctx, binding)
             )
             fix = None
-            for loop in coverage.unbounded_task_loops(kernel):
+            for loop in coverage.unbounded_task_loops_at(binding):
                 if not coverage.multiple_of_grid(binding, loop):
                     fix = fix or self._task_loop_fix(ctx, loop)
+                    total = (
+                        f"the count the launch divides into `{loop.trips_parameter}`"
+                        if loop.trips_parameter is not None
+                        else f"`{show(loop.total)}`"
+                    )
                     problems.append(
                         f"`{kernel.name}`'s task loop (line {loop.loop.lineno}) never checks "
-                        f"`{loop.task}` against `{show(loop.total)}`: unless the count is a "
+                        f"`{loop.task}` against {total}: unless the count is a "
                         "multiple of the grid, the last round reads and writes past the end"
                     )
             if problems:
@@ -70,8 +75,8 @@ class GridMissesWork(Rule):
         """`for task in range(pid, total, nprog)` in place of the counter and the task
         assignment: the loop stops at the last task by itself. Shown, never applied (the
         body may index with the counter's old meaning elsewhere: then none is offered)."""
-        if loop.counter_read_elsewhere:
-            return None
+        if loop.counter_read_elsewhere or loop.trips_parameter is not None:
+            return None  # (the trip count is the launcher's: the header cannot be rebuilt)
         source = ctx.source
         header = (
             f"range({node_text(source, loop.start)}, {node_text(source, loop.total)}, "
@@ -554,6 +559,22 @@ def launch(x, y):
     assert n % block == 0, "the size must be a multiple of the block"
     k[(n // block,)](x, y, BLOCK=block)
 """,
+        # a trip count the launcher passes without showing how it divides the work
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, ITERS, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for i in range(ITERS):
+        row = pid + i * nprog
+        tl.store(x + row * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+def launch(x, cores, iters):
+    k[(cores,)](x, iters, BLOCK=x.shape[1])
+""",
     ]
     INVALID = [
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop
@@ -753,6 +774,27 @@ def launch(x, cores):
     total, N = x.shape
     k[(cores,)](x, total, N=N)
 """,
+        ),
+        # (c) with the trip count divided on the host: `cdiv(n, cores)` rounds, each
+        # reading `pid + i * nprog` up to the last round unchecked
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, ITERS, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for i in range(ITERS):
+        row = pid + i * nprog
+        tl.store(x + row * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+def launch(x, cores):
+    n = x.shape[0]
+    k[(cores,)](x, n, triton.cdiv(n, cores), BLOCK=x.shape[1])
+""",
+            rows=[15],
         ),
         # (c) in a kernel launched elsewhere: reported at its loop
         Invalid(
