@@ -126,6 +126,7 @@ class _KernelCoverage:
     tiles: dict[int, AxisTiles] = field(default_factory=dict)
     loops_over_programs: bool | None = None
     unbounded: list[UnboundedTaskLoop] | None = None
+    uses: dict[str, str] | None = None
 
 
 def _axis_of(call: ast.Call) -> int | None:
@@ -712,6 +713,58 @@ class CoverageFacts:
                 return True  # a clamp, or a helper that may check it
         return False
 
+    def parameter_uses(self, fn: JitFunction) -> dict[str, str]:
+        """How the kernel uses each parameter it reads, by what it does with it:
+        "grid" (it bounds the tiles of a program-id axis: `offs < T` with `offs` from
+        `pid * BT`, a block pointer's shape there), "lanes" (it bounds a vector or a walk
+        otherwise: `offs_d < D`, `range(0, S, BLOCK)`, a block pointer's shape), "index"
+        (read, but only to compute indices or counts: `pid // N`, `h * S * D`, a task
+        index decoded with `% M`), "unrolled" (as "index", and the count of a
+        `tl.static_range` loop, which only a small number fixed by the model can be), or
+        absent (not read, or handed to a helper, whose use is its own). Kept per kernel."""
+        facts = self._of(fn)
+        if facts.uses is None:
+            facts.uses = self._parameter_uses(fn, facts)
+        return facts.uses
+
+    def _parameter_uses(self, fn: JitFunction, facts: _KernelCoverage) -> dict[str, str]:
+        read = set().union(*(reads for reads, _assigned in fn.statement_names()))
+        params = (set(fn.params) & read) - set(fn.assignments)
+        for call, _stmt in fn.calls:
+            if self._core.helper_binding(call) is not None:
+                params -= names_in(call)
+        uses: dict[str, str] = dict.fromkeys(params, "index")
+        vectors = _closure(self._core.assigned_from(fn, f"{LANGUAGE}.arange"), fn.dependencies())
+        vectors |= fn.loop_variables
+        for compare in fn.compares:
+            sides = [compare.left, *compare.comparators]
+            if any(names_in(side) & vectors for side in sides):
+                for side in sides:
+                    if isinstance(side, ast.Name) and uses.get(side.id) == "index":
+                        uses[side.id] = "lanes"
+        for stmt in fn.statements:
+            # `range(NT)`, `range(0, S, BLOCK)`: walked at run time, chunk by chunk (a
+            # `tl.static_range` is unrolled: its count is the kernel's shape, not a walk)
+            if not (isinstance(stmt, ast.For) and isinstance(stmt.iter, ast.Call)):
+                continue
+            kind = call_name(stmt.iter.func)
+            if kind in ("range", "static_range") and stmt.iter.args:
+                stop = stmt.iter.args[1] if len(stmt.iter.args) > 1 else stmt.iter.args[0]
+                for name in names_in(stop) & set(uses):
+                    if kind == "range":
+                        uses[name] = "lanes"
+                    elif uses[name] == "index":
+                        uses[name] = "unrolled"
+        for call, _stmt in self._core.calls_in(fn, _MAKE_BLOCK_PTR):
+            shape = argument_for(call, "shape", 1)
+            for name in names_in(shape) & set(uses):
+                uses[name] = "lanes"
+        for axis in facts.pid_names:
+            for bound in self.tiles(fn, axis).bounds:
+                if bound in uses:
+                    uses[bound] = "grid"
+        return uses
+
     # -- per launch ----------------------------------------------------------------------
     def covers_whole_axis(self, binding: CallBinding, axis: int) -> bool:
         """Does the block along `axis` hold the whole axis at this launch? A block bound
@@ -813,6 +866,37 @@ class CoverageFacts:
         quantities = self._quantities.of(extent, binding.host)
         if quantities and all(q.cap is not None and q.role.per_call for q in quantities):
             return quantities[0]
+        return None
+
+    def dimension_use(self, binding: CallBinding, param: str) -> str | None:
+        """How the kernel uses the value bound to `param` at this launch, as evidence of
+        what a dimension of a host tensor is: "time" where the kernel walks it in tiles
+        over the grid while holding another dimension of the same tensor whole (`[B, D,
+        T]` with `tl.arange(0, D)`: the innermost is the time axis, D the features),
+        "unrolled" where it only indexes with it and unrolls a loop over it (a head
+        count of `[B, N, S, D]`), None where the kernel does not show."""
+        kernel = binding.callee
+        use = self.parameter_uses(kernel).get(param)
+        if use == "unrolled":
+            return "unrolled"
+        if use != "grid":
+            return None
+        forms = self._quantities.value_forms
+        tensors = {
+            form[1]
+            for arg in binding.args.get(param, ())
+            for form in forms(arg, binding.host)
+            if form[0] == "dim"
+        }
+        if not tensors:
+            return None
+        for whole in self._core.arange_extents(kernel):
+            for arg in binding.args.get(whole, ()):
+                for form in forms(arg, binding.host):
+                    if form[0] == "dim" and form[1] in tensors and form[2] not in (0, -1):
+                        rest = forms(binding.args[param][0], binding.host)
+                        if all(f[0] == "dim" and f[2] != form[2] for f in rest):
+                            return "time"
         return None
 
     def rounded_down(self, binding: CallBinding, axis: int, extent: ast.AST) -> bool:

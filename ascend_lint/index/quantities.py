@@ -357,29 +357,44 @@ class QuantityFacts:
         self._host_values = host.host_values
         self._rank = strides.rank
         self._min_rank = strides.min_rank
-        self._quantity_cache: dict[tuple[int, int, str], Quantity] = {}
+        self._quantity_cache: dict[tuple[int, int, str, str | None], Quantity] = {}
         self._forms_cache: dict[tuple[int, int], frozenset[Form]] = {}
+        # how the kernel that receives the value being judged uses it (see `of`)
+        self._use: str | None = None
 
-    def of(self, expr: ast.AST, host: HostFunction | None, receiver: str = "") -> list[Quantity]:
+    def of(
+        self,
+        expr: ast.AST,
+        host: HostFunction | None,
+        receiver: str = "",
+        use: str | None = None,
+    ) -> list[Quantity]:
         """One quantity per value `expr` can hold (branches of the host, callers).
         `receiver` names the kernel parameter that takes the value: where the host
         passes a bare dimension (`k.shape[1]`), its name is the last evidence left, and
         a parameter named as a flag (`HAS_TOKENS`, `RETURN_*`) takes two values,
-        whatever its value's name says."""
+        whatever its value's name says. `use` is how the receiving kernel uses the
+        value (`coverage.dimension_use`): "time" where it walks it as the time axis,
+        "unrolled" where it unrolls a loop over it and only indexes with it; it
+        outweighs the position of a dimension in its tensor."""
         if receiver and is_flag_name(receiver):
             return [Quantity(Role.BOOLEAN, f"`{receiver}`, a flag")]
-        if host is None:
-            return [self._quantity(expr, None, receiver, 0)]
-        out = []
-        for value, _guards in self._host_values(expr, host):
-            hint = expr.id if isinstance(expr, ast.Name) else receiver
-            out.append(self._quantity(value, host, hint, 0))
-        return out
+        self._use = use
+        try:
+            if host is None:
+                return [self._quantity(expr, None, receiver, 0)]
+            out = []
+            for value, _guards in self._host_values(expr, host):
+                hint = expr.id if isinstance(expr, ast.Name) else receiver
+                out.append(self._quantity(value, host, hint, 0))
+            return out
+        finally:
+            self._use = None
 
     def _quantity(
         self, expr: ast.AST, host: HostFunction | None, hint: str, depth: int
     ) -> Quantity:
-        key = (id(expr), id(host), hint)
+        key = (id(expr), id(host), hint, self._use)
         cached = self._quantity_cache.get(key)
         if cached is None:
             self._quantity_cache[key] = Quantity(Role.UNKNOWN, _Source(expr))  # cycles
@@ -847,6 +862,27 @@ class QuantityFacts:
         """`B, T, H, K = x.shape`: element `index` of `width`; also of a slice
         (`M, N = a.shape[-2:]`) and around a starred name (`B, T, *_ = x.shape`)."""
         sliced = _shape_slice(element.value)
+        if sliced is None and element.width is not None and element.index >= 0:
+            # `b, s, h, d = ctx.dims` where a `forward` stored `ctx.dims = (b, s, h, d)`,
+            # or `dims = (b, s); b, s = dims`: the element of the tuple stored
+            stored = (
+                self.attribute_values(element.value.value.id, element.value.attr, host)
+                if isinstance(element.value, ast.Attribute)
+                and isinstance(element.value.value, ast.Name)
+                else [(element.value, host)]
+            )
+            found = [
+                self._sub(value.elts[element.index], owner, 1, hint)
+                for held, owner in stored
+                for value, _ in (
+                    self._host_values(held, owner) if owner is not None else [(held, ())]
+                )
+                if isinstance(value, (ast.Tuple, ast.List))
+                and len(value.elts) == element.width
+                and not any(isinstance(e, ast.Starred) for e in value.elts)
+            ]
+            if found:
+                return _max(found)
         if sliced is None:
             # `_, cores = get_device_properties()`: where the value is not a shape, the
             # name it is unpacked into is the last evidence left.
@@ -876,6 +912,14 @@ class QuantityFacts:
         shown: str,
     ) -> Quantity:
         if index == -1 or (rank is not None and index == rank - 1):
+            if self._use == "time" and not (
+                isinstance(tensor, ast.Name) and is_parameter_tensor(tensor.id)
+            ):
+                return Quantity(
+                    Role.LENGTH,
+                    f"{shown}, the innermost dimension, which the kernel walks in tiles "
+                    "over the grid while it holds the features whole",
+                )
             return Quantity(Role.MODEL, f"{shown}, the innermost dimension")
         if isinstance(tensor, ast.Name) and is_parameter_tensor(tensor.id):
             return Quantity(Role.MODEL, f"{shown}, a size of a learned parameter")
@@ -910,6 +954,10 @@ class QuantityFacts:
         if rank is None:
             rank = self._min_rank(tensor, host)
         if rank is not None and index < rank - 1:
+            if self._use == "unrolled":
+                # The kernel unrolls a loop over it and never walks or masks it: a
+                # count the model fixes (heads, groups), whatever its position.
+                return Quantity(Role.UNKNOWN, shown)
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")
         if hint and is_sequence_length(hint):
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")
