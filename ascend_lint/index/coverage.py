@@ -462,6 +462,17 @@ class CoverageFacts:
         pointers = fn.values(aliases).pointers
         runtime = _closure(set(fn.params) - fn.constexpr_params - pointers, dependencies)
 
+        def splits_id(term: ast.AST) -> bool:
+            return any(
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, (ast.FloorDiv, ast.Mod))
+                and (
+                    bool(names_in(node.left) & pid_names)
+                    or any(is_program_id_call(n, aliases) for n in ast.walk(node.left))
+                )
+                for node in ast.walk(term)
+            )
+
         def blocks_in(expr: ast.AST) -> None:
             """`pid * BLOCK` terms: the factors beside the id are the tile's extent."""
             terms = additive_terms(expr)
@@ -475,6 +486,12 @@ class CoverageFacts:
             ):
                 tiles.shifted = True
             for term in terms:
+                if splits_id(term):
+                    # `pid // NUM_C * BLOCK + pid % NUM_C * CBLOCK`: the id is split into
+                    # a block and a sub-block before it is scaled, so no one factor is
+                    # the extent a program covers
+                    tiles.opaque = True
+                    continue
                 parts = factors(term)
                 is_id = [
                     bool(names_in(p) & pid_names) or is_program_id_call(p, aliases) for p in parts

@@ -102,3 +102,27 @@ def test_how_a_kernel_uses_its_parameters():
         "NT": "lanes",
         "M": "index",
     }
+
+
+def test_an_id_split_into_block_and_sub_block_has_no_one_tile_extent():
+    """vLLM-Ascend's lightning attention: `off_nc // NUM_CBLOCK * BLOCK + off_nc %
+    NUM_CBLOCK * CBLOCK`; each program covers CBLOCK rows of a BLOCK, so the grid check
+    must not take one row (no block factor) for the tile."""
+    source = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x, n, NUM_CBLOCK: tl.constexpr, BLOCK: tl.constexpr, CBLOCK: tl.constexpr):
+            off_nc = tl.program_id(1)
+            off_n = off_nc // NUM_CBLOCK
+            off_c = off_nc % NUM_CBLOCK
+            block_offset = off_n * BLOCK + off_c * CBLOCK
+            rows = block_offset + tl.arange(0, CBLOCK)
+            tl.store(x + rows, 0.0, mask=rows < n)
+        """
+    )
+    index = KernelIndex.build(ast.parse(source))
+    tiles = index.coverage.tiles(index.kernels[0], 1)
+    assert tiles.opaque
