@@ -10,8 +10,6 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Diagnostic, Position
@@ -26,9 +24,6 @@ from ascend_lint.rules import (
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.suppression import apply_noqa, unused_noqa
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
-
-if TYPE_CHECKING:
-    from ascend_lint.settings import Settings
 
 # A file that never mentions these bytes cannot define, launch or configure a kernel
 # (wrapper modules that re-export triton still spell its name on their import line).
@@ -48,8 +43,14 @@ class FileResult:
     error: str | None = None  # an internal error: exit 2, named with file and rule
     skipped: bool = False  # prefilter: nothing kernel-related in the file
     # `cache.content_key` of the bytes these diagnostics describe, when the runner read
-    # them: `--fix` starts from these findings instead of linting the same bytes again.
+    # them (after a fix: of the fixed bytes)
     content_key: str | None = None
+    # a lint that fixed (`session.lint_file` with `fix`): the fixed bytes (None when
+    # nothing changed), the findings whose fixes were applied, and a fix that failed
+    fixed: bytes | None = None
+    applied: list[Diagnostic] = field(default_factory=list)
+    fix_error: str | None = None
+    unfixed: list[Diagnostic] | None = None  # the findings of the bytes before the fix
 
 
 def may_contain_kernels(raw: bytes) -> bool:
@@ -81,23 +82,6 @@ def lint_source(
     finally:
         if paused:
             gc.enable()
-
-
-def lint_buffer(
-    path: str,
-    raw: bytes,
-    settings: Settings,
-    *,
-    ignore_noqa: bool = False,
-    force_exclude: bool = False,
-) -> FileResult | None:
-    """Lint source that is not read from disk (standard input, an editor's buffer) as
-    the file `path`: the rules `settings` enable there, less its per-file-ignores, and
-    its noqa comments. With `force_exclude`, None when the settings exclude `path`."""
-    if force_exclude and settings.excludes(Path(path)):
-        return None
-    codes = settings.codes_for(path, settings.enabled_codes())
-    return lint_source(path, raw, codes, ignore_noqa, settings.target)
 
 
 # `ast.parse` accepts nesting about three times deeper than the recursion limit lets the

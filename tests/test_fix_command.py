@@ -18,6 +18,7 @@ import libcst
 import pytest
 
 import ascend_lint.fix_command
+import ascend_lint.session
 from ascend_lint.cli import main
 
 HEADER = """\
@@ -387,14 +388,14 @@ def test_failed_write_leaves_the_file_intact_and_exits_2(project, capsys, monkey
 def test_file_changed_between_lint_and_fix_is_not_overwritten(project, capsys, monkeypatch):
     path = write(project, "k.py", KERNEL)
     edited = "# edited in the editor meanwhile\n" + KERNEL
-    real_fix_source = ascend_lint.fix_command.fix_source
+    real_fix_file = ascend_lint.session.fix_file
 
-    def fix_source_then_edit(*args, **kwargs):
-        outcome = real_fix_source(*args, **kwargs)
+    def fix_file_then_edit(*args, **kwargs):
+        outcome = real_fix_file(*args, **kwargs)
         path.write_text(edited)
         return outcome
 
-    monkeypatch.setattr(ascend_lint.fix_command, "fix_source", fix_source_then_edit)
+    monkeypatch.setattr(ascend_lint.session, "fix_file", fix_file_then_edit)
     code, _, err = run(capsys, "--fix", "k.py")
     assert code == 2
     assert err == "error: k.py: changed on disk while being fixed; not overwritten\n"

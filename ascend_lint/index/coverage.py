@@ -153,17 +153,19 @@ def _closure(seeds: set[str], dependencies: dict[str, frozenset[str]]) -> set[st
 
 def _assigns_locals_only(stmt: ast.stmt) -> bool:
     """`a = ...`, `a, b = ...`, `a += ...`: a statement whose only effect is to set locals."""
-
-    def local(target: ast.AST) -> bool:
-        if isinstance(target, (ast.Tuple, ast.List)):
-            return all(local(t) for t in target.elts)
-        return isinstance(target, ast.Name)
-
     if isinstance(stmt, ast.Assign):
-        return all(local(t) for t in stmt.targets)
+        return all(_is_local_target(t) for t in stmt.targets)
     if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-        return local(stmt.target)
+        return _is_local_target(stmt.target)
     return False
+
+
+def _is_local_target(target: ast.AST) -> bool:
+    # (a module function: a recursive closure is a reference cycle that keeps the lint's
+    # tree alive until the cycle collector runs)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_is_local_target(t) for t in target.elts)
+    return isinstance(target, ast.Name)
 
 
 def _divided_count(expr: ast.AST) -> tuple[ast.AST, ast.AST] | None:
