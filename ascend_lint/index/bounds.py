@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
-from ascend_lint.index.syntax import int_literal, names_in, walk
+from ascend_lint.index.syntax import expr_key, int_literal, names_in, walk
 from ascend_lint.index.values import is_program_count_call, is_program_id_call, pointer_names
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def _same(a: ast.AST, b: ast.AST) -> bool:
     a, b = strip_casts(a), strip_casts(b)
     if isinstance(a, ast.Name) or isinstance(b, ast.Name):
         return isinstance(a, ast.Name) and isinstance(b, ast.Name) and a.id == b.id
-    return type(a) is type(b) and ast.dump(a) == ast.dump(b)
+    return type(a) is type(b) and expr_key(a) == expr_key(b)
 
 
 def _comparisons(test: ast.AST, holds: bool) -> Iterator[tuple[ast.Compare, bool]]:
@@ -196,7 +196,7 @@ class _Uncast(ast.NodeTransformer):
 
 def _norm(expr: ast.AST) -> str:
     """A structural key that ignores casts: `i_t.to(tl.int64) * BT` is `i_t * BT`."""
-    return ast.dump(_Uncast().visit(copy.deepcopy(expr)))
+    return expr_key(_Uncast().visit(copy.deepcopy(expr)))
 
 
 def _floors(test: ast.AST, holds: bool, params: frozenset[str]) -> list[ast.AST]:
