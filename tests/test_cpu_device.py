@@ -157,6 +157,11 @@ def test_torch_npu_device_module_and_tensor_placement(results):
     assert "torch_npu.npu_rms_norm has no CPU implementation" in result["operator_error"]
     assert any("libcustom_ops.so not loaded" in w for w in result["load_library_warning"])
     assert "npu:1 does not exist" in result["second_device"]
+    assert result["find_spec"]  # the "is torch_npu here" probe answers
+
+
+def test_libentry_decorated_kernel_runs_under_the_interpreter(results):
+    assert _ok(results, "libentry_launch")["max_error"] == 0.0
 
 
 def test_what_cannot_run_on_cpu_fails_by_name(results):
@@ -176,6 +181,7 @@ def test_install_is_idempotent_and_records_what_it_replaced(results):
         "triton.runtime.interpreter.GridExecutor.__call__",
         "InterpreterBuilder.get_bf16",
         "triton.language.extra.cann",
+        "triton.runtime.libentry.libentry",
     ):
         assert replaced in result["replaced"]
     assert "already installed for A2" in result["conflict"]

@@ -8,7 +8,7 @@ One module per concern, each saying what it stands in for:
 * ``npu_module``: ``torch.npu`` (devices, streams, events, memory statistics);
 * ``driver``: triton-ascend's NPU driver (device properties: core counts, the target);
 * ``launch_options``: triton-ascend's launch options (``multibuffer=`` ...) at an
-  interpreted launch;
+  interpreted launch, and its ``libentry`` launch cache;
 * ``cann_modules``: ``triton.language.extra.cann.extension`` / ``.cann.libdevice``;
 * ``interpreter_gaps`` and ``ascend_ops``: what triton 3.2's interpreter lacks or gets
   wrong for Ascend kernels (bf16, negative-axis reductions, small ``tl.dot``, the
@@ -18,12 +18,12 @@ One module per concern, each saying what it stands in for:
 Kernels run under triton's interpreter (``TRITON_INTERPRET=1``, which ``install`` sets
 when it is unset).  What it cannot run raises ``NotOnCpuError`` naming it.
 
-This module imports neither torch nor triton until ``install`` is called.
+This module imports neither torch nor triton until ``install`` is called, which imports
+both.
 """
 
 from __future__ import annotations
 
-import importlib.abc
 import os
 import sys
 from dataclasses import dataclass, field
@@ -104,10 +104,13 @@ def install(target: str = DEFAULT_TARGET, *, compile_worker: bool = False) -> In
 
     record.replaced.update(torch_npu_stub.install(chosen))
     _record = record
-    if _triton_loaded():
-        _install_triton_side()
-    else:
-        sys.meta_path.insert(0, _AfterTritonImport())
+    # triton now, not on the suite's first import of it: an import hook of our own can be
+    # bypassed (an assertion-rewriting hook placed in front of it claims every module),
+    # and suites read the driver at import time.  TRITON_INTERPRET is already 1 here, so
+    # triton's own @jit helpers are made for the interpreter.
+    import triton  # noqa: F401
+
+    _install_triton_side()
     return record
 
 
@@ -155,27 +158,3 @@ def driver_utils():
     from ascend_lint.cpu_device.driver import DeviceUtils
 
     return DeviceUtils(_record.target)
-
-
-class _AfterTritonImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: wraps the loader of ``triton`` so that the triton side of
-    the stand-in is installed as soon as ``import triton`` completes (not before: a
-    suite's conftest may set TRITON_INTERPRET and other switches first)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "triton":
-            return None
-        sys.meta_path.remove(self)
-        import importlib.util
-
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        original_exec = spec.loader.exec_module
-
-        def exec_module(module):
-            original_exec(module)
-            _install_triton_side()
-
-        spec.loader.exec_module = exec_module
-        return spec

@@ -37,6 +37,41 @@ def _parameters(fn) -> frozenset[str]:
     return frozenset(inspect.signature(fn).parameters)
 
 
+class InterpretedLibEntry:
+    """``LibEntry`` for kernels run by the interpreter: a launch goes straight to the
+    wrapped kernel (an interpreted function, an autotuner, heuristics)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.arg_names = getattr(fn, "arg_names", None)
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs)
+
+
+def _install_libentry() -> dict:
+    try:
+        import triton.runtime.libentry as libentry_module
+    except ImportError:  # a triton without it
+        return {}
+    if getattr(libentry_module.libentry, _WRAPPED, False):
+        return {}
+    original = libentry_module.libentry
+
+    def libentry():
+        def decorator(fn):
+            return InterpretedLibEntry(fn)
+
+        return decorator
+
+    setattr(libentry, _WRAPPED, True)
+    libentry_module.libentry = libentry
+    return {"triton.runtime.libentry.libentry": original}
+
+
 def install() -> dict:
     from triton.runtime import interpreter
 
@@ -55,4 +90,6 @@ def install() -> dict:
     setattr(__call__, _WRAPPED, True)
     __call__.__wrapped__ = original
     executor.__call__ = __call__
-    return {"triton.runtime.interpreter.GridExecutor.__call__": original}
+    replaced = {"triton.runtime.interpreter.GridExecutor.__call__": original}
+    replaced.update(_install_libentry())
+    return replaced

@@ -30,6 +30,8 @@ def _index(device) -> int:
     else:
         text = str(device)
         kind, _, number = text.partition(":")
+        if kind == "cpu":
+            return 0  # an "npu" tensor's device here: the stand-in's one device
         if kind != "npu":
             raise ValueError(f"{device!r} is not an npu device")
         index = int(number) if number else 0

@@ -15,6 +15,7 @@ call raises ``NotOnCpuError`` naming the operator.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import re
 import sys
@@ -171,8 +172,17 @@ def install(target: Target) -> dict:
     mode.__enter__()  # stays on for the life of the process (this thread)
     replaced["torch function mode"] = None
     stand_in = _build_torch_npu(npu, problem)
-    sys.modules["torch_npu"] = stand_in
-    sys.modules["torch_npu.npu"] = npu
-    sys.modules["torch_npu.profiler"] = stand_in.profiler
+    for name, module in (
+        ("torch_npu", stand_in),
+        ("torch_npu.npu", npu),
+        ("torch_npu.profiler", stand_in.profiler),
+    ):
+        # a spec, so that importlib.util.find_spec("torch_npu") (a common "is the NPU
+        # stack here" probe) answers instead of raising
+        if getattr(module, "__spec__", None) is None:
+            module.__spec__ = importlib.machinery.ModuleSpec(
+                name, None, origin="ascend-lint CPU stand-in", is_package=name == "torch_npu"
+            )
+        sys.modules[name] = module
     replaced["torch_npu"] = problem
     return replaced

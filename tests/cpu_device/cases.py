@@ -269,6 +269,22 @@ def launch_options_and_driver():
 
 
 @case
+def libentry_launch():
+    from triton.runtime.libentry import libentry
+
+    @libentry()
+    @triton.jit
+    def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    x = torch.randn(100, device="npu")
+    out = torch.empty_like(x)
+    kernel[(4,)](x, out, 100, BLOCK=32)
+    return {"max_error": _max_error(out, x * 2)}
+
+
+@case
 def torch_npu_stand_in():
 
     x = torch.ones(3, device="npu")
@@ -289,6 +305,9 @@ def torch_npu_stand_in():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         torch.ops.load_library("/nonexistent/libcustom_ops.so")
+    import importlib.util
+
+    torch.npu.set_device(x.device)  # an "npu" tensor's device is the CPU here
     try:
         torch.npu.set_device(1)
         second_device = None
@@ -307,6 +326,7 @@ def torch_npu_stand_in():
         "operator_error": operator_error,
         "load_library_warning": [str(w.message) for w in caught],
         "second_device": second_device,
+        "find_spec": importlib.util.find_spec("torch_npu") is not None,
     }
 
 
