@@ -79,3 +79,25 @@ def test_path_taken_for_the_target_says_how_to_write_it(pytester):
     result = pytester.runpytest_subprocess("--ascend-cpu-device", "tests/", *QUIET)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "write --ascend-cpu-device=A2" in result.stderr.str()
+
+
+def test_suite_benchmark_sanitize_switch_says_when_the_option_is_missing(tmp_path):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "sanitizer_suites.py"
+    sys.path.insert(0, str(script.parent))
+    try:
+        import sanitizer_suites
+    finally:
+        sys.path.remove(str(script.parent))
+    if sanitizer_suites.has_sanitize_option():
+        pytest.skip("this plugin has --ascend-sanitize: the switch passes it on")
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), "--sanitize"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "no --ascend-sanitize option" in done.stderr
