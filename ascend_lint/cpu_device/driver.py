@@ -10,6 +10,8 @@ compiles or launches.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ascend_lint.cpu_device.targets import Target
 
 
@@ -36,9 +38,15 @@ class DeviceUtils:
 
 
 class CpuNpuDriver:
-    """``triton.runtime.driver.active`` for a CPU that stands in for ``target``."""
+    """``triton.runtime.driver.active`` for a CPU that stands in for ``target`` (the
+    installed one when none is given: triton makes its default driver without
+    arguments)."""
 
-    def __init__(self, target: Target):
+    def __init__(self, target: Target | None = None):
+        if target is None:
+            from ascend_lint.cpu_device import installed
+
+            target = installed().target
         self.target = target
         self.utils = DeviceUtils(target)
 
@@ -88,10 +96,18 @@ class CpuNpuDriver:
 
 def install(target: Target) -> dict:
     """Make a ``CpuNpuDriver`` the active triton driver; returns what it replaced."""
+    from triton.backends import backends
     from triton.runtime.driver import driver
 
     previous = driver.active
     if isinstance(previous, CpuNpuDriver):
         return {}
     driver.set_active(CpuNpuDriver(target))
-    return {"triton.runtime.driver.active": previous}
+    replaced = {"triton.runtime.driver.active": previous}
+    # libraries probe for "one active driver" themselves (vLLM's HAS_TRITON counts the
+    # backends whose driver is_active()); the NPU backend's own one is not, on a CPU
+    for name, backend in backends.items():
+        if getattr(backend.driver, "__name__", "") == "NPUDriver":
+            replaced[f"triton.backends.backends[{name!r}].driver"] = backend.driver
+            backends[name] = dataclasses.replace(backend, driver=CpuNpuDriver)
+    return replaced
