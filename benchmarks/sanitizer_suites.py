@@ -129,6 +129,11 @@ SUITES = {
         "accuracy folder (1,550 tests, a minute to collect) did not finish within the cap "
         "under the interpreter; tests/distributed and tests/perf need several devices or "
         "time the NPU",
+        note="the opt-in run produced no result within its cap (6 minutes here, 12 for the "
+        "whole accuracy folder before): pytest was still importing and collecting when "
+        "interrupted, did not stop on SIGINT and was killed, so nothing was counted; the "
+        "cause is not determined yet (its conftest sets torch's default device to npu, so "
+        "every torch call passes through two function modes)",
     ),
 }
 
