@@ -58,6 +58,7 @@ from ascend_lint.index.linear import (
     Occurrence,
     along,
     is_load_or_atomic,
+    shape,
 )
 from ascend_lint.index.sequences import table_read
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, frozen_names, int_literal, show, walk
@@ -849,9 +850,9 @@ class BoundFacts:
                 if len(literals) == 1 and None not in literals:
                     return Form.constant(literals.pop())
         if isinstance(expr, TupleElement):
-            key: tuple = ("element", ast.dump(expr.value), expr.index)
+            key: tuple = ("element", shape(expr.value), expr.index)
         else:
-            key = (ast.dump(expr),)
+            key = (shape(expr),)
         return Form.of(Atom("host", key, getattr(expr, "id", "")))
 
     def _host_facts(self, binding: CallBinding) -> tuple[Form, ...]:

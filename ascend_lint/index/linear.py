@@ -40,7 +40,6 @@ past that is an opaque atom.
 from __future__ import annotations
 
 import ast
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -332,18 +331,11 @@ class KernelForms:
     """The linear forms of one kernel's values (see the module doc)."""
 
     def __init__(self, fn: JitFunction, aliases: Aliases):
-        # The kernel holds this object (through its value model): no strong reference back.
-        self._fn = weakref.ref(fn)
+        self.fn = fn
         self.aliases = aliases
         self._forms: dict[tuple[int, int], tuple[ast.AST, Form]] = {}
         self._definitions: dict[int, Form] = {}
         self._active: set[int] = set()
-
-    @property
-    def fn(self) -> JitFunction:
-        fn = self._fn()
-        assert fn is not None, "the kernel's forms outlived the kernel"
-        return fn
 
     @property
     def values(self) -> KernelValues:
@@ -395,10 +387,9 @@ class KernelForms:
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             left, right = self.form(expr.left, order), self.form(expr.right, order)
             if left.is_constant and right.is_constant and right.literal:
-                # Triton's integer division and remainder round toward zero (C's)
+                # literals: Python ints, which Triton folds when it compiles
                 a, b = left.literal, right.literal
-                q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
-                return Form.constant(q if isinstance(op, ast.FloorDiv) else a - q * b)
+                return Form.constant(a // b if isinstance(op, ast.FloorDiv) else a % b)
         return self._opaque(expr, order)
 
     def _call(self, call: ast.Call, order: int) -> Form:
@@ -508,7 +499,7 @@ class KernelForms:
             (name, tuple(d.order for d in self.values.reaching(name, order)))
             for name in sorted(frozen_names(expr))
         )
-        return Form.of(Atom("opaque", (ast.dump(expr), reads), "", expr, order))
+        return Form.of(Atom("opaque", (shape(expr), reads), "", expr, order))
 
     # -- where an expression reads a value --------------------------------------------------
     def occurrences(
@@ -620,7 +611,17 @@ def _axis(call: ast.Call) -> object:
             axis = kw.value
     if isinstance(axis, ast.Constant):
         return axis.value
-    return ast.dump(axis) if axis is not None else 0
+    return shape(axis) if axis is not None else 0
+
+
+def shape(node: object) -> object:
+    """What an expression is made of, as nested tuples: equal for two spellings of one
+    text. (`ast.dump` builds a recursive closure per call: a reference cycle each.)"""
+    if isinstance(node, ast.AST):
+        return (type(node).__name__, *[shape(getattr(node, f, None)) for f in node._fields])
+    if isinstance(node, list):
+        return tuple(shape(item) for item in node)
+    return node
 
 
 def _broadcasts(index: ast.AST) -> bool:
