@@ -178,11 +178,20 @@ class MaskBound:
     test: ast.Compare  # the comparison as written
     value: ast.expr  # the side it bounds from below: `o` of `o > 0`
     form: Form  # `o - 1`
-    text: str  # the bounded quantity as text: "o - 1"
+    shift: Form  # what the test takes from `value`: 1
     via: str | None  # the mask local the test was found through
     # the loaded value it bounds, when it bounds one alone (`slot >= 0`): evidence that
     # the value may be negative, not a non-negative index
     loads: frozenset[Atom] = field(default_factory=frozenset)
+
+    @property
+    def text(self) -> str:
+        """The bounded quantity as text, for a message: `o - 1`."""
+        text = show(self.value)
+        if self.shift.terms:
+            shifted = _text(self.shift)
+            text = f"{text} - ({shifted})" if len(self.shift.terms) > 1 else f"{text} - {shifted}"
+        return text
 
     @property
     def name(self) -> str | None:
@@ -217,6 +226,8 @@ class BoundFacts:
         self._varying: dict[int, set[str]] = {}
         self._atoms: dict[tuple[int, Atom, bool], Interval] = {}
         self._intervals: dict[tuple[int, Form, frozenset[Atom], bool], Interval] = {}
+        self._atom_varies: dict[tuple[int, Atom], bool] = {}
+        self._negative: dict[tuple, bool] = {}
         self._busy: set[tuple[int, Atom, bool]] = set()
         self._facts: dict[tuple[int, int], tuple[Form, ...]] = {}
         self._exits: dict[int, list[tuple[int, ast.If, bool]]] = {}
@@ -274,20 +285,28 @@ class BoundFacts:
         below, each as (the side bounded, the form that is >= 0 where it holds):
         `o >= c` -> (o, o - c); `o > c` -> (o, o - c - 1); `slot != -1` (or a parameter
         every launch binds to -1) -> (slot, slot); `a != b` where `a >= b` -> (a, a - b - 1);
-        `a == b` -> both ways. `strict`: only lower bounds of a value by a non-negative
-        one, as a mask writes them (`o >= -2` says nothing about a negative offset, a
-        float bound is a value test, not an index)."""
+        `a == b` -> both ways. `strict`: only lower bounds of a value that varies
+        between lanes or comes from memory by a non-negative one, as a mask writes them
+        (`o < n` bounds `n`, a size, not the lanes; `o >= -2` says nothing about a
+        negative offset; a float bound is a value test, not an index)."""
         form = self.forms(fn).form
         if isinstance(op, (ast.Lt, ast.LtE)):  # `a < b` is `b > a`
             left, right = right, left
             op = ast.Gt() if isinstance(op, ast.Lt) else ast.GtE()
         if isinstance(op, (ast.Gt, ast.GtE)):
-            if strict and not _bounds_an_index(left, right, isinstance(op, ast.Gt)):
+            if strict and not (
+                _bounds_an_index(left, right, isinstance(op, ast.Gt))
+                and self._mentions_varying(fn, left)
+            ):
                 return []
             bound = form(left, at) - form(right, at)
             return [(left, bound.plus(-1) if isinstance(op, ast.Gt) else bound)]
         if isinstance(op, ast.NotEq):
             sentinels = self.sentinels(fn)
+            if strict and not (
+                self._mentions_varying(fn, left) or self._mentions_varying(fn, right)
+            ):
+                return []
             for value, other in ((left, right), (right, left)):
                 if _minus_one(other, sentinels) and not _minus_one(value, sentinels):
                     return [(value, form(value, at))]  # entries are -1 or an index
@@ -339,13 +358,7 @@ class BoundFacts:
                         alone = form.single_atom()
                         loads = frozenset((alone,) if alone and alone.kind == "load" else ())
                         shift = self.forms(fn).form(value, here) - form
-                        text = show(value)
-                        if shift.terms:
-                            shifted = _text(shift)
-                            if len(shift.terms) > 1:
-                                shifted = f"({shifted})"
-                            text = f"{text} - {shifted}"
-                        found.append(MaskBound(node, value, form, text, via, loads))
+                        found.append(MaskBound(node, value, form, shift, via, loads))
         return found
 
     # -- facts where a statement runs ----------------------------------------------------
@@ -411,11 +424,15 @@ class BoundFacts:
         arguments. `unbounded`: atoms taken as unbounded (a loaded index that a mask
         tests for -1 is not a non-negative index there). `path`: `form` is read along
         one path (`paths`), and so are the facts."""
-        budget = [_MAX_SPLITS]
-        facts = self.facts_at(fn, stmt)
-        if path:
-            facts = tuple(f for f in (along(fact, path) for fact in facts) if f is not None)
-        return not self._shown(fn, form, facts, unbounded, budget)
+        key = (id(fn), id(stmt), form, unbounded, tuple(path.items()) if path else ())
+        found = self._negative.get(key)
+        if found is None:
+            facts = self.facts_at(fn, stmt)
+            if path:
+                facts = tuple(f for f in (along(fact, path) for fact in facts) if f is not None)
+            found = not self._shown(fn, form, facts, unbounded, [_MAX_SPLITS])
+            self._negative[key] = found
+        return found
 
     def _shown(
         self,
@@ -457,12 +474,9 @@ class BoundFacts:
         does not read `K - o_k - 1` (`o_k < K`), its `K` is a stride and its lanes go the
         other way; `x + i_b * T + o` does not read `T - o - 1`, `i_b` is an index."""
         atoms = form.atoms()
-        pivots = [
-            (m, c)
-            for m, c in by.monomials()
-            if atoms.issuperset(m) and any(self._varies(fn, a) for a in m)
-        ]
-        for pivot, _coefficient in sorted(pivots, key=lambda mc: len(mc[0])):
+        for pivot, _coefficient in by.monomials():  # fewest atoms first
+            if not atoms.issuperset(pivot) or not any(self._varies(fn, a) for a in pivot):
+                continue
             factor = form.quotient(by, pivot)
             if (
                 factor is not None
@@ -501,15 +515,43 @@ class BoundFacts:
         `... + b_i` on one side only). Empty: no lane the mask keeps out is below the
         start."""
         found = self._reads_kept_out(fn, offset, bound, stmt, {})
-        if found is None and any(a.kind == "merge" for a in offset.atoms()):
-            varying = self.varying_atoms(fn, bound.form)
-            paths = self.paths(fn, (offset, bound.form), bringing=varying)
-            return [
-                share
-                for path in paths
-                if path and (share := self._reads_kept_out(fn, offset, bound, stmt, path))
-            ]
-        return [] if found is None else [found]
+        if found is not None:
+            return [found]
+        # the lanes and loaded values the quantity is made of, which a local of the
+        # address may bring on one side of an `if`
+        made_of = {a for a in self.varying_atoms(fn, bound.form) if a.kind != "merge"}
+        if not self._may_read(fn, offset, bound.form, made_of):
+            return []
+        return [
+            share
+            for path in self.paths(fn, (offset,), bringing=made_of)
+            if path and (share := self._reads_kept_out(fn, offset, bound, stmt, path))
+        ]
+
+    def _may_read(self, fn: JitFunction, offset: Form, by: Form, made_of: set[Atom]) -> bool:
+        """Whether a path could make `offset` read `by`: a local of `offset` set in
+        both sides of an `if` brings one of the atoms `by` is made of with the sign it
+        has in `by` (`o < n` is `n - o - 1 >= 0`: an address that adds `o` on every path
+        never reads it)."""
+        merges = [(m, c) for m, c in offset.terms.items() if any(a.kind == "merge" for a in m)]
+        if not merges or not made_of:
+            return False
+        forms = self.forms(fn)
+        for atom in made_of:
+            wanted = {c > 0 for m, c in by.terms.items() if atom in m}
+            for mono, c in merges:
+                for merge in mono:
+                    if merge.kind != "merge":
+                        continue
+                    for d in merge.definitions:
+                        brought = forms.binding(d)
+                        if any(
+                            ((c > 0) == (k > 0)) in wanted
+                            for m, k in brought.terms.items()
+                            if atom in m
+                        ):
+                            return True
+        return False
 
     def _reads_kept_out(
         self,
@@ -539,6 +581,8 @@ class BoundFacts:
             return False
         if plainly_non_negative(low):
             return True
+        if low.is_constant:
+            return False  # a negative literal, whatever the launches bind
         key = (id(fn), low)
         found = self._launched.get(key)
         if found is None:
@@ -890,6 +934,18 @@ class BoundFacts:
         program-id arithmetic)."""
         return any(self._varies(fn, atom) for atom in form.atoms())
 
+    def _mentions_varying(self, fn: JitFunction, node: ast.AST) -> bool:
+        """Whether an expression reads a lane-varying or loaded value (`varying`) or
+        makes one: what a mask test bounds, before its form is built."""
+        if frozen_names(node) & self.varying(fn):
+            return True
+        resolve = self.aliases.resolve
+        return any(
+            isinstance(n, ast.Call)
+            and (resolve(n.func) == _ARANGE or is_load_or_atomic(resolve(n.func)))
+            for n in walk(node)
+        )
+
     def varying_atoms(self, fn: JitFunction, form: Form) -> set[Atom]:
         """The atoms of `form` that vary (see `varies`)."""
         return {atom for atom in form.atoms() if self._varies(fn, atom)}
@@ -897,6 +953,13 @@ class BoundFacts:
     def _varies(self, fn: JitFunction, atom: Atom) -> bool:
         if atom.kind in ("lane", "load"):
             return True
+        key = (id(fn), atom)
+        found = self._atom_varies.get(key)
+        if found is None:
+            found = self._atom_varies[key] = self._atom_from_varying(fn, atom)
+        return found
+
+    def _atom_from_varying(self, fn: JitFunction, atom: Atom) -> bool:
         varying = self.varying(fn)
         if atom.kind == "opaque" and atom.node is not None:
             return bool(frozen_names(atom.node) & varying) or any(

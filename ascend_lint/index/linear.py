@@ -153,11 +153,13 @@ class Form:
     Immutable and hashable; arithmetic returns new forms (`*` returns None past the
     size limits)."""
 
-    __slots__ = ("_hash", "terms")
+    __slots__ = ("_atoms", "_hash", "_monomials", "terms")
 
     def __init__(self, terms: dict[Monomial, int]):
         self.terms = {m: c for m, c in terms.items() if c}
         self._hash: int | None = None
+        self._atoms: frozenset[Atom] | None = None
+        self._monomials: list[tuple[Monomial, int]] | None = None
 
     @classmethod
     def constant(cls, value: int) -> Form:
@@ -184,15 +186,19 @@ class Form:
                 return m[0]
         return None
 
-    def atoms(self) -> set[Atom]:
-        return {a for m in self.terms for a in m}
+    def atoms(self) -> frozenset[Atom]:
+        if self._atoms is None:
+            self._atoms = frozenset(a for m in self.terms for a in m)
+        return self._atoms
 
     def monomials(self) -> list[tuple[Monomial, int]]:
-        """The non-literal terms, in a stable order."""
-        return sorted(
-            ((m, c) for m, c in self.terms.items() if m),
-            key=lambda mc: (len(mc[0]), [a.sort_key for a in mc[0]]),
-        )
+        """The non-literal terms, fewest atoms first, in a stable order."""
+        if self._monomials is None:
+            self._monomials = sorted(
+                ((m, c) for m, c in self.terms.items() if m),
+                key=lambda mc: (len(mc[0]), [a.sort_key for a in mc[0]]),
+            )
+        return self._monomials
 
     def shares_atoms(self, other: Form) -> bool:
         return bool(self.atoms() & other.atoms())

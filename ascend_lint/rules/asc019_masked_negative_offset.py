@@ -113,8 +113,10 @@ class MaskedNegativeOffset(Rule):
         offset = None
         found = []
         for bound in bounds.mask_bounds(fn, mask, at):
-            if not bounds.varies(fn, bound.form):
-                continue
+            if not bounds.varies(fn, bound.form) or not bounds.can_be_negative(
+                fn, bound.form, stmt
+            ):
+                continue  # no lane to keep out (any path brings a value it bounds)
             if offset is None:
                 offset = bounds.offset(fn, bounds.linear_form(fn, address, at))
             shares = bounds.reads_kept_out(fn, offset, bound, stmt)
