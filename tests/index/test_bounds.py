@@ -147,6 +147,7 @@ def test_the_lower_bounds_a_mask_keeps_through_locals_and_broadcasts():
     at = statement(k, "tl.store")
     mask = k.statements[at].value.keywords[0].value
     bounds = index.bounds.mask_bounds(k, mask, at)
+    assert len(bounds) == 1  # `idx < n` and `arange < 4` bound a size and a literal
     first = bounds[0]
     assert (first.text, first.name, first.via) == ("idx", "idx", "m")
     assert first.form == index.bounds.linear_form(k, expr("o - PAD"), at)
