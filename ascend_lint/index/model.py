@@ -10,7 +10,8 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         │                          └─> coverage  (both: also core, host)
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
-          │         └──────────────> gates          (gates: also core, sequences)
+          │         └──────────────> gates          (gates: also core, sequences,
+          │                                          quantities)
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host)
           └─> autotune                              (autotune: names through scopes)
@@ -82,7 +83,7 @@ class KernelIndex:
         self.layout = LayoutFacts(core, self.host)
         self.platform = PlatformFacts(core, self.host)
         self.sequences = SequenceFacts(core)
-        self.gates = GateFacts(core, self.host, self.sequences)
+        self.gates = GateFacts(core, self.host, self.sequences, self.quantities)
         self.bounds = BoundFacts(core, self.host, self.sequences)
         self.autotune = AutotuneFacts(core)
 
