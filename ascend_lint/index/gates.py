@@ -18,18 +18,24 @@ use (a 2-D tile, the pointer as a stored value or on the right of `+`, a call th
 cannot resolve) makes the answer None: the tensor is not accessed in a shape whose
 re-addressing is mechanical.
 
-Also here: how a sequence start is defined (`sequence_start`, `start_split`) and what
-is computed from the starts, and what the host does with a launch argument (may it be
-None, does it hold nothing yet, do the kernel's decorators look at it), the questions
-the gate layout fix asks before it rewrites a launcher.
+Also here: how a sequence start is defined (`sequence_start`) and what is computed
+from the starts; what each summand of an address counts on each path, followed through
+the definitions that reach it (`time_math_term`: a position along time times the head
+count, or whole rows; `fixed_length_start`: a start that is the batch row `i_b * T` on
+the fixed-length path); and what the host does with a launch argument (may it be None,
+does it hold nothing yet, do the kernel's decorators look at it), the questions the
+gate layout fix asks before it rewrites a launcher.
 
 Depends on: the core facts (helper bindings, aliases), `host` (what a launch argument
-holds) and `sequences` (token offsets and lengths, callers' included). Nothing else of
-the index depends on this object.
+holds), `sequences` (token offsets and lengths, callers' included), `quantities` (what
+a launcher passes for a row count) and, per kernel, the value model (`on_paths`).
+Nothing else of the index depends on this object.
 
 Costs: one walk over the function's statements per (function, parameter), cached;
 the readers of each local once per function; the starts and what derives from them
-once per function; the None tests of a host function once per host function.
+once per function; the None tests of a host function once per host function; the
+per-path expansion only for the addresses of transposed tensors the rules ask about,
+memoised per (expression, statement).
 """
 
 from __future__ import annotations
