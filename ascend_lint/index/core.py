@@ -6,7 +6,9 @@ function that holds it, every `kernel[grid](...)` launch and kernel-to-helper ca
 bound to the callee's parameters, the `triton.Config(...)` calls, and the queries
 every other kind of fact builds on: which kernel a callee expression names, the calls
 to a host function, the calls in a kernel to a triton function, the bindings by
-callee, argument and name, and the statement blocks of a kernel.
+callee, argument and name, the statement blocks of a kernel, and the tiles a kernel
+hands to a matmul as its lhs (`dot_lhs_uses`: its own `tl.dot`s and the helpers it
+passes a tile that they dot).
 
 Depends on: nothing else of the index but the per-kernel scan (`kernels`), the import
 aliases and the host scan and argument binding of `launches`. Every other facts
@@ -82,6 +84,8 @@ class CoreFacts:
     _calls_by_qual: dict[int, dict[str, list]] = field(default_factory=dict)
     _parents_cache: dict[int, dict[int, ast.AST]] = field(default_factory=dict)
     _call_maps_cache: _CallMaps | None = None
+    _dot_lhs_cache: dict[int, list[DotLhs]] = field(default_factory=dict)
+    _dot_lhs_params_cache: dict[int, dict[str, str]] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod
@@ -419,9 +423,107 @@ class CoreFacts:
         ("item", (variable, `kw['KEY'] = value` statement), host); None if elsewhere."""
         return self._call_maps().places.get(id(expr))
 
+    # -- matmul lhs tiles ----------------------------------------------------------------
+    def dot_lhs_uses(self, fn: JitFunction) -> list[DotLhs]:
+        """Each place `fn` hands a tile to a matmul as its lhs: `tl.dot(tile, ...)`
+        (through `.to()`, `tl.trans`, `.T`), or a call of a `@triton.jit` helper that
+        passes the tile to a parameter the helper (or one it calls) dots as its lhs.
+        A dot whose rhs is the same tile reads one operand and is left out."""
+        found = self._dot_lhs_cache.get(id(fn))
+        if found is not None:
+            return found
+        found = []
+        for call, stmt in self.calls_in(fn, _DOT):
+            tile = dot_operand_tile(call.args[0], self.aliases) if call.args else None
+            rhs = call.args[1] if len(call.args) > 1 else None
+            if tile is not None and (rhs is None or dot_operand_tile(rhs, self.aliases) != tile):
+                found.append(DotLhs(call, stmt, tile))
+        for call, stmt in fn.calls:
+            binding = self.helper_binding(call)
+            if binding is None:
+                continue
+            dotted = self.dot_lhs_params(binding.callee)
+            for param, where in dotted.items():
+                for arg in binding.args.get(param, []):
+                    tile = dot_operand_tile(arg, self.aliases)
+                    if tile is not None:
+                        callee = binding.callee.name
+                        through = (
+                            f"`{callee}` (its `{param}`)"
+                            if where == callee
+                            else f"`{where}`, which `{callee}` passes its `{param}`"
+                        )
+                        found.append(DotLhs(call, stmt, tile, through))
+        self._dot_lhs_cache[id(fn)] = found
+        return found
+
+    def dot_lhs_params(self, fn: JitFunction, depth: int = 0) -> dict[str, str]:
+        """The parameters of `fn` it uses as a matmul lhs, each with the name of the
+        function whose `tl.dot` takes it (helpers followed `MAX_HELPER_DEPTH` calls deep)."""
+        found = self._dot_lhs_params_cache.get(id(fn))
+        if found is not None:
+            return found
+        self._dot_lhs_params_cache[id(fn)] = found = {}  # a helper that calls itself: none
+        params = set(fn.params)
+        for call, stmt in self.calls_in(fn, _DOT):
+            tile = dot_operand_tile(call.args[0], self.aliases) if call.args else None
+            if tile in params and all(d.order < 0 for d in fn.reaching(tile, fn.order_of(stmt))):
+                found.setdefault(tile, fn.name)
+        if depth < MAX_HELPER_DEPTH:
+            for call, stmt in fn.calls:
+                binding = self.helper_binding(call)
+                if binding is None:
+                    continue
+                for param, where in self.dot_lhs_params(binding.callee, depth + 1).items():
+                    for arg in binding.args.get(param, []):
+                        tile = dot_operand_tile(arg, self.aliases)
+                        if tile in params and all(
+                            d.order < 0 for d in fn.reaching(tile, fn.order_of(stmt))
+                        ):
+                            found.setdefault(tile, where)
+        return found
+
 
 def _by_name(hosts: list[HostFunction]) -> dict[str, list[HostFunction]]:
     named: dict[str, list[HostFunction]] = defaultdict(list)
     for h in hosts:
         named[h.name].append(h)
     return dict(named)
+
+
+_DOT = f"{LANGUAGE}.dot"
+
+
+@dataclass(frozen=True)
+class DotLhs:
+    """A tile handed to a matmul as its lhs: by `call` (a `tl.dot`, or a helper call
+    whose callee dots it: `through` says which function and parameter) in `stmt`."""
+
+    call: ast.Call
+    stmt: ast.stmt
+    tile: str
+    through: str | None = None
+
+
+def dot_operand_tile(expr: ast.AST, aliases: Aliases) -> str | None:
+    """The tile behind a dot operand: `b_A`, `b_A.to(dt)`, `tl.trans(b_do.to(dt))`,
+    `b_A.T` -> the name. Anything else (`b_A + 0.0`, a load) is a fresh value."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr == "to"
+        ):
+            expr = expr.func.value
+        elif (
+            isinstance(expr, ast.Call)
+            and aliases.resolve(expr.func) == f"{LANGUAGE}.trans"
+            and expr.args
+        ):
+            expr = expr.args[0]
+        elif isinstance(expr, ast.Attribute) and expr.attr == "T":
+            expr = expr.value
+        else:
+            return None
