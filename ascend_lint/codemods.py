@@ -195,7 +195,7 @@ def _remove_elements(
             if j != idx
         ]
     prefix, suffix = common_ends(text[lo:hi], window)
-    return _edit(source, lo + prefix, hi - suffix, window[prefix : len(window) - suffix])
+    return text_edit(source, lo + prefix, hi - suffix, window[prefix : len(window) - suffix])
 
 
 def remove_comprehension_clauses(
@@ -220,14 +220,14 @@ def remove_comprehension_clauses(
             target_start = _widen(text, *_node_offsets(source, clause.target), lo, hi)[0]
             if text[previous_end:target_start].strip() != "for":
                 return None  # a comment, `async`: not the plain shape
-            edits.append(_edit(source, previous_end, ends[i], ""))
+            edits.append(text_edit(source, previous_end, ends[i], ""))
         previous_end = ends[i]
     return edits
 
 
 def replace_node(source: SourceFile, node: ast.AST, content: str) -> Edit:
     """Replace the text of one node (a keyword, a value, an expression)."""
-    return _edit(source, *_node_offsets(source, node), content)
+    return text_edit(source, *_node_offsets(source, node), content)
 
 
 def node_text(source: SourceFile, node: ast.AST) -> str:
@@ -238,7 +238,7 @@ def node_text(source: SourceFile, node: ast.AST) -> str:
 def append_after(source: SourceFile, node: ast.AST, content: str) -> Edit:
     """Insert `content` right after a node (`.to(tl.float16)` after a call)."""
     end = _node_offsets(source, node)[1]
-    return _edit(source, end, end, content)
+    return text_edit(source, end, end, content)
 
 
 def nest_bool_op(source: SourceFile, node: ast.BoolOp) -> Edit:
@@ -254,10 +254,11 @@ def nest_bool_op(source: SourceFile, node: ast.BoolOp) -> Edit:
     for previous, end in zip(ends[1:-2], ends[2:-1]):
         pieces += [")", text[previous:end]]
     pieces += [")", text[ends[-2] : hi]]
-    return _edit(source, start, hi, "".join(pieces))
+    return text_edit(source, start, hi, "".join(pieces))
 
 
-def _edit(source: SourceFile, start: int, end: int, content: str) -> Edit:
+def text_edit(source: SourceFile, start: int, end: int, content: str) -> Edit:
+    """Replace the text between two code-point offsets of `source.text`."""
     return Edit(source.position_of(start), source.position_of(end), content)
 
 
@@ -273,12 +274,12 @@ def remove_statement(source: SourceFile, stmt: ast.stmt, alone: bool | None = No
         end = after + 1
         after = _skip_blanks(text, end)
     if after < len(text) and text[after] not in "#\r\n":  # `stmt; other()`
-        return _edit(source, start, after, "")
+        return text_edit(source, start, after, "")
     if _only_statement_in_block(source.text, stmt) if alone is None else alone:
-        return _edit(source, start, end, "pass")
+        return text_edit(source, start, end, "pass")
     end_row = stmt.end_lineno or stmt.lineno
     line_end = source.offset(end_row + 1, 0) if end_row < len(source.lines) else len(text)
-    return _edit(source, source.offset(stmt.lineno, 0), line_end, "")
+    return text_edit(source, source.offset(stmt.lineno, 0), line_end, "")
 
 
 @functools.lru_cache(maxsize=4)
