@@ -201,13 +201,15 @@ def _remove_elements(
 def remove_comprehension_clauses(
     source: SourceFile, comp: ast.ListComp, clauses: list[ast.comprehension]
 ) -> list[Edit] | None:
-    """Delete `for` clauses (without `if`s) from a list comprehension: each from the end
-    of what precedes it to the end of its iterable, so with none left it is the display
-    `[elt]`. Edits only outside the element, so a fix may edit the element too. None
-    when the text is not the plain shape (a comment or `async` before a clause)."""
+    """Delete `for` clauses (without `if`s) from a list comprehension: a clause on lines
+    of its own as those lines (so a comment on the line before, `for GS in [1, 8]  #
+    note`, stays with its clause), any other from the end of what precedes it to the end
+    of its iterable, so with none left it is the display `[elt]`. Edits only outside the
+    element, so a fix may edit the element too. None when the text is not one of these
+    shapes (`async`, a comment before a clause that shares its lines)."""
     text = source.text
     gone = {id(c) for c in clauses}
-    edits = []
+    spans: list[list[int]] = []
     lo, hi = _node_offsets(source, comp)
     hi -= 1  # the closing bracket
     previous_end = _widen(text, *_node_offsets(source, comp.elt), lo, hi)[1]
@@ -218,11 +220,43 @@ def remove_comprehension_clauses(
     for i, clause in enumerate(comp.generators):
         if id(clause) in gone:
             target_start = _widen(text, *_node_offsets(source, clause.target), lo, hi)[0]
-            if text[previous_end:target_start].strip() != "for":
-                return None  # a comment, `async`: not the plain shape
-            edits.append(text_edit(source, previous_end, ends[i], ""))
+            gap = text[previous_end:target_start]
+            whole = _own_lines(text, gap, target_start, ends[i])
+            if whole is not None:
+                spans.append(whole)
+            elif gap.strip() == "for":
+                spans.append([previous_end, ends[i]])
+            else:
+                return None  # `async`, a comment before a clause sharing its lines
         previous_end = ends[i]
-    return edits
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [text_edit(source, start, end, "") for start, end in merged]
+
+
+def _own_lines(text: str, gap: str, target_start: int, end: int) -> list[int] | None:
+    """[start, end) of the whole lines of a `for` clause whose gap before its target
+    holds comments (on earlier lines) and whose lines hold nothing else but a comment
+    after it; None otherwise."""
+    lines = gap.split("\n")
+    if len(lines) < 2 or lines[-1].strip() != "for":
+        return None
+    if any(ln.strip() and not ln.strip().startswith("#") for ln in lines[1:-1]):
+        return None
+    first = lines[0].strip()
+    if first and not first.startswith("#"):
+        return None
+    line_start = target_start - len(lines[-1])
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    rest = text[end:line_end].strip()
+    if rest and not rest.startswith("#"):
+        return None
+    return [line_start, min(line_end + 1, len(text))]
 
 
 def replace_node(source: SourceFile, node: ast.AST, content: str) -> Edit:

@@ -317,6 +317,43 @@ def test_loops_that_only_fed_the_knobs_go_in_the_same_round():
     assert all(d.fix.applicability is Applicability.SAFE for d in outcome.applied)
 
 
+def test_loops_after_a_commented_clause_go_as_their_lines():
+    body = """\
+    @triton.autotune(
+        configs=[
+            triton.Config(
+                {"BM": BM, "GS": GS},
+                num_warps=w,
+                num_stages=s,
+            )
+            for BM in [64, 128]
+            for GS in [1, 8]  # GS = 1: no swizzle
+            for w in [4, 8]
+            for s in [2, 3]  # stages
+        ],
+        key=["n"],
+    )
+    @triton.jit
+    def tuned(x, n, BM: tl.constexpr, GS: tl.constexpr):
+        pass
+    """
+    fixed, outcome = fix(body)
+    assert fixed == textwrap.dedent(body).replace(
+        """\
+            num_warps=w,
+            num_stages=s,
+""",
+        "",
+    ).replace(
+        """\
+        for w in [4, 8]
+        for s in [2, 3]  # stages
+""",
+        "",
+    )
+    assert outcome.remaining == [] and len(outcome.applied) == 2
+
+
 def test_a_loop_whose_values_come_from_a_call_goes_only_with_unsafe_fixes():
     body = CONFIGS.replace("[1, 2, 4] + ([] if FAST else [8])", "sizes()")
     fixed, outcome = fix(body)
