@@ -586,12 +586,15 @@ class PathExpansion:
     def __init__(self, values: KernelValues):
         self._values = weakref.ref(values)
         self._keys: dict[int, tuple[object, bool]] = {}  # id(Branch) -> (test key, taken)
-        self._memo: dict[tuple, list[ValuePath] | None] = {}
+        # (id(expr), order, keep) -> (expr, paths): the expression is held so that its id
+        # is not reused by another while the entry lives
+        self._memo: dict[tuple, tuple[ast.AST, list[ValuePath] | None]] = {}
 
     def expand(self, expr: ast.AST, order: int, keep: frozenset[str]) -> list[ValuePath] | None:
         key = (id(expr), order, keep)
-        if key in self._memo:
-            return self._memo[key]
+        known = self._memo.get(key)
+        if known is not None and known[0] is expr:
+            return known[1]
         values = self._values()
         assert values is not None
         fn = values.fn
@@ -606,7 +609,7 @@ class PathExpansion:
             result: list[ValuePath] | None = [ValuePath(d, tuple(p)) for d, p in paths.items()]
         except _Unbounded:
             result = None
-        self._memo[key] = result
+        self._memo[key] = (expr, result)
         return result
 
     def _branch_key(self, fn: JitFunction, branch) -> tuple[object, bool]:
