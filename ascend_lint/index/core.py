@@ -6,9 +6,9 @@ function that holds it, every `kernel[grid](...)` launch and kernel-to-helper ca
 bound to the callee's parameters, the `triton.Config(...)` calls, and the queries
 every other kind of fact builds on: which kernel a callee expression names, the calls
 to a host function, the calls in a kernel to a triton function, the bindings by
-callee, argument and name, the statement blocks of a kernel, and the tiles a kernel
-hands to a matmul as its lhs (`dot_lhs_uses`: its own `tl.dot`s and the helpers it
-passes a tile that they dot).
+callee, argument and name, the statement blocks of a kernel, the tile behind each
+`tl.dot` lhs (`dot_lhs_uses`) and the tiles callers pass to a helper's parameter
+(`tiles_passed_to`).
 
 Depends on: nothing else of the index but the per-kernel scan (`kernels`), the import
 aliases and the host scan and argument binding of `launches`. Every other facts
@@ -85,7 +85,6 @@ class CoreFacts:
     _parents_cache: dict[int, dict[int, ast.AST]] = field(default_factory=dict)
     _call_maps_cache: _CallMaps | None = None
     _dot_lhs_cache: dict[int, list[DotLhs]] = field(default_factory=dict)
-    _dot_lhs_params_cache: dict[int, dict[str, str]] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod
@@ -425,10 +424,9 @@ class CoreFacts:
 
     # -- matmul lhs tiles ----------------------------------------------------------------
     def dot_lhs_uses(self, fn: JitFunction) -> list[DotLhs]:
-        """Each place `fn` hands a tile to a matmul as its lhs: `tl.dot(tile, ...)`
-        (through `.to()`, `tl.trans`, `.T`), or a call of a `@triton.jit` helper that
-        passes the tile to a parameter the helper (or one it calls) dots as its lhs.
-        A dot whose rhs is the same tile reads one operand and is left out."""
+        """Each `tl.dot(tile, ...)` of `fn` with the tile behind its lhs (through `.to()`,
+        `tl.trans`, `.T`). A dot whose rhs is the same tile reads one operand and is
+        left out."""
         found = self._dot_lhs_cache.get(id(fn))
         if found is not None:
             return found
@@ -438,49 +436,32 @@ class CoreFacts:
             rhs = call.args[1] if len(call.args) > 1 else None
             if tile is not None and (rhs is None or dot_operand_tile(rhs, self.aliases) != tile):
                 found.append(DotLhs(call, stmt, tile))
-        for call, stmt in fn.calls:
-            binding = self.helper_binding(call)
-            if binding is None:
-                continue
-            dotted = self.dot_lhs_params(binding.callee)
-            for param, where in dotted.items():
-                for arg in binding.args.get(param, []):
-                    tile = dot_operand_tile(arg, self.aliases)
-                    if tile is not None:
-                        callee = binding.callee.name
-                        through = (
-                            f"`{callee}` (its `{param}`)"
-                            if where == callee
-                            else f"`{where}`, which `{callee}` passes its `{param}`"
-                        )
-                        found.append(DotLhs(call, stmt, tile, through))
         self._dot_lhs_cache[id(fn)] = found
         return found
 
-    def dot_lhs_params(self, fn: JitFunction, depth: int = 0) -> dict[str, str]:
-        """The parameters of `fn` it uses as a matmul lhs, each with the name of the
-        function whose `tl.dot` takes it (helpers followed `MAX_HELPER_DEPTH` calls deep)."""
-        found = self._dot_lhs_params_cache.get(id(fn))
-        if found is not None:
-            return found
-        self._dot_lhs_params_cache[id(fn)] = found = {}  # a helper that calls itself: none
-        params = set(fn.params)
-        for call, stmt in self.calls_in(fn, _DOT):
-            tile = dot_operand_tile(call.args[0], self.aliases) if call.args else None
-            if tile in params and all(d.order < 0 for d in fn.reaching(tile, fn.order_of(stmt))):
-                found.setdefault(tile, fn.name)
-        if depth < MAX_HELPER_DEPTH:
-            for call, stmt in fn.calls:
-                binding = self.helper_binding(call)
-                if binding is None:
+    def tiles_passed_to(self, fn: JitFunction, param: str, depth: int = 0) -> list[TilePassed]:
+        """The tiles callers hand to parameter `param` of the `@triton.jit` helper `fn`
+        (`_apply(b_A, ...)`, also through `.to()` / `tl.trans`), each with the call and
+        its statement; where a caller passes on a parameter of its own, its callers'
+        tiles instead (up to `MAX_HELPER_DEPTH` calls deep)."""
+        found: list[TilePassed] = []
+        for binding in self.helper_calls_to(fn):
+            caller = binding.caller
+            if caller is None:
+                continue
+            stmt = next((s for c, s in caller.calls if c is binding.call), None)
+            if stmt is None:
+                continue
+            for arg in binding.args.get(param, []):
+                tile = dot_operand_tile(arg, self.aliases)
+                if tile is None:
                     continue
-                for param, where in self.dot_lhs_params(binding.callee, depth + 1).items():
-                    for arg in binding.args.get(param, []):
-                        tile = dot_operand_tile(arg, self.aliases)
-                        if tile in params and all(
-                            d.order < 0 for d in fn.reaching(tile, fn.order_of(stmt))
-                        ):
-                            found.setdefault(tile, where)
+                reach = caller.reaching(tile, caller.order_of(stmt))
+                if reach and all(d.order < 0 for d in reach) and tile in caller.params:
+                    if depth < MAX_HELPER_DEPTH:
+                        found += self.tiles_passed_to(caller, tile, depth + 1)
+                    continue
+                found.append(TilePassed(caller, binding.call, stmt, tile))
         return found
 
 
@@ -496,13 +477,21 @@ _DOT = f"{LANGUAGE}.dot"
 
 @dataclass(frozen=True)
 class DotLhs:
-    """A tile handed to a matmul as its lhs: by `call` (a `tl.dot`, or a helper call
-    whose callee dots it: `through` says which function and parameter) in `stmt`."""
+    """A `tl.dot` (`call`, in `stmt`) and the tile behind its lhs."""
 
     call: ast.Call
     stmt: ast.stmt
     tile: str
-    through: str | None = None
+
+
+@dataclass(frozen=True)
+class TilePassed:
+    """A tile `caller` hands to a helper's parameter by `call`, in `stmt`."""
+
+    caller: JitFunction
+    call: ast.Call
+    stmt: ast.stmt
+    tile: str
 
 
 def dot_operand_tile(expr: ast.AST, aliases: Aliases) -> str | None:

@@ -29,17 +29,33 @@ class DotLhsReuse(Rule):
     reference = "reference_kernels/chunk_o.py::chunk_bwd_kernel_dqkwg"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        core = ctx.index.core
         for fn in ctx.index.kernels:
-            for use in ctx.index.core.dot_lhs_uses(fn):
+            for use in core.dot_lhs_uses(fn):
                 reuse = self._reuse(fn, use.stmt, use.call, use.tile)
+                if reuse is None and self._is_parameter(fn, use.stmt, use.tile):
+                    # A helper's parameter: the tile is the one its callers pass.
+                    for passed in core.tiles_passed_to(fn, use.tile):
+                        again = self._reuse(passed.caller, passed.stmt, passed.call, passed.tile)
+                        if again is not None:
+                            reuse = (
+                                f"the tile `{passed.tile}` that `{passed.caller.name}` passes on "
+                                f"line {passed.stmt.lineno}, which is {again}"
+                            )
+                            break
                 if reuse is None:
                     continue
-                where = "this `tl.dot`" if use.through is None else f"the `tl.dot` in {use.through}"
                 yield Finding(
                     use.call,
-                    f"`{use.tile}` is the lhs of {where} and is {reuse}; Ascend's matmul may "
-                    f"overwrite its lhs: reload it or dot a copy (`{use.tile} + 0.0`) taken before",
+                    f"`{use.tile}` is the lhs of this `tl.dot` and is {reuse}; Ascend's matmul "
+                    f"may overwrite its lhs: reload it or dot a copy (`{use.tile} + 0.0`) "
+                    "taken before",
                 )
+
+    @staticmethod
+    def _is_parameter(fn: JitFunction, stmt: ast.stmt, name: str) -> bool:
+        reach = fn.reaching(name, fn.order_of(stmt))
+        return name in fn.params and bool(reach) and all(d.order < 0 for d in reach)
 
     @staticmethod
     def _reuse(fn: JitFunction, stmt: ast.stmt, call: ast.Call, tile: str) -> str | None:
@@ -170,6 +186,6 @@ def k(A, v, u, NV: tl.constexpr):
         b_u = _apply(b_A, b_v)
         tl.store(u + i_v, b_u)
 """,
-            rows=[16],
+            rows=[8],
         ),
     ]

@@ -1,5 +1,6 @@
-"""Core facts (`ascend_lint/index/core.py`): the tiles a kernel hands to a matmul as
-its lhs, its own `tl.dot`s and the helpers it passes a tile that they dot."""
+"""Core facts (`ascend_lint/index/core.py`): the tile behind each `tl.dot` lhs, and the
+tiles callers hand to a helper's parameter, followed through helpers that pass on a
+parameter of their own."""
 
 from __future__ import annotations
 
@@ -30,11 +31,12 @@ def k(A, B, C):
 """
 
 
-def test_dot_lhs_uses_follow_helpers_to_the_parameter_they_dot():
+def test_the_tiles_behind_dot_lhs_and_those_callers_pass_to_a_helper():
     index = KernelIndex.build(ast.parse(textwrap.dedent(HELPERS)))
     fns = {fn.name: fn for fn in index.kernels}
-    # `outer` rebinds `a` before it reaches a dot: only `b` is dotted as it was passed
-    assert index.core.dot_lhs_params(fns["outer"]) == {"b": "inner"}
-    uses = [(u.tile, u.through) for u in index.core.dot_lhs_uses(fns["k"])]
     # `tl.dot(b_c, tl.trans(b_c))` reads one operand: no lhs use
-    assert uses == [("b_a", None), ("b_b", "`inner`, which `outer` passes its `b`")]
+    assert [u.tile for u in index.core.dot_lhs_uses(fns["k"])] == ["b_a"]
+    assert [u.tile for u in index.core.dot_lhs_uses(fns["inner"])] == ["x"]
+    passed = [(p.caller.name, p.tile) for p in index.core.tiles_passed_to(fns["inner"], "x")]
+    # `outer` passes its parameter `b` on (so `k`'s `b_b`), and its own local `a`
+    assert sorted(passed) == [("k", "b_b"), ("outer", "a")]
