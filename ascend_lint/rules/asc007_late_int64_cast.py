@@ -19,7 +19,6 @@ from ascend_lint.index import (
     IntKind,
     JitFunction,
     KernelValues,
-    additive_terms,
     call_name,
     factors,
     is_int64_cast,
@@ -44,11 +43,16 @@ def _nested_products(expr: ast.AST) -> list[ast.BinOp]:
 
 
 def _products(expr: ast.AST) -> list[ast.BinOp]:
-    """Top-level products of a sum (not those hidden inside calls such as `min()`)."""
+    """Top-level products of a sum (not those inside calls such as `min()`, nor those
+    inside another cast: `(a * b).to(tl.int64)` within the sum is that cast's finding)."""
     out = []
-    for term in additive_terms(expr):
-        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
-            out.append(term)
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            todo += [node.right, node.left]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            out.append(node)
     return out
 
 
@@ -195,8 +199,8 @@ class LateInt64Cast(Rule):
         if tl_name is None:
             return None
         casts = self._widen(inner, values, order, runtime)
-        if not casts:
-            return None
+        if not casts or any(leaf is inner for leaf in casts):
+            return None  # nothing inside to widen: casting the whole would change nothing
         source = ctx.source
         edits = [
             replace_node(
@@ -424,6 +428,42 @@ def k(h, T, N, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr):
     q = h + ((tl.cast(i_t, tl.int64) * H + i_h) * V * K)
     r = h + ((tl.cast(i_t, tl.int64) * N + i_h) * T)
     tl.store(p + q + r, 1)
+""",
+        ),
+        # casts inside a cast: each product is its own cast's finding, once; the outer
+        # cast has no product of its own (it was reported again and, fixed by casting the
+        # whole sum, wrapped it once more every round)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, C, D, BLOCK_C: tl.constexpr):
+    pid_n = tl.program_id(1)
+    offset_c = tl.arange(0, BLOCK_C)
+    ptrs = x + (
+        (pid_n * C * D).to(tl.int64)
+        + (offset_c * D).to(tl.int64)
+    ).to(tl.int64)
+    tl.store(ptrs, 1)
+""",
+            rows=[11, 12],
+            fixed="""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, C, D, BLOCK_C: tl.constexpr):
+    pid_n = tl.program_id(1)
+    offset_c = tl.arange(0, BLOCK_C)
+    ptrs = x + (
+        (tl.cast(pid_n, tl.int64) * C * D)
+        + (tl.cast(offset_c, tl.int64) * D)
+    ).to(tl.int64)
+    tl.store(ptrs, 1)
 """,
         ),
     ]
