@@ -404,8 +404,8 @@ class GateFacts:
         self, fn: JitFunction, expr: ast.AST, order: int, pointers: set[str]
     ) -> ast.AST | None:
         """The summand of the address `expr` (read at statement `order`) that is
-        [B, T, HV] time math on some path: a product scaled by a head count whose other
-        factors, on that path, count no whole rows. `bos * HV` is one where `bos` is a
+        [B, T, HV] time math on some path: a product written with a head count factor
+        whose other factors, on that path, count no whole rows. `bos * HV` is one where `bos` is a
         packed offset (on the varlen path); `i_b * T * HV` (a batch step, `bos = i_b * T`)
         and `i_k * all * HV` with `all = B * T` (whole planes of an axis before the
         batch) are the same element counts in [B, HV, T] storage and are not. Locals are
@@ -414,8 +414,14 @@ class GateFacts:
         keep = frozenset(pointers) | frozenset(seq.lengths)
         values = fn.values(self._aliases)
         for term in additive_terms(expr):
-            if len(factors(term)) < 2:
-                continue  # the pointer, a bare offset: no head count scales it here
+            written = factors(term)
+            if len(written) < 2 or not any(
+                isinstance(f, ast.Name) and is_head_count(f.id) for f in written
+            ):
+                # The head count scales the summand as written (`bos * HV`); one met only
+                # inside a local (`index * stride` with `stride = H * K * V`, a whole
+                # state per slot) says nothing about the time axis.
+                continue
             paths = values.on_paths(term, order, keep)
             if paths is None:  # past the expansion's bounds: the summand as written
                 paths = [ValuePath(frozenset(), (PathProduct(tuple(factors(term))),))]

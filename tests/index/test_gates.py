@@ -48,6 +48,8 @@ def k(dg, cu, B, T, total, HV: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.con
     c = dg + bos * HV + i_h
     d = dg + (i_k * BT) * HV
     e = dg + i_k * total * HV
+    stride = HV * BT * BT
+    f = dg + tl.load(cu + i_n) * stride + i_h * BT * BT
 
 def launch(x, cu):
     B, T, HV = x.shape
@@ -72,6 +74,12 @@ def test_a_row_count_the_launcher_passes_counts_whole_planes():
     assert time_term(PLANES, "e = dg") is None
     # the same product where no launch says what `total` counts
     assert time_term(PLANES.split("\ndef launch")[0], "e = dg") == "i_k * total * HV"
+
+
+def test_a_head_count_met_only_inside_a_local_is_no_time_math():
+    # a slot index times a whole [HV, BT, BT] state: the head count is not written in
+    # the product, so it says nothing about a time axis
+    assert time_term(PLANES, "f = dg") is None
 
 
 STARTS = """
