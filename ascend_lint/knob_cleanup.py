@@ -198,7 +198,7 @@ def _merge_same_arms(source: SourceFile, cleanup: Cleanup, removed: list[ast.AST
                 clean = rest and not any(
                     id(n) in edited or id(n) in gone for s in rest for n in walk(s)
                 )
-                bodies.append([ast.dump(s) for s in rest] if clean else None)
+                bodies.append([ast.unparse(s) for s in rest] if clean else None)
             i = 0
             while i < len(chain):
                 j = i

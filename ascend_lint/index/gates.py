@@ -432,8 +432,8 @@ class GateFacts:
 
     def _scales_time(self, fn: JitFunction, product: PathProduct, pointers: set[str]) -> bool:
         """Is one product of an address a position along time times the head count?"""
-        parts = [f for f in product.factors if not isinstance(f, ast.Constant)]
-        if any(isinstance(f, ast.Constant) and f.value == 0 for f in product.factors):
+        parts = product.factors  # a literal is a position too (`x + 1 * HV`: one row on)
+        if any(isinstance(f, ast.Constant) and f.value == 0 for f in parts):
             return False
         heads = [f for f in parts if isinstance(f, ast.Name) and is_head_count(f.id)]
         if not heads:

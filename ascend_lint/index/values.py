@@ -622,7 +622,7 @@ class PathExpansion:
         if fn.compile_time.is_runtime(branch.test, branch.node):
             key: tuple[object, bool] = (("runtime", id(branch.node)), branch.taken)
         else:
-            key = (ast.dump(test), taken)
+            key = (ast.unparse(test), taken)  # (`ast.dump` builds a reference cycle per call)
         self._keys[id(branch)] = key
         return key
 
