@@ -203,6 +203,7 @@ def rule_findings(
                         end=end,
                         fix=finding.fix,
                         reference=rule.reference or None,
+                        also_at=tuple(node_span(source, n) for n in finding.also_at),
                     )
                 )
         except RecursionError:
@@ -238,7 +239,10 @@ def finish_findings(
 
 def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """One finding per defect: a broader rule's finding is dropped where a rule that
-    supersedes it reports an overlapping span (ASC002 over ASC001).
+    supersedes it reports a span overlapping the broad finding's own, or one of the
+    places the broad finding says its defect is also written (`also_at`: the
+    definition of a local address it reads), so ASC002 wins over ASC001 whether the
+    address is built in the access or in a local before it.
     Runs before noqa, so suppressing the specific finding does not revive the broad one."""
     # Per superseded code: the specific spans sorted by start, with the running maximum
     # of their ends, so each finding is tested in O(log n) (a big file has thousands).
@@ -262,8 +266,11 @@ def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         if table is None:
             return False
         starts, max_ends = table
-        n = bisect.bisect_left(starts, d.end)  # spans that start before `d` ends
-        return n > 0 and max_ends[n - 1] > d.start
+        for start, end in ((d.start, d.end), *d.also_at):
+            n = bisect.bisect_left(starts, end)  # spans that start before this one ends
+            if n > 0 and max_ends[n - 1] > start:
+                return True
+        return False
 
     return [d for d in diagnostics if not superseded(d)]
 
