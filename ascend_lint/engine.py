@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ascend_lint.codemods import node_span
-from ascend_lint.diagnostics import Diagnostic, Position
+from ascend_lint.diagnostics import Diagnostic, Position, compact_citations
 from ascend_lint.index import KernelIndex
 from ascend_lint.rules import (
     RULES_BY_CODE,
@@ -224,17 +224,19 @@ def rule_findings(
                 start, end = node_span(source, finding.node)
                 if finding.end_node is not None:
                     end = node_span(source, finding.end_node)[1]
+                template, related = compact_citations(finding.message, finding.related)
                 found.append(
                     Diagnostic(
                         code=rule.code,
                         name=rule.name,
-                        message=finding.message,
+                        template=template,
                         path=path,
                         start=start,
                         end=end,
                         fix=finding.fix,
                         reference=rule.reference or None,
                         also_at=tuple(node_span(source, n) for n in finding.also_at),
+                        related=tuple(node_span(source, n) for n in related),
                     )
                 )
         except RecursionError:
