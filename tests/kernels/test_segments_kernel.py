@@ -6,12 +6,17 @@ import pytest
 import torch
 from _jit_signature import jit_signature
 
+from ascend_lint.diagnostics import Applicability
+from ascend_lint.engine import lint_source
+from ascend_lint.fixes import fix_source
 from reference_kernels import segments
 from reference_kernels import torch_reference as oracle
 from reference_kernels.core_grid import VECTOR_CORES_ENV
 from reference_kernels.segments import BLOCK, segment_lengths
 
 SOURCE = Path(segments.__file__)
+CLAMPED = "tl.load(cu_counts + tl.maximum(o - 1, 0), mask=m, other=0)"
+UNCLAMPED = "tl.load(cu_counts + o - 1, mask=m, other=0)"
 
 
 def counts(n, dtype, seed=0, empty_every=0):
@@ -66,3 +71,18 @@ def test_segment_count_is_a_runtime_argument():
     constexprs, not_specialised = jit_signature(SOURCE, "segment_lengths_kernel")
     assert constexprs == {"BLOCK"}
     assert {"n", "n_tiles"} <= not_specialised
+
+
+def test_asc024_fix_of_the_unclamped_twin_is_the_reference_kernel():
+    """The kernel without its clamp is the vLLM-Ascend defect: ASC024 reports it, and its
+    fix writes the reference kernel back."""
+    source = SOURCE.read_text()
+    assert source.count(CLAMPED) == 1
+    twin = source.replace(CLAMPED, UNCLAMPED)
+    row = next(i for i, line in enumerate(twin.splitlines(), 1) if UNCLAMPED in line)
+    result = lint_source("segments.py", twin.encode(), frozenset({"ASC024"}))
+    assert [(d.code, d.start.row) for d in result.diagnostics] == [("ASC024", row)]
+    both = frozenset({Applicability.SAFE, Applicability.UNSAFE})
+    outcome = fix_source("segments.py", twin.encode(), frozenset({"ASC024"}), both)
+    assert outcome.error is None and outcome.remaining == []
+    assert outcome.fixed.decode() == source
