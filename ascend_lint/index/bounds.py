@@ -446,13 +446,7 @@ class BoundFacts:
         if not selects:
             return []
         resolve = self.aliases.resolve
-        nested = {
-            id(node)
-            for call, _stmt in selects
-            for arg in call.args
-            for node in walk(arg)
-            if isinstance(node, ast.Call) and resolve(node.func) == _WHERE
-        }
+        visited: set[int] = set()  # the selects walked, nested ones with their outer arms
         found: list[ArmLoad] = []
         in_arms: dict[int, tuple[ast.Name, int, tuple[SelectArm, ...]]] = {}
 
@@ -464,6 +458,7 @@ class BoundFacts:
             if isinstance(node, ast.Call):
                 qual = resolve(node.func)
                 if qual == _WHERE and len(node.args) == 3 and not node.keywords:
+                    visited.add(id(node))
                     test, a, b = node.args
                     visit(test, stmt, at, arms)
                     visit(a, stmt, at, (*arms, SelectArm(node, test, True, at)))
@@ -479,34 +474,54 @@ class BoundFacts:
             for child in children(node):
                 visit(child, stmt, at, arms)
 
-        for call, stmt in selects:
-            if id(call) not in nested:
+        # outer selects first: an outer call starts before the calls nested in it
+        for call, stmt in sorted(selects, key=lambda cs: (cs[0].lineno, cs[0].col_offset)):
+            if id(call) not in visited:
                 visit(call, stmt, fn.order_of(stmt), ())
         # loads bound to a local that only arms read
         bound: dict[int, Definition] = {}
+        loads_bound: dict[str, bool] = {}
         for name, at, _arms in in_arms.values():
+            known = loads_bound.get(name.id)
+            if known is None:
+                known = loads_bound[name.id] = any(
+                    self._is_load(value) for _order, value in fn.definitions.get(name.id, ())
+                )
+            if not known:
+                continue
             for d in fn.reaching(name.id, at):
-                value = strip_casts(d.value, self.aliases) if d.value is not None else None
-                if d.order >= 0 and isinstance(value, ast.Call) and resolve(value.func) == _LOAD:
+                if d.order >= 0 and d.value is not None and self._is_load(d.value):
                     bound.setdefault(id(d), d)
+        if not bound:
+            return found
+        names = {d.name for d in bound.values()}
+        readers: dict[str, list[int]] = {name: [] for name in names}
+        for order, (reads, _assigns) in enumerate(fn.statement_names()):
+            for name in names & reads:
+                readers[name].append(order)
         for d in bound.values():
-            uses = self._arm_uses(fn, d, in_arms)
+            uses = self._arm_uses(fn, d, in_arms, readers[d.name])
             if uses:
                 call = strip_casts(d.value, self.aliases)
                 found.append(ArmLoad(call, fn.statements[d.order], uses, d.name))
         return found
+
+    def _is_load(self, value: ast.AST) -> bool:
+        value = strip_casts(value, self.aliases)
+        return isinstance(value, ast.Call) and self.aliases.resolve(value.func) == _LOAD
 
     def _arm_uses(
         self,
         fn: JitFunction,
         d: Definition,
         in_arms: dict[int, tuple[ast.Name, int, tuple[SelectArm, ...]]],
+        readers: list[int],
     ) -> tuple[tuple[SelectArm, ...], ...]:
-        """The arms around each read of the value definition `d` gives its local; empty
-        when one read is outside every arm."""
+        """The arms around each read of the value definition `d` gives its local (read
+        by the statements `readers`); empty when one read is outside every arm."""
         uses: list[tuple[SelectArm, ...]] = []
-        for order, (reads, _assigns) in enumerate(fn.statement_names()):
-            if d.name not in reads or not any(r is d for r in fn.reaching(d.name, order)):
+        for order in readers:
+            if not any(r is d for r in fn.reaching(d.name, order)):
                 continue
             stmt = fn.statements[order]
             for node in own_nodes(stmt):

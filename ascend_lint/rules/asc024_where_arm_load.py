@@ -20,6 +20,7 @@ the fix (the clamp ASC019 writes too).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from ascend_lint.diagnostics import Applicability
@@ -61,12 +62,17 @@ class WhereArmLoad(Rule):
         call, stmt = load.call, load.stmt
         if not call.args:
             return None
-        at = fn.order_of(stmt)
         address = call.args[0]
-        offset = bounds.offset(fn, bounds.linear_form(fn, address, at))
+        if isinstance(address, ast.Name) and address.id in fn.values(bounds.aliases).block_pointers:
+            return None  # a block pointer: no lane offsets (`boundary_check` pads the rest)
         uses = [
             [(b, arm) for arm in arms for b in bounds.select_bounds(fn, arm)] for arms in load.uses
         ]
+        at = fn.order_of(stmt)
+        offset = bounds.offset(fn, bounds.linear_form(fn, address, at))
+        atoms = offset.atoms()
+        if not all(any(b.form.atoms() & atoms for b, _arm in use) for use in uses):
+            return None  # a use whose condition bounds nothing the address reads
         # a loaded index a condition tests (`idx >= 0`) may be a -1 sentinel
         loads = frozenset(a for use in uses for b, _arm in use for a in b.loads)
         if not bounds.can_be_negative(fn, offset, stmt, unbounded=loads):
