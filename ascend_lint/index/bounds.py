@@ -450,34 +450,35 @@ class BoundFacts:
         found: list[ArmLoad] = []
         in_arms: dict[int, tuple[ast.Name, int, tuple[SelectArm, ...]]] = {}
 
-        def visit(node: ast.AST, stmt: ast.stmt, at: int, arms: tuple[SelectArm, ...]) -> None:
-            if isinstance(node, ast.Name):
-                if arms:
-                    in_arms[id(node)] = (node, at, arms)
-                return
-            if isinstance(node, ast.Call):
+        # outer selects first: an outer call starts before the calls nested in it (a
+        # worklist, not a recursive closure: that would be a reference cycle per call)
+        for call, stmt in sorted(selects, key=lambda cs: (cs[0].lineno, cs[0].col_offset)):
+            if id(call) in visited:
+                continue
+            at = fn.order_of(stmt)
+            todo: list[tuple[ast.AST, tuple[SelectArm, ...]]] = [(call, ())]
+            while todo:
+                node, arms = todo.pop()
+                if isinstance(node, ast.Name):
+                    if arms:
+                        in_arms[id(node)] = (node, at, arms)
+                    continue
+                if not isinstance(node, ast.Call):
+                    todo += [(child, arms) for child in children(node)]
+                    continue
                 qual = resolve(node.func)
                 if qual == _WHERE and len(node.args) == 3 and not node.keywords:
                     visited.add(id(node))
                     test, a, b = node.args
-                    visit(test, stmt, at, arms)
-                    visit(a, stmt, at, (*arms, SelectArm(node, test, True, at)))
-                    visit(b, stmt, at, (*arms, SelectArm(node, test, False, at)))
-                    return
+                    todo.append((test, arms))
+                    todo.append((a, (*arms, SelectArm(node, test, True, at))))
+                    todo.append((b, (*arms, SelectArm(node, test, False, at))))
+                    continue
                 if qual == _LOAD and arms:
                     found.append(ArmLoad(node, stmt, (arms,)))
                 if qual is None and isinstance(node.func, ast.Attribute):
-                    visit(node.func.value, stmt, at, arms)  # a method: `prev.to(...)`
-                for child in (*node.args, *node.keywords):
-                    visit(child, stmt, at, arms)
-                return
-            for child in children(node):
-                visit(child, stmt, at, arms)
-
-        # outer selects first: an outer call starts before the calls nested in it
-        for call, stmt in sorted(selects, key=lambda cs: (cs[0].lineno, cs[0].col_offset)):
-            if id(call) not in visited:
-                visit(call, stmt, fn.order_of(stmt), ())
+                    todo.append((node.func.value, arms))  # a method: `prev.to(...)`
+                todo += [(child, arms) for child in (*node.args, *node.keywords)]
         # loads bound to a local that only arms read
         bound: dict[int, Definition] = {}
         loads_bound: dict[str, bool] = {}
