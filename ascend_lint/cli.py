@@ -427,8 +427,8 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
     if args.verbose:
         parsed = sum(1 for r in results if not r.skipped)
         sys.stderr.write(
-            f"ascend-lint: {plural(n_files, 'file')} found, {parsed} read as kernel candidates, "
-            f"{plural(len(diagnostics), 'finding')}, {time.perf_counter() - started:.2f} s\n"
+            f"ascend-lint: {plural(n_files, 'file', grouped=False)} found, {parsed} read as kernel candidates, "
+            f"{plural(len(diagnostics), 'finding', grouped=False)}, {time.perf_counter() - started:.2f} s\n"
         )
     if args.fix_only:
         return _fix_only_report(args, fixing, source, path_errors, internal)
@@ -725,11 +725,13 @@ def _summary(
         if errors and not fixed:
             return  # a path or file could not be checked: the errors above say so
         if fixed:
-            out.write(f"Found {plural(fixed, 'error')} ({fixed} fixed, 0 remaining).\n")
+            out.write(
+                f"Found {plural(fixed, 'error', grouped=False)} ({fixed} fixed, 0 remaining).\n"
+            )
         else:
             out.write("All checks passed!\n")
         return
-    found = plural(len(diagnostics) + fixed, "error")
+    found = plural(len(diagnostics) + fixed, "error", grouped=False)
     with_findings = len({d.path for d in diagnostics})
     where = "in 1 file" if n_files == 1 else f"in {with_findings} of {n_files:,} files"
     if fixing is not None:
@@ -744,7 +746,7 @@ def _summary(
     if safe:
         out.write(f"[*] {safe} fixable with the `--fix` option.\n")
     if unsafe:
-        hidden = plural(unsafe, "hidden fix", "hidden fixes")
+        hidden = plural(unsafe, "hidden fix", "hidden fixes", grouped=False)
         out.write(f"({hidden} can be enabled with the `--unsafe-fixes` option.)\n")
 
 
@@ -755,7 +757,7 @@ def _show_fixes(applied, out) -> None:
     by_file: dict[str, Counter] = {}
     for d in applied:
         by_file.setdefault(d.path, Counter())[(d.code, d.name)] += 1
-    out.write(f"Fixed {plural(len(applied), 'error')}:\n")
+    out.write(f"Fixed {plural(len(applied), 'error', grouped=False)}:\n")
     for path, counts in sorted(by_file.items()):
         out.write(f"- {path}:\n")
         for (code, name), n in sorted(counts.items()):

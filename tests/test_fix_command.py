@@ -803,10 +803,10 @@ def launch(x, h, cu_seqlens):
     k[(2, B * HV)](dg, h, cu_seqlens, B, T, HV=HV, K=64, BT=64, IS_VARLEN=cu_seqlens is not None, num_warps=4)
 """
 COMBINED_AFTER = (
-    COMBINED_BEFORE.replace("all = (B * T).to(tl.int64)", "all = (tl.cast(B, tl.int64) * T)")
+    COMBINED_BEFORE.replace("all = (B * T).to(tl.int64)", "all = tl.cast(B, tl.int64) * T")
     .replace(
         "h += ((i_k * HV + i_h) * K * K).to(tl.int64)",
-        "h += ((tl.cast(i_k, tl.int64) * HV + i_h) * K * K)",
+        "h += (tl.cast(i_k, tl.int64) * HV + i_h) * K * K",
     )
     .replace(", num_warps=4)", ")")
 )

@@ -8,3 +8,7 @@ def test_the_noun_agrees_with_the_count():
     assert plural(1, "hidden fix", "hidden fixes") == "1 hidden fix"
     assert plural(2, "hidden fix", "hidden fixes") == "2 hidden fixes"
     assert plural(12_345, "access", "accesses") == "12,345 accesses"
+
+
+def test_ungrouped_counts_as_ruff_writes_them():
+    assert plural(1440, "error", grouped=False) == "1440 errors"
