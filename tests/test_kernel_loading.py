@@ -64,6 +64,13 @@ def test_a_decorator_that_fails_here_is_left_out_and_said_so():
     assert any("decorator left out: RuntimeError: no NPU" in s for s in loaded.skipped)
 
 
+def test_a_failing_submodule_import_leaves_its_package_bound():
+    loaded = load_from_source(str(WRAPPED), "late_kernel")
+    assert type(loaded.kernel).__name__ in ("JITFunction", "InterpretedFunction")
+    assert "triton.backends.no_such_backend.runtime" in loaded.replaced
+    assert "triton" not in loaded.replaced
+
+
 def test_a_name_the_file_does_not_define_says_what_stopped_it():
     with pytest.raises(LoadError, match="defines no no_such_kernel"):
         load_from_source(str(NORM), "no_such_kernel")

@@ -224,10 +224,22 @@ class SourceLoader:
         return stand_in
 
     def _top(self, name: str, exc: Exception):
-        """`import a.b.c`: what the name `a` is bound to."""
+        """`import a.b.c`: what the name `a` is bound to; the package `a` itself where it
+        imports (`import triton.backends.ascend.runtime` failing here must not turn the
+        module's `triton` into a stand-in)."""
         top = name.split(".")[0]
         found = self._from_tree(top)
-        return found if found is not None else self._replace(top, exc)
+        if found is not None:
+            return found
+        if top != name:
+            try:
+                package = importlib.import_module(top)
+            except Exception:
+                package = None
+            if package is not None:
+                self._replace(name, exc)  # recorded: the submodule is what failed
+                return package
+        return self._replace(top, exc)
 
     def _replace(self, name: str, exc: Exception) -> Replaced:
         reason = f"{type(exc).__name__}: {exc}"
