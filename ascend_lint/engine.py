@@ -10,11 +10,9 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ascend_lint.codemods import node_span
-from ascend_lint.diagnostics import Diagnostic, Position
+from ascend_lint.diagnostics import Diagnostic, Position, compact_citations
 from ascend_lint.index import KernelIndex
 from ascend_lint.rules import (
     RULES_BY_CODE,
@@ -26,9 +24,6 @@ from ascend_lint.rules import (
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.suppression import apply_noqa, unused_noqa
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
-
-if TYPE_CHECKING:
-    from ascend_lint.settings import Settings
 
 # A file that never mentions these bytes cannot define, launch or configure a kernel
 # (wrapper modules that re-export triton still spell its name on their import line).
@@ -48,12 +43,30 @@ class FileResult:
     error: str | None = None  # an internal error: exit 2, named with file and rule
     skipped: bool = False  # prefilter: nothing kernel-related in the file
     # `cache.content_key` of the bytes these diagnostics describe, when the runner read
-    # them: `--fix` starts from these findings instead of linting the same bytes again.
+    # them (after a fix: of the fixed bytes)
     content_key: str | None = None
+    # a lint that fixed (`session.lint_file` with `fix`): the fixed bytes (None when
+    # nothing changed), the findings whose fixes were applied, and a fix that failed
+    fixed: bytes | None = None
+    applied: list[Diagnostic] = field(default_factory=list)
+    fix_error: str | None = None
+    unfixed: list[Diagnostic] | None = None  # the findings of the bytes before the fix
 
 
 def may_contain_kernels(raw: bytes) -> bool:
     return any(token in raw for token in PREFILTER)
+
+
+def worth_reading(raw: bytes, codes: frozenset[str]) -> bool:
+    """Whether a file can get any finding: it may define or launch a kernel, or name
+    this tool's codes in a comment."""
+    return may_contain_kernels(raw) or _may_name_own_codes(raw, codes)
+
+
+def _may_name_own_codes(raw: bytes, codes: frozenset[str]) -> bool:
+    """Whether ASC100 must read this file's comments: any file, kernel or not, can
+    hold a `# noqa: ASC...` that silences nothing."""
+    return UNUSED_NOQA_CODE in codes and b"noqa" in raw.lower() and b"ASC" in raw.upper()
 
 
 def lint_source(
@@ -83,23 +96,6 @@ def lint_source(
             gc.enable()
 
 
-def lint_buffer(
-    path: str,
-    raw: bytes,
-    settings: Settings,
-    *,
-    ignore_noqa: bool = False,
-    force_exclude: bool = False,
-) -> FileResult | None:
-    """Lint source that is not read from disk (standard input, an editor's buffer) as
-    the file `path`: the rules `settings` enable there, less its per-file-ignores, and
-    its noqa comments. With `force_exclude`, None when the settings exclude `path`."""
-    if force_exclude and settings.excludes(Path(path)):
-        return None
-    codes = settings.codes_for(path, settings.enabled_codes())
-    return lint_source(path, raw, codes, ignore_noqa, settings.target)
-
-
 # `ast.parse` accepts nesting about three times deeper than the recursion limit lets the
 # index and rules walk (a 400-term sum in a kernel is enough to hit it). Such a file is
 # linted once more on a thread with a large stack and a recursion limit to match; only
@@ -108,6 +104,21 @@ _TOO_DEEP = "expression nesting too deep"
 _DEEP_RECURSION_LIMIT = 50_000  # frames: ~10 KiB of stack each at most
 _DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space; pages are used only as needed
 _deep_lock = threading.Lock()
+
+
+def _syntax_error_column(source: SourceFile, row: int, offset: int | None) -> int:
+    """The 0-based column, in characters, of a SyntaxError's 1-based offset. CPython
+    counts in characters, except for some errors after a multi-line string, where it
+    counts UTF-8 bytes: an offset past the line's end is read as bytes."""
+    col = max((offset or 1) - 1, 0)
+    if not 1 <= row <= len(source.lines):
+        return col
+    line = source.lines[row - 1]
+    if col > len(line):
+        col = min(
+            len(line.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore")), len(line)
+        )
+    return col
 
 
 def _retry_deep(job: Callable[[], FileResult], fallback: FileResult) -> FileResult:
@@ -150,7 +161,8 @@ def _lint_source(
     observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
 ) -> FileResult:
     result = FileResult(path)
-    if not may_contain_kernels(raw):
+    kernel_candidate = may_contain_kernels(raw)
+    if not worth_reading(raw, codes):
         result.skipped = True
         return result
     try:
@@ -162,13 +174,16 @@ def _lint_source(
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to report
             tree = parse_python(source.text, filename=path)
     except SyntaxError as exc:
-        col = max((exc.offset or 1) - 1, 0)  # 1-based, in characters for str input
-        return unparsable(result, codes, f"SyntaxError: {exc.msg}", exc.lineno or 1, col)
+        row = exc.lineno or 1
+        col = _syntax_error_column(source, row, exc.offset)
+        return unparsable(result, codes, f"SyntaxError: {exc.msg}", row, col)
     except (ValueError, RecursionError, MemoryError) as exc:
         return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
-    if not any(token in raw for token in RULE_TOKENS):
-        return result
-    found = rule_findings(result, source, tree, codes, target)
+    found = None
+    if kernel_candidate and any(token in raw for token in RULE_TOKENS):
+        found = rule_findings(result, source, tree, codes, target)
+    if found is None and result.error is None and _may_name_own_codes(raw, codes):
+        found = []  # no rule looks at this file; its noqa comments are still read
     if found is not None:
         if observe is not None:
             observe(source, tree, found)
@@ -209,16 +224,19 @@ def rule_findings(
                 start, end = node_span(source, finding.node)
                 if finding.end_node is not None:
                     end = node_span(source, finding.end_node)[1]
+                template, related = compact_citations(finding.message, finding.related)
                 found.append(
                     Diagnostic(
                         code=rule.code,
                         name=rule.name,
-                        message=finding.message,
+                        template=template,
                         path=path,
                         start=start,
                         end=end,
                         fix=finding.fix,
                         reference=rule.reference or None,
+                        also_at=tuple(node_span(source, n) for n in finding.also_at),
+                        related=tuple(node_span(source, n) for n in related),
                     )
                 )
         except RecursionError:
@@ -254,7 +272,10 @@ def finish_findings(
 
 def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """One finding per defect: a broader rule's finding is dropped where a rule that
-    supersedes it reports an overlapping span (ASC002 over ASC001).
+    supersedes it reports a span overlapping the broad finding's own, or one of the
+    places the broad finding says its defect is also written (`also_at`: the
+    definition of a local address it reads), so ASC002 wins over ASC001 whether the
+    address is built in the access or in a local before it.
     Runs before noqa, so suppressing the specific finding does not revive the broad one."""
     # Per superseded code: the specific spans sorted by start, with the running maximum
     # of their ends, so each finding is tested in O(log n) (a big file has thousands).
@@ -278,8 +299,11 @@ def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         if table is None:
             return False
         starts, max_ends = table
-        n = bisect.bisect_left(starts, d.end)  # spans that start before `d` ends
-        return n > 0 and max_ends[n - 1] > d.start
+        for start, end in ((d.start, d.end), *d.also_at):
+            n = bisect.bisect_left(starts, end)  # spans that start before this one ends
+            if n > 0 and max_ends[n - 1] > start:
+                return True
+        return False
 
     return [d for d in diagnostics if not superseded(d)]
 

@@ -58,6 +58,7 @@ from ascend_lint.index.syntax import (
     all_statements,
     call_name,
     factors,
+    frozen_names,
     int_literal,
     names_in,
     show,
@@ -125,6 +126,7 @@ class _KernelCoverage:
     every_pid: set[str]
     tiles: dict[int, AxisTiles] = field(default_factory=dict)
     loops_over_programs: bool | None = None
+    runtime: frozenset[str] | None = None  # runtime parameters and what is computed from them
     unbounded: list[UnboundedTaskLoop] | None = None
     uses: dict[str, str] | None = None
 
@@ -151,17 +153,19 @@ def _closure(seeds: set[str], dependencies: dict[str, frozenset[str]]) -> set[st
 
 def _assigns_locals_only(stmt: ast.stmt) -> bool:
     """`a = ...`, `a, b = ...`, `a += ...`: a statement whose only effect is to set locals."""
-
-    def local(target: ast.AST) -> bool:
-        if isinstance(target, (ast.Tuple, ast.List)):
-            return all(local(t) for t in target.elts)
-        return isinstance(target, ast.Name)
-
     if isinstance(stmt, ast.Assign):
-        return all(local(t) for t in stmt.targets)
+        return all(_is_local_target(t) for t in stmt.targets)
     if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-        return local(stmt.target)
+        return _is_local_target(stmt.target)
     return False
+
+
+def _is_local_target(target: ast.AST) -> bool:
+    # (a module function: a recursive closure is a reference cycle that keeps the lint's
+    # tree alive until the cycle collector runs)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_is_local_target(t) for t in target.elts)
+    return isinstance(target, ast.Name)
 
 
 def _divided_count(expr: ast.AST) -> tuple[ast.AST, ast.AST] | None:
@@ -349,7 +353,7 @@ class CoverageFacts:
             return AxisTiles()
         tiles = facts.tiles.get(axis)
         if tiles is None:
-            tiles = facts.tiles[axis] = self._axis_tiles(fn, facts.pid_names[axis])
+            tiles = facts.tiles[axis] = self._axis_tiles(fn, axis, facts.pid_names[axis])
         return tiles
 
     def unbounded_task_loops(self, fn: JitFunction) -> list[UnboundedTaskLoop]:
@@ -454,47 +458,45 @@ class CoverageFacts:
                 out.add(target.id)
         return out
 
-    def _axis_tiles(self, fn: JitFunction, pid_names: set[str]) -> AxisTiles:
+    def _axis_tiles(self, fn: JitFunction, axis: int, pid_names: set[str]) -> AxisTiles:
         tiles = AxisTiles()
+        aliases = self._core.aliases
+        for division, _stmt in fn.divisions:
+            if names_in(division.left) & pid_names or any(
+                is_program_id_call(node, aliases) and _axis_of(node) == axis
+                for node in ast.walk(division.left)
+            ):
+                # `pid // NUM_C * BLOCK + pid % NUM_C * CBLOCK`: the id is split into a
+                # block and a sub-block (or heads and rows) before it is scaled, so no
+                # one factor is the extent a program covers along this axis
+                tiles.opaque = True
+                break
         dependencies = fn.dependencies()
         derived = _closure(pid_names, dependencies)
-        aliases = self._core.aliases
         pointers = fn.values(aliases).pointers
-        runtime = _closure(set(fn.params) - fn.constexpr_params - pointers, dependencies)
-
-        def splits_id(term: ast.AST) -> bool:
-            return any(
-                isinstance(node, ast.BinOp)
-                and isinstance(node.op, (ast.FloorDiv, ast.Mod))
-                and (
-                    bool(names_in(node.left) & pid_names)
-                    or any(is_program_id_call(n, aliases) for n in ast.walk(node.left))
-                )
-                for node in ast.walk(term)
-            )
+        runtime = self._runtime_names(fn)
+        seen: set[int] = set()
 
         def blocks_in(expr: ast.AST) -> None:
             """`pid * BLOCK` terms: the factors beside the id are the tile's extent."""
+            if id(expr) in seen:
+                return
+            seen.add(id(expr))
             terms = additive_terms(expr)
             reads_id = [
-                bool(names_in(t) & pid_names)
+                not pid_names.isdisjoint(frozen_names(t))
                 or any(is_program_id_call(f, aliases) for f in factors(t))
                 for t in terms
             ]
             if any(reads_id) and any(
-                names_in(t) & runtime for t, r in zip(terms, reads_id) if not r
+                not runtime.isdisjoint(frozen_names(t)) for t, r in zip(terms, reads_id) if not r
             ):
                 tiles.shifted = True
             for term in terms:
-                if splits_id(term):
-                    # `pid // NUM_C * BLOCK + pid % NUM_C * CBLOCK`: the id is split into
-                    # a block and a sub-block before it is scaled, so no one factor is
-                    # the extent a program covers
-                    tiles.opaque = True
-                    continue
                 parts = factors(term)
                 is_id = [
-                    bool(names_in(p) & pid_names) or is_program_id_call(p, aliases) for p in parts
+                    not pid_names.isdisjoint(frozen_names(p)) or is_program_id_call(p, aliases)
+                    for p in parts
                 ]
                 if not any(is_id) or len(parts) == 1:
                     continue
@@ -551,6 +553,17 @@ class CoverageFacts:
                     if param is not None:
                         tiles.bounds.setdefault(param, call)
         return tiles
+
+    def _runtime_names(self, fn: JitFunction) -> frozenset[str]:
+        """The runtime (non-pointer) parameters and the locals computed from them; once
+        per kernel."""
+        facts = self._of(fn)
+        if facts.runtime is None:
+            pointers = fn.values(self._core.aliases).pointers
+            facts.runtime = frozenset(
+                _closure(set(fn.params) - fn.constexpr_params - pointers, fn.dependencies())
+            )
+        return facts.runtime
 
     def _loops_over_programs(self, fn: JitFunction, pid_names: set[str]) -> bool:
         """A read of the program count (`tl.num_programs` shares the work out in a task

@@ -11,7 +11,8 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
           │         ├─> dtypes
-          │         └──────────────> gates          (gates: also core, sequences)
+          │         └──────────────> gates          (gates: also core, sequences,
+          │                                          quantities)
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host)
           └─> autotune                              (autotune: names through scopes)
@@ -85,7 +86,7 @@ class KernelIndex:
         self.platform = PlatformFacts(core, self.host)
         self.dtypes = DtypeFacts(core, self.host)
         self.sequences = SequenceFacts(core)
-        self.gates = GateFacts(core, self.host, self.sequences)
+        self.gates = GateFacts(core, self.host, self.sequences, self.quantities)
         self.bounds = BoundFacts(core, self.host, self.sequences)
         self.autotune = AutotuneFacts(core)
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -56,6 +57,7 @@ from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.syntax import (
     MAX_HELPER_DEPTH,
     call_name,
+    expr_key,
     factors,
     int_literal,
     show,
@@ -262,7 +264,7 @@ def _ceil_division(expr: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:
             if (
                 isinstance(inner.op, ast.Add)
                 and int_literal(left.right) == 1
-                and ast.dump(inner.right) == ast.dump(expr.right)
+                and expr_key(inner.right) == expr_key(expr.right)
             ):
                 return inner.left, expr.right
     return None
@@ -296,18 +298,12 @@ _MAX_FORMS = 8
 
 
 def _combine(parts: list[frozenset[Form]], build) -> frozenset[Form]:
+    """`build` over every choice of one form per part (at most `_MAX_FORMS` of them)."""
     out: set[Form] = set()
-
-    def rec(i: int, chosen: list[Form]) -> None:
+    for chosen in itertools.product(*parts):
         if len(out) > _MAX_FORMS:
-            return
-        if i == len(parts):
-            out.add(build(*chosen))
-            return
-        for form in parts[i]:
-            rec(i + 1, [*chosen, form])
-
-    rec(0, [])
+            break
+        out.add(build(*chosen))
     return frozenset(out)
 
 
@@ -334,8 +330,8 @@ def as_min_or_max(expr: ast.IfExp) -> tuple[str, list[ast.AST]] | None:
     op = test.ops[0]
     if not isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
         return None
-    left, right = ast.dump(test.left), ast.dump(test.comparators[0])
-    body, orelse = ast.dump(expr.body), ast.dump(expr.orelse)
+    left, right = expr_key(test.left), expr_key(test.comparators[0])
+    body, orelse = expr_key(expr.body), expr_key(expr.orelse)
     if (body, orelse) == (left, right):
         smaller_first = True  # `a if a < b else b`
     elif (body, orelse) == (right, left):
@@ -575,7 +571,7 @@ class QuantityFacts:
         self, expr: ast.AST, host: HostFunction | None, env: dict, depth: int
     ) -> frozenset[Form]:
         if depth > 2 * MAX_HELPER_DEPTH:
-            return frozenset({("expr", ast.dump(expr))})
+            return frozenset({("expr", expr_key(expr))})
         sub = lambda e, h=host, en=env: self._forms(e, h, en, depth + 1)  # noqa: E731
         if isinstance(expr, ast.Constant):
             return frozenset({("const", expr.value)})
@@ -630,7 +626,7 @@ class QuantityFacts:
             if method_of is None or name in _POWER_OF_TWO or name in _CEIL_DIV:
                 parts = [sub(a) for a in expr.args]
                 return _combine(parts, lambda *a, f=name: ("call", f, *a))
-        return frozenset({("expr", ast.dump(expr))})
+        return frozenset({("expr", expr_key(expr))})
 
     def _name_forms(
         self, name: ast.Name, host: HostFunction | None, env: dict, depth: int

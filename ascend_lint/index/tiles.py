@@ -51,6 +51,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ascend_lint.diagnostics import cite
 from ascend_lint.index.aliases import LANGUAGE, TRITON
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
@@ -58,7 +59,7 @@ from ascend_lint.index.kernels import DTYPE_NAMES, JitFunction
 from ascend_lint.index.launches import CallBinding, HostFunction, argument_for
 from ascend_lint.index.naming import is_batch_name
 from ascend_lint.index.quantities import QuantityFacts, Role
-from ascend_lint.index.syntax import call_name, frozen_names, int_literal, names_in, show
+from ascend_lint.index.syntax import call_name, expr_key, frozen_names, int_literal, names_in, show
 from ascend_lint.index.values import pointer_root
 from ascend_lint.ub_model import BITS_PER_BYTE, UbTarget, aligned_bytes
 
@@ -186,8 +187,9 @@ class Config:
     """Constexpr values that reach a kernel together, and where they come from."""
 
     values: dict[str, int]
-    label: str  # "config 3 of @triton.autotune", "the launch at line 40"
+    label: str  # "config 3 of @triton.autotune", "the launch at <cite(0)>"
     node: ast.AST  # where a finding about it goes
+    cited: tuple[ast.AST, ...] = ()  # the places `label` cites (`diagnostics.cite`)
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,7 @@ def evaluate(expr: ast.AST, values: dict[str, int]) -> int | None:
 
 
 def _dims_equal(a: ast.expr, b: ast.expr) -> bool:
-    return a is b or ast.dump(a) == ast.dump(b)
+    return a is b or expr_key(a) == expr_key(b)
 
 
 def _is_one(expr: ast.expr) -> bool:
@@ -693,24 +695,27 @@ class TileFacts:
         defaults = _constexpr_defaults(fn)
         params = [p for p in fn.params if p in fn.constexpr_params]
         # What each launch fixes: a constexpr every source of which is one integer.
-        sources: dict[tuple, tuple[dict[str, int], str, ast.AST]] = {}
+        sources: dict[tuple, tuple[dict[str, int], str, ast.AST, tuple[ast.AST, ...]]] = {}
         for launch in self._core.launches_of(fn):
             values = {}
             for param in params:
                 found = {self._host_int(a, launch.host) for a in launch.args.get(param, ())}
                 if len(found) == 1 and None not in found:
                     values[param] = found.pop()
-            label = f"the launch at line {launch.call.lineno}"
-            sources.setdefault(tuple(sorted(values.items())), (values, label, launch.call.func))
-        if not sources or all(not values for values, _, _ in sources.values()):
-            sources = {(): ({}, "the parameter defaults", fn.node)}
+            label = f"the launch at {cite(0)}"
+            sources.setdefault(
+                tuple(sorted(values.items())),
+                (values, label, launch.call.func, (launch.call,)),
+            )
+        if not sources or all(not values for values, _, _, _ in sources.values()):
+            sources = {(): ({}, "the parameter defaults", fn.node, ())}
         tuned = self._autotune_configs(fn)
         configs = []
-        for values, label, node in sources.values():
+        for values, label, node, cited in sources.values():
             base = {**defaults, **values}
             if not tuned:
                 if base:
-                    configs.append(Config(_in_order(fn, base), label, node))
+                    configs.append(Config(_in_order(fn, base), label, node, cited))
                 continue
             for number, (config, tuned_values) in enumerate(tuned, start=1):
                 where = f"config {number} of @triton.autotune"
@@ -719,6 +724,7 @@ class TileFacts:
                         _in_order(fn, {**base, **tuned_values}),
                         f"{where}, {label}" if values else where,
                         config,
+                        cited if values else (),
                     )
                 )
         return configs

@@ -97,6 +97,14 @@ class StandInDriver:
     def set_current_device(self, device):
         pass
 
+    @property
+    def utils(self):
+        # with --ascend-cpu-device, kernel modules read the NPU's core counts at import
+        # time (driver.active.utils.get_device_properties); without it there are none
+        from ascend_lint.cpu_device import driver_utils
+
+        return driver_utils()
+
     def get_benchmarker(self):
         # autotuned modules ask for it at import time; the worker never tunes (it
         # replays each config the tests launched as a launch of its own)
@@ -451,6 +459,11 @@ def main() -> int:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    from ascend_lint import cpu_device
+
+    cpu_target = cpu_device.target_from_environment()
+    if cpu_target:  # --ascend-cpu-device: kernel modules import torch_npu, cann extensions
+        cpu_device.install(cpu_target, compile_worker=True)
     worker = Worker()
     # kernel modules import it; do it before saying ready, while tests are collected
     with contextlib.suppress(ImportError):
