@@ -10,9 +10,12 @@ import tokenize
 from pathlib import Path
 
 import pytest
+from lint_helpers import lint_code
 
 from ascend_lint.cli import main
+from ascend_lint.diagnostics import Applicability
 from ascend_lint.docs import SOURCE_URL, Reference, docs_dir, rule_doc, rule_doc_section
+from ascend_lint.fixes import fix_source
 from ascend_lint.rules import ALL_RULES
 
 SECTIONS = [
@@ -186,6 +189,70 @@ def test_every_kernel_named_in_docs_exists():
             assert Reference.parse(named).source() is not None, (
                 f"{rule.code}.md names missing reference_kernels/{named}"
             )
+
+
+# -- a doc's Example and Use instead are what the rule does --------------------------------
+
+
+def _marked_rows(code: str, block: str) -> list[int]:
+    """Rows whose comment names `code` (`# ASC002`, `# ASC004 (twice)`)."""
+    return [
+        row for row, line in enumerate(block.splitlines(), 1) if re.search(rf"#.*\b{code}\b", line)
+    ]
+
+
+def _example_and_use_instead(rule) -> tuple[str, list[str]]:
+    """The first ```python block of the Example and the Use instead blocks, each a whole
+    module: a Use instead block that imports nothing continues the Example's module, so
+    the Example's imports are put before it."""
+    example = _python_blocks(rule_doc_section(rule.code, "Example"))
+    use_instead = _python_blocks(rule_doc_section(rule.code, "Use instead"))
+    assert example and use_instead, (
+        f"rules/{rule.code}.md needs a ```python block under ## Example and under ## Use instead"
+    )
+    imports = re.match(r"(?:(?:import|from) [^\n]*\n)*\n*", example[0]).group()
+    return example[0], [
+        block if re.search(r"^(import|from) ", block, flags=re.M) else imports + block
+        for block in use_instead
+    ]
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=RULE_IDS)
+def test_doc_example_is_reported_where_marked_and_use_instead_is_clean(rule):
+    """The Example block, linted alone with the rule, is reported on exactly the rows
+    whose comment names the code, and the rule reports nothing in the Use instead blocks."""
+    example, use_instead = _example_and_use_instead(rule)
+    found = lint_code(example, select=rule.code)
+    assert found.error is None
+    rows = sorted({d.start.row for d in found.diagnostics})
+    assert rows and rows == _marked_rows(rule.code, example), (
+        f"rules/{rule.code}.md: the Example is reported on rows {rows}; mark exactly those "
+        f"with `# {rule.code}` comments: "
+        + "; ".join(f"{d.start.row}: {d.message}" for d in found.diagnostics)
+    )
+    for block in use_instead:
+        clean = lint_code(block, select=rule.code)
+        assert clean.error is None
+        assert [(d.start.row, d.message) for d in clean.diagnostics] == []
+
+
+FIXABLE = [
+    r for r in ALL_RULES if r.fix_applicability in (Applicability.SAFE, Applicability.UNSAFE)
+]
+
+
+@pytest.mark.parametrize("rule", FIXABLE, ids=[r.code for r in FIXABLE])
+def test_doc_use_instead_is_what_the_fix_makes_of_the_example(rule):
+    """Compared as syntax trees: the doc may comment and format the code its own way."""
+    example, use_instead = _example_and_use_instead(rule)
+    applies = frozenset({Applicability.SAFE, rule.fix_applicability})
+    outcome = fix_source("example.py", example.encode(), frozenset({rule.code}), applies)
+    assert outcome.error is None
+    fixed = outcome.fixed.decode()
+    assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(use_instead[0])), (
+        f"rules/{rule.code}.md: the first Use instead block is not what the fix makes of the "
+        f"Example; the fix writes:\n{fixed}"
+    )
 
 
 def test_no_doc_without_a_rule():

@@ -28,7 +28,7 @@ class TransposedBatchBase(Rule):
         "wrong rows for every batch but the first"
     )
     references = ("chunk_o.py::gate_base",)
-    shows = "i_b * HV * T_seq"
+    shows = "* HV * T_seq"
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
