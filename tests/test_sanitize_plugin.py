@@ -2,8 +2,9 @@
 
 tests/fixtures/sanitize_project: one kernel per finding kind (a look-back read before
 the tensor, a masked ``-1`` slot, programs sharing one workspace), a clean kernel with an
-ordinary tail mask, a test that makes a finding on purpose (marked) and a kernel that
-fails in the interpreter part-way through.
+ordinary tail mask, one whose overlapping tiles store some elements twice with the same
+bytes (counted, not a finding), a test that makes a finding on purpose (marked) and a
+kernel that fails in the interpreter part-way through.
 """
 
 from __future__ import annotations
@@ -74,6 +75,17 @@ def test_report_mode_lists_each_finding_once_and_fails_nothing(project):
     # the finding made before the kernel failed is kept; the tail mask stays silent
     assert f"kernels.py:{line_of('tl.load(x + o - 1, mask=o < n)')}: out-of-bounds" in out
     assert "scale_kernel" not in out.split("= Ascend sanitize =")[1]
+    # the same bytes stored twice: counted on the summary line and listed, not a finding
+    assert re.search(
+        r"checked \(.*\): 4 findings \(.*\); 8 lanes stored twice with the same bytes$",
+        out,
+        re.MULTILINE,
+    )
+    overlap = line_of("tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)")
+    assert (
+        f"kernels.py:{overlap}: 8 lanes of stores to y in overlap_copy_kernel stored twice with "
+        "the same bytes by programs of one launch (duplicate work, not a finding)"
+    ) in out
 
     report = json.loads((project.path / "r.json").read_text())
     assert set(report) == {"version", "sanitizer", "sanitizer_summary"}
@@ -97,7 +109,16 @@ def test_report_mode_lists_each_finding_once_and_fails_nothing(project):
     assert shifted["allowed"] is False  # test_shift_right makes it too, unmarked
     summary = report["sanitizer_summary"]
     assert (summary["mode"], summary["findings"], summary["race"]) == ("report", 4, 1)
-    assert summary["launches"] == 9 and summary["kernels"] == 5
+    assert summary["launches"] == 10 and summary["kernels"] == 6
+    assert summary["duplicate_store_lanes"] == 8
+    (twice,) = summary["duplicate_stores"]
+    assert (twice["kernel"], twice["tensor"], twice["line"]) == (
+        "overlap_copy_kernel",
+        "y",
+        overlap,
+    )
+    assert (twice["lanes"], twice["occurrences"]) == (8, 2)
+    assert twice["tests"] == ["test_kernels.py::test_overlap_copy"]
 
 
 def test_strict_fails_exactly_the_tests_that_launch_a_defect(project):
@@ -105,8 +126,9 @@ def test_strict_fails_exactly_the_tests_that_launch_a_defect(project):
     assert failed(result) == DEFECTIVE | {"test_kernels.py::test_failing_kernel"}
     out = result.stdout.str()
     assert "a kernel touched memory it does not own (--ascend-sanitize=strict)" in out
-    # the marked test passes; so do the clean ones
-    result.assert_outcomes(passed=5, failed=4)
+    # the marked test passes; so do the clean ones and the one that only stores twice
+    result.assert_outcomes(passed=6, failed=4)
+    assert "8 lanes stored twice with the same bytes" in out
 
 
 def test_ini_strict_with_the_compile_gate_and_xdist_writes_one_report(project):
@@ -127,6 +149,8 @@ def test_ini_strict_with_the_compile_gate_and_xdist_writes_one_report(project):
     # the workers' findings are merged: one entry per (kind, kernel, line, tensor)
     keys = [(f["kind"], f["kernel"], f["line"], f["tensor"]) for f in report["sanitizer"]]
     assert len(keys) == len(set(keys)) == 4
+    (twice,) = report["sanitizer_summary"]["duplicate_stores"]
+    assert twice["lanes"] == report["sanitizer_summary"]["duplicate_store_lanes"] == 8
 
 
 def test_a_marker_with_an_unknown_kind_is_a_usage_error(project):
