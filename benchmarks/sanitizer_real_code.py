@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass, field
 
 MARK = "@@SANITIZER_REAL_CODE@@"
+DUPLICATE_STORE = "duplicate-store"  # ascend_lint.sanitizer.DUPLICATE_STORE, in the table
 
 
 # -- the cases --------------------------------------------------------------------------
@@ -946,8 +947,11 @@ def render(results: list, args, versions: dict) -> str:
         "`benchmarks/sanitizer_real_code.py` for what is stubbed or filled in so that "
         "Ascend code runs there. The verdicts were written after reading each kernel; a "
         'finding no verdict matches prints as *not judged*. "By the rule" means: what the '
-        "README documents as reported (a masked-out lane before the storage start, or more "
-        "than one footprint of the access past its end). Nothing here ran on an NPU.\n"
+        "README documents as reported (a masked-out lane before the storage start; past its "
+        "end, one that lies between the access's active lanes, more than one footprint of "
+        "the active lanes out). Stores that repeat the bytes another program of the launch "
+        "stored are listed as *not a finding* (the summary count of `--ascend-sanitize`). "
+        "Nothing here ran on an NPU.\n"
     )
     out.append(
         f"* command: `python benchmarks/sanitizer_real_code.py {args.root_shown}`"
@@ -971,9 +975,10 @@ def render(results: list, args, versions: dict) -> str:
             checks = "not run: " + md_escape(r["error"][:300])
         else:
             checks = "<br>".join(md_escape(x) for x in r.get("checks", [])) or "-"
-        if r.get("error") and not r.get("findings"):
+        duplicates = r.get("duplicates", [])
+        if r.get("error") and not r.get("findings") and not duplicates:
             fnd, ver = "-", "-"
-        elif not r.get("findings"):
+        elif not r.get("findings") and not duplicates:
             cnt = r.get("counts", {})
             fnd = (
                 f"none ({cnt.get('launches', 0)} launches, {cnt.get('loads', 0):,} loads, "
@@ -982,15 +987,18 @@ def render(results: list, args, versions: dict) -> str:
             ver = c.note or "no finding"
         else:
             fl, vl = [], []
-            for f in r["findings"]:
-                same = ""
-                if f["kind"] == "race" and f.get("same_value_lanes"):
-                    same = f", {f['same_value_lanes']:,} same-value"
+            for f in r.get("findings", []):
                 fl.append(
                     f"`{f['kind']}` {os.path.basename(f['path'])}:{f['line']} "
-                    f"{f['tensor']} ({f['lanes']:,} lanes, {f['programs']} programs{same})"
+                    f"{f['tensor']} ({f['lanes']:,} lanes, {f['programs']} programs)"
                 )
                 vl.append(judge(c, f))
+            for d in duplicates:
+                fl.append(
+                    f"not a finding: {os.path.basename(d['path'])}:{d['line']} {d['tensor']}: "
+                    f"{d['lanes']:,} lanes stored twice with the same bytes"
+                )
+                vl.append(judge(c, d))
             fnd = "<br>".join(md_escape(x) for x in fl)
             ver = "<br>".join(md_escape(x) for x in vl + ([c.note] if c.note else []))
         out.append(
@@ -1111,6 +1119,7 @@ def child(case_id: str, src: str) -> int:
         ctx.stop()
     payload = {
         "findings": ctx.findings(),
+        "duplicates": ctx.duplicates(),
         "checks": ctx.checks,
         "counts": ctx.counts(),
         "error": ctx.error,
@@ -1174,12 +1183,19 @@ class Ctx:
                         "occurrences",
                         "programs",
                         "detail",
-                        "same_value_lanes",
                         "call_line",
                     )
                 }
             )
         return out
+
+    def duplicates(self):
+        """Stores that repeated the bytes another program of the launch stored (counted
+        by the sanitizer, not findings)."""
+        return [
+            {**d.as_dict(), "kind": DUPLICATE_STORE}
+            for d in sorted(self.sanitizer.duplicates.values(), key=lambda d: (d.path, d.line))
+        ]
 
     def counts(self):
         return self.sanitizer.counts.as_dict()

@@ -187,3 +187,43 @@ def test_a_bad_ini_mode_is_a_usage_error(project):
     result = project.runpytest_subprocess(*QUIET)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "ascend_sanitize = 'loud'" in result.stderr.str()
+
+
+# -- the README's walk: an NPU-native suite on a CPU, compiled and sanitized -------------
+EXAMPLE = Path(__file__).parents[1] / "examples" / "npu_suite"
+README = Path(__file__).parents[1] / "README.md"
+WALK = ("--ascend-cpu-device", "--ascend-compile=strict", "--ascend-sanitize=strict")
+
+
+def readme_block(fence: str, needle: str) -> str:
+    blocks = re.findall(rf"^```{fence}\n(.*?)^```", README.read_text(), re.S | re.M)
+    return next(b for b in blocks if needle in b)
+
+
+def assert_shown_lines_in(block: str, out: str) -> None:
+    """Every line the README shows is a line of the run's output (rules, timings and the
+    elisions aside)."""
+    lines = set(out.splitlines())
+    for line in block.splitlines():
+        if line and line != "..." and not line.startswith(("===", "___")):
+            assert line in lines, line
+
+
+def test_the_readme_walk_on_the_npu_suite_example(pytester):
+    for path in EXAMPLE.iterdir():
+        if path.is_file():
+            shutil.copy(path, pytester.path / path.name)
+    result = pytester.runpytest_subprocess(*WALK, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1)
+    assert_shown_lines_in(readme_block("text", "seq_lengths_kernel: 1 lane"), result.stdout.str())
+
+    # the fix the README gives, applied to the kernel
+    diff = readme_block("diff", "cu_ends").splitlines()
+    (before,) = [line[1:] for line in diff if line.startswith("-")]
+    (after,) = [line[1:] for line in diff if line.startswith("+")]
+    kernels = pytester.path / "kernels.py"
+    assert kernels.read_text().count(before + "\n") == 1
+    kernels.write_text(kernels.read_text().replace(before + "\n", after + "\n"))
+    fixed = pytester.runpytest_subprocess(*WALK, "-p", "no:cacheprovider")
+    fixed.assert_outcomes(passed=2)
+    assert_shown_lines_in(readme_block("text", "0 findings"), fixed.stdout.str())
