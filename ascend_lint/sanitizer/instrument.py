@@ -75,6 +75,8 @@ class Sanitizer:
 
     ``current_test`` (set by the pytest plugin) is recorded with each finding;
     ``on_finding(finding, test)`` is called the first time a test hits a finding.
+    ``duplicates`` counts the stores that repeated the bytes another program of the
+    launch had stored (duplicate work: never a finding).
     """
 
     def __init__(self, on_finding: Callable[[Finding, str | None], None] | None = None):
