@@ -263,7 +263,7 @@ class DuplicateStores:
 
     def line_text(self, root: str | None = None) -> str:
         return (
-            f"{shown(self.path, root)}:{self.line}: {_plural(self.lanes, 'lane')} of stores to "
+            f"{shown(self.path, root)}:{self.line}: {plural(self.lanes, 'lane')} of stores to "
             f"{self.tensor} in {self.kernel} stored twice with the same bytes by programs of "
             "one launch (duplicate work, not a finding)"
         )
