@@ -97,6 +97,12 @@ def _check_parser() -> argparse.ArgumentParser:
         help="the SoC whose Unified Buffer budget ASC022 checks (default: ascend910b; "
         "ascend910_93, ascend910_95 and aliases such as a2, a3, a5)",
     )
+    p.add_argument(
+        "--triton-ascend",
+        metavar="VERSION",
+        help="the triton-ascend release the code compiles with (default: 3.2.0); rules "
+        "whose trap a later release fixed report only for earlier ones",
+    )
     p.add_argument("-o", "--output-file", help="write the report to this file instead of stdout")
     p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
     p.add_argument("--no-fix", dest="fix", action="store_false", help="do not apply fixes")
@@ -329,6 +335,7 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
         ConfigError,
         apply_overrides,
         check_target,
+        check_triton_ascend,
         expand_codes,
         load_settings,
     )
@@ -398,6 +405,8 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
             settings.output_format = args.output_format
         if args.target is not None:
             settings.target = check_target(args.target, "--target")
+        if args.triton_ascend is not None:
+            settings.triton_ascend = check_triton_ascend(args.triton_ascend, "--triton-ascend")
         if args.statistics and settings.output_format not in _STATISTICS_FORMATS:
             raise ConfigError(
                 f"--statistics prints text or JSON, not `{settings.output_format}`: use "

@@ -50,10 +50,10 @@ def run_fixes(
         if raw is None:
             continue
         codes = settings.codes_for(result.path, enabled)
-        jobs.append((result, raw, codes, _findings_of(result, raw, codes, settings.target)))
+        jobs.append((result, raw, codes, _findings_of(result, raw, codes, settings.lint_target)))
     outcomes = _fix_all(
         [
-            (r.path, raw, codes, allowed, fixable, first, settings.target)
+            (r.path, raw, codes, allowed, fixable, first, settings.lint_target)
             for r, raw, codes, first in jobs
         ]
     )
@@ -65,7 +65,9 @@ def run_fixes(
             raw = _read(result.path, run)
             if raw is None:
                 continue
-            outcome = fix_source(result.path, raw, codes, allowed, fixable, target=settings.target)
+            outcome = fix_source(
+                result.path, raw, codes, allowed, fixable, target=settings.lint_target
+            )
         if outcome.error:
             run.errors.append(f"{result.path}: {outcome.error}")
             continue

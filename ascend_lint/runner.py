@@ -58,7 +58,7 @@ def lint_files(
         if not may_contain_kernels(raw):
             results.append(FileResult(path, skipped=True))
             continue
-        key = content_key(raw, codes, settings.target)
+        key = content_key(raw, codes, settings.lint_target)
         cached = cache.get(path, key) if cache is not None else None
         if cached is not None:
             results.append(FileResult(path, cached, content_key=key))
@@ -68,7 +68,9 @@ def lint_files(
 
     jobs = jobs or min(os.cpu_count() or 1, 8)
     size = sum(len(p[2]) for p in pending)
-    work = [(path, raw, codes, ignore_noqa, settings.target) for _, path, raw, codes, _ in pending]
+    work = [
+        (path, raw, codes, ignore_noqa, settings.lint_target) for _, path, raw, codes, _ in pending
+    ]
     if jobs <= 1 or len(pending) < _POOL_MIN_FILES or size < _POOL_MIN_BYTES:
         linted = [_job(w) for w in work]
     else:

@@ -76,13 +76,13 @@ def lint_text(
     memo = None
     if previous is not None and previous.resolved.key == resolved.key:
         memo = previous.memo
-    outcome = relint(memo, path, raw, codes, settings.target) if memo is not None else None
+    outcome = relint(memo, path, raw, codes, settings.lint_target) if memo is not None else None
     if outcome is None and apart:
         from ascend_lint.server.worker_process import lint_whole_in_process
 
-        outcome = lint_whole_in_process(path, raw, codes, settings.target, buffer.source.lines)
+        outcome = lint_whole_in_process(path, raw, codes, settings.lint_target, buffer.source.lines)
     if outcome is None:
-        outcome = lint_whole(path, raw, codes, settings.target)
+        outcome = lint_whole(path, raw, codes, settings.lint_target)
     result, buffer.memo = outcome
     if buffer.memo is None:
         # A text no edit can start from (half-typed code that does not parse): the next
@@ -170,7 +170,7 @@ def fix_all_text(
         allowed,
         settings.fixable_codes(),
         first,
-        target=settings.target,
+        target=settings.lint_target,
     )
     if outcome.error:
         return None, 0, outcome.error
