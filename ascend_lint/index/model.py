@@ -33,6 +33,7 @@ from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.coverage import CoverageFacts
 from ascend_lint.index.dtypes import DtypeFacts
+from ascend_lint.index.emptiness import EmptinessFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.layout import LayoutFacts
@@ -88,6 +89,8 @@ class KernelIndex:
         self.gates = GateFacts(core, self.host, self.sequences)
         self.bounds = BoundFacts(core, self.host, self.sequences)
         self.autotune = AutotuneFacts(core)
+        # Catalogue IV, launcher side (ASC025, ASC026, ASC030)
+        self.emptiness = EmptinessFacts(core, self.host, self.quantities)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:
