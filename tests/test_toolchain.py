@@ -1,8 +1,9 @@
 """The triton-ascend release setting (`ascend_lint/toolchain.py`): parsed, carried with the
-target to the rules, cached apart."""
+target to the rules, cached apart, and read by the rule that keys on it (ASC025)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,7 @@ import textwrap
 import pytest
 
 from ascend_lint.cache import content_key
+from ascend_lint.engine import lint_source
 from ascend_lint.settings import ConfigError, Settings, apply_table
 from ascend_lint.toolchain import lint_target, parse_version, split_lint_target
 
@@ -64,6 +66,20 @@ def test_the_setting_is_checked_where_it_is_read():
         apply_table(settings, {"triton-ascend": "newest"}, "pyproject.toml", settings.root)
 
 
+def rows(target: str) -> list[tuple[int, str]]:
+    result = lint_source("k.py", EMPTY_GRID, frozenset({"ASC025"}), target=target)
+    assert result.error is None
+    return [(d.start.row, d.message.split(" is 0 ")[0]) for d in result.diagnostics]
+
+
+def test_the_empty_grid_is_reported_before_3_2_2_and_the_empty_arange_always():
+    grid = (12, "grid axis `triton.cdiv(n, 64)`")
+    block = (13, "`BLOCK=triton.next_power_of_2(n)`")
+    assert rows("ascend910b") == [grid, block]
+    assert rows(lint_target("ascend910b", "3.2.1")) == [grid, block]
+    assert rows(lint_target("ascend910b", "3.2.2")) == [block]
+
+
 def test_the_command_line_option(tmp_path):
     path = tmp_path / "k.py"
     path.write_bytes(EMPTY_GRID)
@@ -71,11 +87,15 @@ def test_the_command_line_option(tmp_path):
     def run(*options):
         command = [sys.executable, "-m", "ascend_lint", "check", "--isolated", "--no-cache"]
         out = subprocess.run(
-            [*command, "--select", "ASC004", "--output-format", "json", *options, str(path)],
+            [*command, "--select", "ASC025", "--output-format", "json", *options, str(path)],
             capture_output=True,
             text=True,
         )
         return out.returncode, out.stdout, out.stderr
 
+    code, out, _ = run()
+    assert code == 1 and len(json.loads(out)) == 2
+    code, out, _ = run("--triton-ascend", "3.2.2")
+    assert code == 1 and len(json.loads(out)) == 1
     code, _out, err = run("--triton-ascend", "soon")
     assert code == 2 and "--triton-ascend: not a release version" in err

@@ -27,6 +27,9 @@ from ascend_lint.rules.asc020_chained_bool_op import ChainedBoolOp
 from ascend_lint.rules.asc021_transposed_batch_base import TransposedBatchBase
 from ascend_lint.rules.asc022_ub_overflow import UbOverflow
 from ascend_lint.rules.asc023_grid_misses_work import GridMissesWork
+
+# Catalogue IV, launcher side and API limits (ASC025, ASC026, ASC030, ASC031)
+from ascend_lint.rules.asc025_zero_size_launch import ZeroSizeLaunch
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -54,6 +57,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     TransposedBatchBase,
     UbOverflow,
     GridMissesWork,
+    # Catalogue IV, launcher side and API limits
+    ZeroSizeLaunch,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}

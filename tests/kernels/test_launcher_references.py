@@ -1,0 +1,64 @@
+"""The reference launchers Catalogue IV's launcher rules point to, under the interpreter.
+
+* ASC025: every reference launcher returns before launching on an empty input (no grid
+  of 0 programs), with the right empty result.
+"""
+
+import pytest
+import torch
+
+from reference_kernels import chunk_o, core_grid, cumsum, ub_rows
+
+
+class _Launches:
+    """Records each grid a module's kernel is launched with, then launches it."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.grids = []
+
+    def __getitem__(self, grid):
+        self.grids.append(grid)
+        return self.kernel[grid]
+
+
+def _record(monkeypatch, module, name):
+    launches = _Launches(getattr(module, name))
+    monkeypatch.setattr(module, name, launches)
+    return launches
+
+
+@pytest.mark.parametrize("shape", [(0, 64), (0, 0, 8), (2, 0, 16)])
+def test_rms_norm_and_softmax_launch_nothing_on_empty_inputs(monkeypatch, shape):
+    norm = _record(monkeypatch, core_grid, "rms_norm_fwd_kernel")
+    soft = _record(monkeypatch, ub_rows, "softmax_fwd_kernel")
+    x = torch.zeros(shape)
+    assert core_grid.rms_norm_fwd(x, torch.ones(shape[-1])).shape == shape
+    assert ub_rows.softmax_fwd(x).shape == shape
+    assert norm.grids == [] and soft.grids == []
+    # and they do launch once there are rows
+    core_grid.rms_norm_fwd(torch.ones(2, 8), torch.ones(8))
+    assert norm.grids == [(1,)]
+
+
+def test_chunk_kernels_launch_nothing_without_tokens(monkeypatch):
+    names = ("chunk_fwd_kernel_o", "chunk_bwd_kernel_dv_local", "chunk_bwd_kernel_dqkwg")
+    launches = [_record(monkeypatch, chunk_o, n) for n in names]
+    B, T, H, K, V = 2, 0, 2, 16, 16
+    q, k = torch.randn(B, T, H, K), torch.randn(B, T, H, K)
+    v, do = torch.randn(B, T, H, V), torch.randn(B, T, H, V)
+    h = torch.randn(B, 0, H, K, V)
+    g = torch.randn(B, T, H)
+    assert chunk_o.chunk_fwd_o(q, k, v, h, g).shape == (B, T, H, V)
+    assert chunk_o.chunk_bwd_dv_local(q, k, do, g).shape == (B, T, H, V)
+    dq, dk, dw, dg = chunk_o.chunk_bwd_dqkwg(q, k, v, do, h, h, g=g, w=k, dv=do)
+    assert dq.shape == dk.shape == dw.shape == (B, T, H, K) and dg.shape == (B, T, H)
+    assert [r.grids for r in launches] == [[], [], []]
+
+
+def test_cumsum_launches_nothing_for_an_empty_batch(monkeypatch):
+    launches = _record(monkeypatch, cumsum, "chunk_local_cumsum_kernel")
+    assert cumsum.chunk_local_cumsum(torch.randn(0, 128, 4)).shape == (0, 128, 4)
+    assert launches.grids == []
+    cumsum.chunk_local_cumsum(torch.randn(1, 128, 4))
+    assert launches.grids
