@@ -31,6 +31,7 @@ import ast
 from ascend_lint.index.autotune import AutotuneFacts
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.core_kinds import CoreKindFacts
 from ascend_lint.index.coverage import CoverageFacts
 from ascend_lint.index.dtypes import DtypeFacts
 from ascend_lint.index.emptiness import EmptinessFacts
@@ -91,6 +92,7 @@ class KernelIndex:
         self.autotune = AutotuneFacts(core)
         # Catalogue IV, launcher side (ASC025, ASC026, ASC030)
         self.emptiness = EmptinessFacts(core, self.host, self.quantities)
+        self.core_kinds = CoreKindFacts(core, self.host)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:
