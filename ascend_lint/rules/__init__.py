@@ -30,6 +30,7 @@ from ascend_lint.rules.asc023_grid_misses_work import GridMissesWork
 
 # Catalogue IV, launcher side and API limits (ASC025, ASC026, ASC030, ASC031)
 from ascend_lint.rules.asc025_zero_size_launch import ZeroSizeLaunch
+from ascend_lint.rules.asc026_core_type_mismatch import CoreTypeMismatch
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -59,6 +60,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     GridMissesWork,
     # Catalogue IV, launcher side and API limits
     ZeroSizeLaunch,
+    CoreTypeMismatch,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
