@@ -41,6 +41,7 @@ from ascend_lint.index.layout import LayoutFacts
 from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
 from ascend_lint.index.sequences import SequenceFacts
+from ascend_lint.index.storage import StorageFacts
 from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.tiles import TileFacts
 from ascend_lint.index.values import ValueFacts
@@ -93,6 +94,7 @@ class KernelIndex:
         # Catalogue IV, launcher side (ASC025, ASC026, ASC030)
         self.emptiness = EmptinessFacts(core, self.host, self.quantities)
         self.core_kinds = CoreKindFacts(core, self.host)
+        self.storage = StorageFacts(core, self.host)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:
