@@ -31,6 +31,7 @@ from ascend_lint.rules.asc023_grid_misses_work import GridMissesWork
 # Catalogue IV, launcher side and API limits (ASC025, ASC026, ASC030, ASC031)
 from ascend_lint.rules.asc025_zero_size_launch import ZeroSizeLaunch
 from ascend_lint.rules.asc026_core_type_mismatch import CoreTypeMismatch
+from ascend_lint.rules.asc030_aliased_pointer_args import AliasedPointerArgs
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -61,6 +62,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     # Catalogue IV, launcher side and API limits
     ZeroSizeLaunch,
     CoreTypeMismatch,
+    AliasedPointerArgs,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}

@@ -1,13 +1,17 @@
 """The reference launchers Catalogue IV's launcher rules point to, under the interpreter.
 
 * ASC025: every reference launcher returns before launching on an empty input (no grid
-  of 0 programs), with the right empty result.
+  of 0 programs), with the right empty result;
+* ASC030: `softmax_fwd_kernel` reads a row block before it writes it, so launched with
+  one tensor as input and output it still computes softmax (a kernel that wrote and read
+  back through two aliased parameters would read its own output here).
 """
 
 import pytest
 import torch
 
 from reference_kernels import chunk_o, core_grid, cumsum, ub_rows
+from reference_kernels.core_grid import VECTOR_CORES_ENV
 
 
 class _Launches:
@@ -62,3 +66,18 @@ def test_cumsum_launches_nothing_for_an_empty_batch(monkeypatch):
     assert launches.grids == []
     cumsum.chunk_local_cumsum(torch.randn(1, 128, 4))
     assert launches.grids
+
+
+@pytest.mark.parametrize("N", [100, 5000])
+def test_softmax_kernel_with_one_tensor_as_input_and_output(monkeypatch, N):
+    monkeypatch.setenv(VECTOR_CORES_ENV, "2")
+    x = torch.randn(5, N) * 3.0
+    expected = torch.softmax(x, dim=-1)
+    BM, BN, one_pass = ub_rows.softmax_blocks(N, "ascend910b")
+    grid = (min(2, triton_cdiv(5, BM)),)
+    ub_rows.softmax_fwd_kernel[grid](x, x, 5, N=N, BM=BM, BN=BN, ONE_PASS=one_pass)
+    torch.testing.assert_close(x, expected, rtol=1e-4, atol=1e-6)
+
+
+def triton_cdiv(a, b):
+    return (a + b - 1) // b
