@@ -1,5 +1,5 @@
 """The compile gate's IR confirmation of the findings judged per launched kernel:
-ASC026 by the mode the kernel was lowered in."""
+ASC026 by the mode the kernel was lowered in, ASC031 by the front end's rejection."""
 
 from __future__ import annotations
 
@@ -19,6 +19,17 @@ def conv(x, n, BLOCK: tl.constexpr):
 def launch(x, n):
     cores = driver.active.utils.get_device_properties(0)["num_aicore"]
     conv[(cores,)](x, n, BLOCK=64)
+"""
+
+VECTOR_CAST = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def gather(table, y, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    p = tl.load(table + o).to(tl.pointer_type(tl.float32))
+    tl.store(y + o, tl.load(p))
 """
 
 LOWERED = """module {
@@ -67,3 +78,19 @@ def test_the_same_finding_is_contradicted_when_the_kernel_lowers_to_the_cube(tmp
     # a kernel of the file that did not lower says nothing
     rejected = _spec(path, "conv", status="rejected", message="ValueError: something else")
     assert _only(confirm.judge([rejected])[0], "ASC026")["status"] == "not-lowered"
+
+
+def test_an_integer_vector_cast_is_confirmed_by_the_rejection_it_predicts(tmp_path):
+    path = tmp_path / "g.py"
+    path.write_text(VECTOR_CAST)
+    message = "'tensor.extract' op incorrect number of indices for extract_element"
+    rejected = _spec(path, "gather", status="rejected", message=message)
+    verdict = _only(confirm.judge([rejected])[0], "ASC031")
+    assert verdict["status"] == "confirmed" and verdict["expects"] == "rejected"
+    # lowered through the line instead: the prediction was wrong
+    lowered = _spec(path, "gather", mode="aiv", lines=(8, 9))
+    verdict = _only(confirm.judge([lowered])[0], "ASC031")
+    assert verdict["status"] == "contradicted"
+    # rejected for another reason: nothing to say either way
+    other = _spec(path, "gather", status="rejected", message="ub overflow")
+    assert _only(confirm.judge([other])[0], "ASC031")["status"] == "not-lowered"

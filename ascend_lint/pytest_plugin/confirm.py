@@ -16,9 +16,12 @@ a helper such a kernel inlines, is judged against the IR facts of its specialisa
 
 IR facts no static finding predicted are listed as ``ir_only``.
 
-One rule is judged per launched kernel, not per line (`KERNEL_EVIDENCE`): an ASC026
+Two rules are judged per launched kernel, not per line (`KERNEL_EVIDENCE`): an ASC026
 finding by the ``mix_mode`` the kernel was lowered with (``aiv`` bears out "a
-vector-only kernel", ``mix``/``aic`` "a kernel on the cube unit").
+vector-only kernel", ``mix``/``aic`` "a kernel on the cube unit"), an ASC031 row the
+front end rejects by a rejection of that kernel whose error is the row's, and contradicted
+by a specialisation that lowered the finding's line. The ASC031 rows that are
+miscompiles, not rejections, are ``unverifiable`` here.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 # rules judged per launched kernel (see the module doc)
-KERNEL_EVIDENCE = ("ASC026",)
+KERNEL_EVIDENCE = ("ASC026", "ASC031")
 # the lowered modes that run a program on an AI core (cube unit) or on a vector core
 _CUBE_MODES = ("mix", "aic")
 _VECTOR_MODES = ("aiv",)
@@ -80,7 +83,7 @@ def static_findings(path: str) -> list[dict]:
 def _kernel_evidence(raw: bytes, diagnostics) -> dict[tuple[str, int], tuple[str, str]]:
     """(code, row) -> (kernel, what its lowering should show) for the findings of
     `KERNEL_EVIDENCE`: "vector" or "cube" (the mode an ASC026 finding takes the kernel
-    to be lowered in)."""
+    to be lowered in), "rejected" (an ASC031 row the front end rejects), "miscompiled"."""
     wanted = [d for d in diagnostics if d.code in KERNEL_EVIDENCE]
     if not wanted:
         return {}
@@ -89,6 +92,7 @@ def _kernel_evidence(raw: bytes, diagnostics) -> dict[tuple[str, int], tuple[str
 
     from ascend_lint.index import KernelIndex
     from ascend_lint.rules.asc026_core_type_mismatch import CoreTypeMismatch
+    from ascend_lint.rules.asc031_ascend_api_limit import LIMITS
 
     try:
         with warnings.catch_warnings():
@@ -107,6 +111,18 @@ def _kernel_evidence(raw: bytes, diagnostics) -> dict[tuple[str, int], tuple[str
         row = d.start.row
         if d.code == "ASC026" and row in axes:
             found[(d.code, row)] = axes[row]
+        elif d.code == "ASC031":
+            kernel = next(
+                (
+                    k.name
+                    for k in index.kernels
+                    if k.node.lineno <= row <= (k.node.end_lineno or k.node.lineno)
+                ),
+                None,
+            )
+            limit = next((v for v in LIMITS.values() if d.message.startswith(v.use)), None)
+            if kernel is not None and limit is not None:
+                found[(d.code, row)] = (kernel, "rejected" if limit.rejects else "miscompiled")
     return found
 
 
@@ -269,8 +285,19 @@ def _kernel_verdict(path: str, finding: dict, specs: list[dict]) -> dict:
                 confirmed_by.append(spec["key"])
             elif mode is not None:
                 seen_by.append(spec["key"])
+    elif expects == "rejected":
+        signature = ("tensor.extract", "PtrOffsetInfo")
+        for spec in specs:
+            if spec["status"] == "rejected" and any(
+                s in spec.get("message", "") for s in signature
+            ):
+                confirmed_by.append(spec["key"])
+        lines = _lines(finding)
+        seen_by = [s["key"] for s in lowered if lines & set(s["ir"]["lines_seen"])]
     if confirmed_by:
         status = "confirmed"
+    elif expects == "miscompiled" and lowered:
+        status = "unverifiable"
     elif seen_by:
         status = "contradicted"
     else:

@@ -32,6 +32,7 @@ from ascend_lint.rules.asc023_grid_misses_work import GridMissesWork
 from ascend_lint.rules.asc025_zero_size_launch import ZeroSizeLaunch
 from ascend_lint.rules.asc026_core_type_mismatch import CoreTypeMismatch
 from ascend_lint.rules.asc030_aliased_pointer_args import AliasedPointerArgs
+from ascend_lint.rules.asc031_ascend_api_limit import AscendApiLimit
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -63,6 +64,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     ZeroSizeLaunch,
     CoreTypeMismatch,
     AliasedPointerArgs,
+    AscendApiLimit,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}

@@ -4,13 +4,15 @@
   of 0 programs), with the right empty result;
 * ASC030: `softmax_fwd_kernel` reads a row block before it writes it, so launched with
   one tensor as input and output it still computes softmax (a kernel that wrote and read
-  back through two aliased parameters would read its own output here).
+  back through two aliased parameters would read its own output here);
+* ASC031: `byte_copy.copy_rows` copies tensors of any dtype through a table of their
+  addresses, each scalar address cast to a pointer once.
 """
 
 import pytest
 import torch
 
-from reference_kernels import chunk_o, core_grid, cumsum, ub_rows
+from reference_kernels import byte_copy, chunk_o, core_grid, cumsum, ub_rows
 from reference_kernels.core_grid import VECTOR_CORES_ENV
 
 
@@ -81,3 +83,33 @@ def test_softmax_kernel_with_one_tensor_as_input_and_output(monkeypatch, N):
 
 def triton_cdiv(a, b):
     return (a + b - 1) // b
+
+
+@pytest.mark.parametrize("cores", ["1", "3"])
+def test_copy_rows_copies_tensors_of_any_dtype_by_address(monkeypatch, cores):
+    monkeypatch.setenv(VECTOR_CORES_ENV, cores)
+    gen = torch.Generator().manual_seed(0)
+    srcs = [
+        torch.randn(3000, generator=gen),  # 12,000 bytes: several blocks and a tail
+        torch.randint(-100, 100, (37,), generator=gen, dtype=torch.int16),
+        torch.randn(4, 5, generator=gen).to(torch.float16),
+        torch.empty(0),  # nothing to copy: left out of the launch
+        torch.randint(0, 255, (1,), generator=gen, dtype=torch.uint8),
+    ]
+    dsts = [torch.zeros_like(s) for s in srcs]
+    byte_copy.copy_rows(srcs, dsts)
+    for s, d in zip(srcs, dsts):
+        assert torch.equal(s, d)
+
+
+def test_copy_rows_between_dtypes_of_one_size_and_nothing_to_copy(monkeypatch):
+    launches = _record(monkeypatch, byte_copy, "copy_rows_kernel")
+    src = torch.arange(8, dtype=torch.int32)
+    dst = torch.zeros(8, dtype=torch.float32)
+    byte_copy.copy_rows([src], [dst])
+    assert torch.equal(dst.view(torch.int32), src)
+    byte_copy.copy_rows([torch.empty(0)], [torch.empty(0)])
+    byte_copy.copy_rows([], [])
+    assert launches.grids == [(1,)]
+    with pytest.raises(ValueError, match="sizes differ"):
+        byte_copy.copy_rows([src], [torch.zeros(3)])
