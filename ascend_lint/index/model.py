@@ -14,11 +14,14 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         └──────────────> gates          (gates: also core, sequences)
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host)
-          └─> autotune                              (autotune: names through scopes)
+          ├─> autotune                              (autotune: names through scopes)
+          └─> host ─┬─> core_kinds, storage          (both: also core)
+                    └─> quantities ──> emptiness     (emptiness: also core, host)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
 `index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
-`index.gates`, `index.values`, `index.dtypes`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
+`index.gates`, `index.values`, `index.dtypes`, `index.bounds`, `index.autotune`,
+`index.emptiness`, `index.core_kinds` and `index.storage`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
