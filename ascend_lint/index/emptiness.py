@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.launches import HostFunction, TupleElement, argument_for
+from ascend_lint.index.naming import is_head_name
 from ascend_lint.index.quantities import QuantityFacts, Role
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, int_literal, show
 
@@ -61,6 +62,12 @@ _VIEWS = frozenset(
     }
 )
 _COUNTS = frozenset({"numel", "nelement"})
+# Calls that make a tensor of the sizes they are given, and methods that keep its sizes.
+_CREATORS = frozenset({"randn", "rand", "empty", "zeros", "ones", "full", "randint"})
+_MOVES = frozenset(
+    {"to", "npu", "cuda", "cpu", "float", "half", "bfloat16", "int", "long", "clone"}
+)
+_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"})
 _MAX_PATHS = 16
 
 
@@ -74,6 +81,8 @@ class EmptyValue:
     path: list[tuple[ast.AST, HostFunction | None]] = field(default_factory=list)
     # the calls into the launcher the value came through (their guards count too)
     sites: list[tuple[ast.Call, HostFunction]] = field(default_factory=list)
+    # the tests known where an assignment on the way ran (`if N > 0: BLOCK = ...`)
+    facts: list[tuple[ast.AST, bool, HostFunction | None]] = field(default_factory=list)
 
 
 def _comparison(test: ast.Compare) -> tuple[ast.AST, str, int] | None:
@@ -237,10 +246,14 @@ class EmptinessFacts:
         )
 
     def _any(self, parts, host, depth, path, sites) -> list[EmptyValue]:
-        """0 when any part is: every part's ways, up to `_MAX_PATHS`."""
+        """0 when any part is: every part's ways, up to `_MAX_PATHS`. A part may carry
+        the if-guards of the assignment it comes from, which hold on its way."""
         found: list[EmptyValue] = []
-        for part, part_host, part_sites in parts:
-            found += self._zero(part, part_host, depth + 1, path, part_sites)
+        for part, part_host, part_sites, *guards in parts:
+            ways = self._zero(part, part_host, depth + 1, path, part_sites)
+            for way in ways:
+                way.facts += [(test, taken, part_host) for test, taken in (guards or [()])[0]]
+            found += ways
             if len(found) >= _MAX_PATHS:
                 break
         return found
@@ -260,8 +273,14 @@ class EmptinessFacts:
             return []
         if isinstance(expr, ast.Name) and host is not None:
             if expr.id in host.assignments:
-                values = host.assignments[expr.id]
-                return self._any([(v, host, sites) for v in values], host, depth, path, sites)
+                if _fixed_by_model(expr.id):
+                    # `num_idx_heads = score.shape[0]`: the shape does not say what the
+                    # leading dimension counts, the name it is kept under does
+                    return []
+                parts = [
+                    (v, host, sites, host.guards.get(id(v), ())) for v in host.assignments[expr.id]
+                ]
+                return self._any(parts, host, depth, path, sites)
             if expr.id in host.params:
                 position = host.params.index(expr.id)
                 callers = self._core.calls_to(host)
@@ -279,7 +298,8 @@ class EmptinessFacts:
         if isinstance(expr, TupleElement):
             values = self._host.host_values(expr, host) if host is not None else [(expr, ())]
             if values != [(expr, ())]:
-                return self._any([(v, host, sites) for v, _ in values], host, depth, path, sites)
+                parts = [(v, host, sites, g) for v, g in values]
+                return self._any(parts, host, depth, path, sites)
             return self._leaf(expr, host, path, sites)
         if isinstance(expr, ast.BinOp):
             if isinstance(expr.op, ast.Mult):
@@ -322,13 +342,74 @@ class EmptinessFacts:
         path: list,
         sites: list,
     ) -> list[EmptyValue]:
-        """A value the walk cannot open: 0 for an empty input when it counts per call."""
+        """A value the walk cannot open: 0 for an empty input when it counts per call,
+        unless it is a size of a tensor the host makes with nonzero literal sizes."""
         if isinstance(expr, ast.Call) and call_name(expr.func) == "len":
             return [EmptyValue(f"`{show(expr)}`, the length of a host sequence", path, sites)]
+        sized = _sized_tensor(expr)
+        if sized is not None and host is not None and self._made_nonempty(sized, host):
+            return []
         for quantity in self._quantities.of(expr, host):
             if quantity.role in (Role.LENGTH, Role.BATCH):
                 return [EmptyValue(str(quantity.why), path, sites)]
         return []
+
+    def _made_nonempty(self, tensor: ast.AST, host: HostFunction, depth: int = 0) -> bool:
+        """Is every value of `tensor` made here with sizes that are nonzero literals
+        (`torch.randn(1024, 64)`, `torch.empty((B, 8))` with `B = 4`), views of it
+        included?"""
+        values = self._host.host_values(tensor, host)
+        if not values or depth > MAX_HELPER_DEPTH:
+            return False
+        for value, _guards in values:
+            while (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr in _VIEWS | _MOVES
+            ):
+                value = value.func.value
+            if isinstance(value, ast.Name) and value is not tensor and value.id in host.assignments:
+                if not self._made_nonempty(value, host, depth + 1):
+                    return False
+                continue
+            if isinstance(value, ast.Call) and call_name(value.func) in _LIKE and value.args:
+                if not self._made_nonempty(value.args[0], host, depth + 1):
+                    return False
+                continue
+            if not (isinstance(value, ast.Call) and call_name(value.func) in _CREATORS):
+                return False
+            sizes = _size_arguments(value)
+            if not sizes:
+                return False
+            for size in sizes:
+                n = self._literal_int(size, host)
+                if n is None or n <= 0:
+                    return False
+        return True
+
+    def _literal_int(self, node: ast.AST, host: HostFunction) -> int | None:
+        found = {int_literal(v) for v, _ in self._host.host_values(node, host)}
+        if len(found) == 1:
+            return found.pop()
+        return None
+
+    def run_by_tests(self, host: HostFunction | None) -> bool:
+        """Is `host` a test function pytest collects (`test*`, at module level or in a
+        `Test*` class), or a helper only such functions (or such helpers) call? Its inputs are
+        the test's own cases. (Whether the module is a test module is the caller's to
+        know: the index does not see file names.)"""
+        return self._run_by_tests(host, 0)
+
+    def _run_by_tests(self, host: HostFunction | None, depth: int) -> bool:
+        if host is None or host is self._module or depth > MAX_HELPER_DEPTH:
+            return False
+        if _collected(host, self._core):
+            return True
+        callers = self._core.calls_to(host)
+        return bool(callers) and all(
+            caller is not host and self._run_by_tests(caller, depth + 1)
+            for _call, caller in callers
+        )
 
     # -- guards -------------------------------------------------------------------------------
     def guarded(self, value: EmptyValue, launch: ast.Call, host: HostFunction | None) -> bool:
@@ -338,6 +419,9 @@ class EmptinessFacts:
             return False
         if self._covers(facts_before(host, launch), host, value):
             return True
+        for test, taken, where in value.facts:
+            if where is not None and self._covers([(test, taken)], where, value):
+                return True
         for call, caller in value.sites:
             if self._covers(facts_before(caller, call), caller, value):
                 return True
@@ -415,6 +499,54 @@ class EmptinessFacts:
                 if not isinstance(value, TupleElement):
                     found |= self._roots(value, host, depth + 1)
         return found
+
+
+_MODEL_WORDS = ("head", "expert", "hidden", "vocab", "dim", "channel", "layer")
+_VARYING_WORDS = ("token", "seq", "batch", "row", "len", "total")
+
+
+def _fixed_by_model(name: str) -> bool:
+    """A count a name says the model fixes (`num_idx_heads`, `n_experts`, `head_dim`):
+    consulted only where a shape does not say what its dimension counts."""
+    lowered = name.lower()
+    return is_head_name(name) or (
+        any(w in lowered for w in _MODEL_WORDS) and not any(w in lowered for w in _VARYING_WORDS)
+    )
+
+
+def _collected(host: HostFunction, core: CoreFacts) -> bool:
+    """A function pytest collects by default: `test*` in the module's own scope, or a
+    method of a `Test*` class (classes are not hosts: the method's qualified place is
+    read from the tree)."""
+    if not host.name.startswith("test"):
+        return False
+    if id(host.node) in core.module_scope:
+        return True
+    for stmt in core.tree.body:
+        if isinstance(stmt, ast.ClassDef) and stmt.name.startswith("Test"):
+            if any(node is host.node for node in stmt.body):
+                return True
+    return False
+
+
+def _size_arguments(call: ast.Call) -> list[ast.AST]:
+    """The sizes a tensor-making call is given: `randn(4, 8)`, `empty((4, 8))`,
+    `full((4, 8), 0.5)`, `randint(0, 9, (4, 8))`, `size=(4, 8)`."""
+    for kw in call.keywords:
+        if kw.arg == "size":
+            sizes = kw.value
+            return list(sizes.elts) if isinstance(sizes, (ast.Tuple, ast.List)) else [sizes]
+    args = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if len(args) != len(call.args):
+        return []
+    name = call_name(call.func)
+    if name == "full":
+        args = args[:1]
+    elif name == "randint":
+        args = [a for a in args if isinstance(a, (ast.Tuple, ast.List))][:1]
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        return list(args[0].elts)
+    return args
 
 
 def _counted_tensor(subject: ast.AST) -> ast.AST | None:

@@ -165,3 +165,76 @@ def test_nonzero_subjects_read_conjunctions_negations_and_products():
     assert subjects("n == 0", True) == []
     assert subjects("n >= 0", True) == []
     assert subjects("a * b == 0", False) == ["a * b", "a", "b"]
+
+
+def test_tensors_made_with_literal_sizes_are_never_empty():
+    assert (
+        zero(
+            """
+            def launch():
+                x = torch.randn(1024, 64).npu()
+                y = torch.full((8, 4), 0.5)
+                k[(triton.cdiv(x.numel(), 256), y.shape[0])](x, 1, BLOCK=64)
+            """
+        )
+        is None
+    )
+    assert zero(
+        """
+        def launch(rows):
+            x = torch.empty(rows, 64)
+            k[(x.shape[0],)](x, 1, BLOCK=64)
+        """
+    ) == ("`x.shape[0]`, the rows of a 2-D tensor", False)
+
+
+def test_launchers_only_tests_run_are_known_as_such():
+    source = textwrap.dedent(HEAD) + textwrap.dedent(
+        """
+        def launch(x):
+            k[(x.numel(),)](x, 1, BLOCK=64)
+
+        def _case(shape):
+            launch(torch.randn(shape))
+
+        def test_small():
+            _case((4, 4))
+
+        class TestBig:
+            def test_big(self):
+                launch(torch.randn(64, 64))
+
+        def api(x):
+            k[(x.numel(),)](x, 1, BLOCK=64)
+        """
+    )
+    index = KernelIndex.build(ast.parse(source))
+    hosts = {h.name: h for h in index.hosts}
+    assert index.emptiness.run_by_tests(hosts["launch"])
+    assert index.emptiness.run_by_tests(hosts["test_big"])
+    assert not index.emptiness.run_by_tests(hosts["api"])
+
+
+def test_a_count_the_model_fixes_and_an_assignment_under_a_guard_are_not_zero():
+    assert (
+        zero(
+            """
+            def launch(score):
+                num_idx_heads = score.shape[0]
+                k[(num_idx_heads, 2)](score, 1, BLOCK=64)
+            """
+        )
+        is None
+    )
+    guarded = """
+        def launch(x):
+            rows = x.view(-1, 64).shape[0]
+            if rows == 0:
+                block = 16
+            else:
+                block = triton.next_power_of_2(rows)
+            k[(block, 2)](x, 1, BLOCK=64)
+        """
+    why = "`x.view(-1, 64).shape[0]`, the rows of a flattened view"
+    assert zero(guarded) == (why, True)
+    assert zero(guarded.replace("if rows == 0:", "if rows == 1:")) == (why, False)
