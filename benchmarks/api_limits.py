@@ -376,6 +376,11 @@ def main(argv=None) -> int:
             f"* upstream: triton {upstream['triton']}, torch {upstream['torch']}, "
             f"{upstream['device']}, {upstream['date']}"
         )
+    else:
+        lines.append(
+            "* upstream column: not measured in this run (`launch` needs a CUDA GPU); "
+            "what upstream does is cited in rules/ASC031.md from its sources and issues"
+        )
     types = launcher_scalar_types()
     lines += [
         "* triton-ascend 3.2.0's generated launcher declares scalar arguments as: "
