@@ -52,9 +52,16 @@ def test_the_release_travels_with_the_target_and_the_default_adds_nothing():
     carried = lint_target("ascend910_93", "3.2.2")
     assert split_lint_target(carried) == ("ascend910_93", (3, 2, 2))
     assert split_lint_target("ascend910b") == ("ascend910b", (3, 2, 0))
+
+
+
+def test_the_options_of_a_file_carry_the_release_and_key_the_cache_apart():
+    default, later = Settings(), Settings(triton_ascend="3.2.2")
+    assert default.options_for("k.py").target == "ascend910b"
+    assert later.options_for("k.py").target == lint_target("ascend910b", "3.2.2")
     # another release lints to other findings: it must not share their cache entry
-    assert content_key(b"x", frozenset({"ASC025"}), carried) != content_key(
-        b"x", frozenset({"ASC025"}), "ascend910_93"
+    assert content_key(b"x", default.options_for("k.py")) != content_key(
+        b"x", later.options_for("k.py")
     )
 
 

@@ -6,23 +6,26 @@ host functions, host calls, launches and helper calls bound to their callees) an
 builds on them, in this order, each facts object from exactly the ones below it:
 
     core ─┬─> values                                (every facts object may ask it)
-          ├─> host ─┬─> strides ──> quantities ─┬─> tiles     (both: also core, host)
-          │         │                          └─> coverage  (both: also core, host)
+          ├─> host ─┬─> strides ──> quantities ─┬─> tiles     (all three: also core,
+          │         │                          ├─> coverage   host)
+          │         │                          └─> emptiness
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
           │         ├─> dtypes
-          │         └──────────────> gates          (gates: also core, sequences)
+          │         ├─> core_kinds, storage         (both: also core)
+          │         └──────────────> gates          (gates: also core, sequences,
+          │                                          quantities)
           ├─> sequences ─┬─────────> gates
-          │              └─────────> bounds         (bounds: also core, host)
-          ├─> autotune                              (autotune: names through scopes)
-          └─> host ─┬─> core_kinds, storage          (both: also core)
-                    └─> quantities ──> emptiness     (emptiness: also core, host)
+          │              └─────────> bounds         (bounds: also core, host; per
+          │                                          kernel, `linear` forms)
+          └─> autotune                              (autotune: names through scopes)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
 `index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
 `index.gates`, `index.values`, `index.dtypes`, `index.bounds`, `index.autotune`,
-`index.emptiness`, `index.core_kinds` and `index.storage`, and forwards the core's data and queries (`index.kernels`,
-`index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
+`index.emptiness`, `index.core_kinds` and `index.storage`, and forwards the core's
+data and queries (`index.kernels`, `index.launches`, `index.calls_in`, ...); rules ask
+the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
 """
@@ -91,7 +94,7 @@ class KernelIndex:
         self.platform = PlatformFacts(core, self.host)
         self.dtypes = DtypeFacts(core, self.host)
         self.sequences = SequenceFacts(core)
-        self.gates = GateFacts(core, self.host, self.sequences)
+        self.gates = GateFacts(core, self.host, self.sequences, self.quantities)
         self.bounds = BoundFacts(core, self.host, self.sequences)
         self.autotune = AutotuneFacts(core)
         # Catalogue IV, launcher side (ASC025, ASC026, ASC030)
