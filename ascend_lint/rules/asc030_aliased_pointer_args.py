@@ -22,7 +22,7 @@ class AliasedPointerArgs(Rule):
         "one tensor passed to two pointer parameters of a launch, written through one and "
         "read back (or written) through the other: the compiler assumes they do not alias"
     )
-    reference = "reference_kernels/core_grid.py::rms_norm_fwd"
+    reference = "reference_kernels/ub_rows.py::softmax_fwd_kernel"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
