@@ -54,7 +54,6 @@ def test_the_release_travels_with_the_target_and_the_default_adds_nothing():
     assert split_lint_target("ascend910b") == ("ascend910b", (3, 2, 0))
 
 
-
 def test_the_options_of_a_file_carry_the_release_and_key_the_cache_apart():
     default, later = Settings(), Settings(triton_ascend="3.2.2")
     assert default.options_for("k.py").target == "ascend910b"
