@@ -38,7 +38,13 @@ from ascend_lint.index.host import HostFacts
 from ascend_lint.index.launches import HostFunction, TupleElement, argument_for
 from ascend_lint.index.naming import is_head_name
 from ascend_lint.index.quantities import QuantityFacts, Role
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, int_literal, show
+from ascend_lint.index.syntax import (
+    MAX_HELPER_DEPTH,
+    call_name,
+    expr_key,
+    int_literal,
+    show,
+)
 
 _CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up"})
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
@@ -466,13 +472,14 @@ class EmptinessFacts:
 
     def _same(self, subject: ast.AST, node: ast.AST, host: HostFunction) -> bool:
         """Is a guarded `subject` the count `node`, or the tensor `node` is a size of?"""
-        if ast.dump(subject) == ast.dump(node):
+        if expr_key(subject) == expr_key(node):
             return True
         if isinstance(subject, ast.Name) and isinstance(node, ast.Name):
             return subject.id == node.id
         if isinstance(subject, ast.Name):
             values = self._host.host_values(subject, host)
-            if any(ast.dump(v) == ast.dump(node) for v, _ in values):
+            key = expr_key(node)
+            if any(expr_key(v) == key for v, _ in values):
                 return True
         guarded_tensor = _counted_tensor(subject)
         if guarded_tensor is None:

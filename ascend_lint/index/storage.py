@@ -29,7 +29,7 @@ from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction, TupleElement
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, show
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, expr_key, show
 from ascend_lint.index.values import pointer_root
 
 # Methods that return a view of the same storage (all of it).
@@ -96,7 +96,7 @@ class StorageFacts:
         self._core = core
         self._host = host
         self._accesses: dict[int, list[Access]] = {}
-        self._bases_cache: dict[tuple[int, int], dict[str, ast.AST]] = {}
+        self._bases_cache: dict[tuple[int, int], dict[tuple, ast.AST]] = {}
 
     # -- the kernel side ----------------------------------------------------------------------
     def accesses(self, fn: JitFunction, depth: int = 0) -> list[Access]:
@@ -182,11 +182,11 @@ class StorageFacts:
         """The tensor `a` and `b` both are on some path, shown; None if never."""
         mine = self._bases(a, host)
         theirs = self._bases(b, host)
-        common = sorted(set(mine) & set(theirs))
-        return show(mine[common[0]]) if common else None
+        common = next((key for key in mine if key in theirs), None)
+        return show(mine[common]) if common is not None else None
 
-    def _bases(self, expr: ast.AST, host: HostFunction | None) -> dict[str, ast.AST]:
-        """ast.dump -> node, for each tensor object `expr` can be (views peeled)."""
+    def _bases(self, expr: ast.AST, host: HostFunction | None) -> dict[tuple, ast.AST]:
+        """expr_key -> node, for each tensor object `expr` can be (views peeled)."""
         key = (id(expr), id(host))
         cached = self._bases_cache.get(key)
         if cached is None:
@@ -194,8 +194,8 @@ class StorageFacts:
             cached = self._bases_cache[key] = self._compute_bases(expr, host)
         return cached
 
-    def _compute_bases(self, expr: ast.AST, host: HostFunction | None) -> dict[str, ast.AST]:
-        found: dict[str, ast.AST] = {}
+    def _compute_bases(self, expr: ast.AST, host: HostFunction | None) -> dict[tuple, ast.AST]:
+        found: dict[tuple, ast.AST] = {}
         values = self._host.host_values(expr, host) if host is not None else [(expr, ())]
         for value, _guards in values:
             peeled = value
@@ -226,7 +226,7 @@ class StorageFacts:
                 continue
             if isinstance(peeled, (ast.Constant, TupleElement)) or _makes_new(peeled):
                 continue
-            found.setdefault(ast.dump(peeled), peeled)
+            found.setdefault(expr_key(peeled), peeled)
         return found
 
 
