@@ -15,7 +15,8 @@ pointer parameter, in program order.
 Depends on: the core (kernels, helper calls), `host` (what a host name holds) and the
 kernel value model (`values`). Nothing else depends on this object.
 
-Cost: one pass over each kernel's calls (and its helpers', once each), kept per kernel;
+Cost: one pass over each kernel's calls (and its helpers', once each), kept per kernel,
+and one walk of the assignments per local a pointer starts from, kept per kernel;
 `same_tensor` walks two host expressions through the host value model (memoised there).
 """
 
@@ -97,6 +98,8 @@ class StorageFacts:
         self._host = host
         self._accesses: dict[int, list[Access]] = {}
         self._bases_cache: dict[tuple[int, int], dict[tuple, ast.AST]] = {}
+        # (kernel, local name) -> the pointer parameters it is computed from
+        self._roots_cache: dict[tuple[int, str], frozenset[str]] = {}
 
     # -- the kernel side ----------------------------------------------------------------------
     def accesses(self, fn: JitFunction, depth: int = 0) -> list[Access]:
@@ -121,7 +124,7 @@ class StorageFacts:
                 else None
             )
             if kind is not None and call.args:
-                for param in self._params_of(fn, call.args[0], params, 0):
+                for param in self._params_of(fn, call.args[0], params):
                     found.append(Access(param, kind, order, call, stmt))
                 continue
             binding = self._core.helper_binding(call)
@@ -129,7 +132,7 @@ class StorageFacts:
                 continue
             for inner in self.accesses(binding.callee, depth + 1):
                 for arg in binding.args.get(inner.param, ()):
-                    for param in self._params_of(fn, arg, params, 0):
+                    for param in self._params_of(fn, arg, params):
                         found.append(Access(param, inner.kind, order, call, stmt))
         found.sort(key=lambda a: a.order)
         self._accesses[id(fn)] = found
@@ -156,26 +159,53 @@ class StorageFacts:
         mine, theirs = sides(first.stmt), sides(then.stmt)
         return all(theirs[k] == v for k, v in mine.items() if k in theirs)
 
-    def _params_of(self, fn: JitFunction, expr: ast.AST, params: set[str], depth: int) -> set[str]:
+    def _params_of(self, fn: JitFunction, expr: ast.AST, params: set[str]) -> frozenset[str]:
         """The parameters a pointer (or block pointer) expression is computed from."""
-        if depth > MAX_HELPER_DEPTH:
-            return set()
-        if isinstance(expr, ast.Call) and self._core.aliases.resolve(expr.func) in _BLOCK_POINTERS:
-            return self._params_of(fn, expr.args[0], params, depth + 1) if expr.args else set()
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
-            if expr.func.attr in ("to", "cast"):  # a pointer cast keeps its storage
-                return self._params_of(fn, expr.func.value, params, depth + 1)
-        root = pointer_root(expr)
-        if root is None:
-            return set()
-        if root in params and root not in fn.assignments:
-            return {root}
+        root = self._root(expr)
+        return self._params_of_name(fn, root, params) if root is not None else frozenset()
+
+    def _root(self, expr: ast.AST) -> str | None:
+        """The name a pointer expression starts from, through block pointers built or
+        advanced from it and pointer casts (which keep its storage)."""
+        for _ in range(MAX_HELPER_DEPTH):
+            if (
+                isinstance(expr, ast.Call)
+                and self._core.aliases.resolve(expr.func) in _BLOCK_POINTERS
+            ):
+                if not expr.args:
+                    return None
+                expr = expr.args[0]
+            elif (
+                isinstance(expr, ast.Call)
+                and isinstance(expr.func, ast.Attribute)
+                and expr.func.attr in ("to", "cast")
+            ):
+                expr = expr.func.value
+            else:
+                break
+        return pointer_root(expr)
+
+    def _params_of_name(self, fn: JitFunction, root: str, params: set[str]) -> frozenset[str]:
+        """The parameters the local (or parameter) `root` is computed from, over every
+        assignment of every name it comes from: one walk per name and kernel (a pointer
+        advanced in a loop, `p += step`, reaches itself; the walk visits each name once)."""
+        key = (id(fn), root)
+        cached = self._roots_cache.get(key)
+        if cached is not None:
+            return cached
         found: set[str] = set()
-        for value in fn.assignments.get(root, ()):
-            found |= self._params_of(fn, value, params, depth + 1)
-        if root in params:
-            found.add(root)
-        return found
+        seen, stack = {root}, [root]
+        while stack:
+            name = stack.pop()
+            if name in params:
+                found.add(name)
+            for value in fn.assignments.get(name, ()):
+                source = self._root(value)
+                if source is not None and source not in seen:
+                    seen.add(source)
+                    stack.append(source)
+        cached = self._roots_cache[key] = frozenset(found)
+        return cached
 
     # -- the launch side ----------------------------------------------------------------------
     def same_tensor(self, a: ast.AST, b: ast.AST, host: HostFunction | None) -> str | None:

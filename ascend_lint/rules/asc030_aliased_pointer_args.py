@@ -36,6 +36,8 @@ class AliasedPointerArgs(Rule):
                 by_param.setdefault(access.param, []).append(access)
             pointers = [p for p in binding.callee.params if p in by_param]
             for first, second in combinations(pointers, 2):
+                if not any(a.writes for a in (*by_param[first], *by_param[second])):
+                    continue  # two parameters only read: nothing to order
                 a_args, b_args = binding.args.get(first, ()), binding.args.get(second, ())
                 tensor = next(
                     (

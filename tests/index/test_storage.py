@@ -67,3 +67,34 @@ def test_same_tensor_through_views_and_conditional_assignments_but_not_copies():
     x, copy, t = (second.args[p][0] for p in ("x", "y", "z"))
     assert index.storage.same_tensor(x, copy, second.host) is None
     assert index.storage.same_tensor(x, t, second.host) == "x"
+
+
+def test_a_pointer_is_traced_to_its_parameter_through_any_chain_of_locals():
+    """Each local is walked once per kernel: a chain longer than the helper depth still
+    reaches its parameter, and pointers advanced on both sides of a branch in a loop
+    (each `p += ...` a value of `p` that reads `p`) cost one visit each."""
+    chain = "\n".join(f"    p{i + 1} = p{i} + {i}" for i in range(12))
+    advances = "\n".join(
+        f"        if c == {i}:\n            q += {i}\n        else:\n            q += {i + 1}"
+        for i in range(3)
+    )
+    source = f"""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, c, BLOCK: tl.constexpr):
+    p0 = x
+{chain}
+    tl.store(p12 + tl.arange(0, BLOCK), 1.0)
+    q = y
+    for _ in range(4):
+{advances}
+        tl.store(q + tl.arange(0, BLOCK), 2.0)
+"""
+    index = KernelIndex.build(ast.parse(source))
+    (kernel,) = index.kernels
+    assert [(a.param, a.kind) for a in index.storage.accesses(kernel)] == [
+        ("x", "store"),
+        ("y", "store"),
+    ]
