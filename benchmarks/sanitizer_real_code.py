@@ -1441,8 +1441,7 @@ def _fake_driver(sm: int | None = None) -> None:
 
     props = dict(DEVICE_PROPS)
     if sm:
-        # the stand-in driver answers the CUDA property too, for the cases whose code
-        # still reads it (their defect is what the case shows, not this driver's)
+        # FLA's generic kernels size their grids from this GPU property: the case sets it.
         props["multiprocessor_count"] = sm  # noqa: ASC014
 
     class Utils:

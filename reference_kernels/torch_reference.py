@@ -4,7 +4,7 @@ They walk the chunks (or sequences, or window taps) one by one in Python with de
 torch ops, so they are slow but obviously right.  Semantics (shapes, gate
 convention, varlen) are those documented in the kernel modules
 (``reference_kernels/chunk_o.py``, ``cumsum.py``, ``core_grid.py``,
-``shift_window.py``); the backward oracle uses autograd rather than hand-derived
+``shift_window.py``, ``segments.py``); the backward oracle uses autograd rather than hand-derived
 formulas so that it checks the kernels' algebra independently.
 """
 
@@ -196,3 +196,11 @@ def causal_conv1d_fwd_ref(x, weight, bias=None, cu_seqlens=None):
                 out[shift:] += seq[: seq.shape[0] - shift] * weight[:, w].float()
         y[b, start:end] = out
     return y
+
+
+def segment_lengths_ref(cu_counts):
+    """Starts and lengths of the segments an inclusive cumulative count describes:
+    segment ``i`` is ``[cu_counts[i - 1], cu_counts[i])``, the first one starting at 0."""
+    starts = torch.zeros_like(cu_counts)
+    starts[1:] = cu_counts[:-1]
+    return starts, cu_counts - starts

@@ -34,7 +34,7 @@ def test_findings_exit_1_with_frame_and_help(project, capsys):
     assert "k.py:11:23: ASC004 [*] `num_warps`" in out
     assert "11 |     k[(1,)](x, BT=64, num_warps=4)" in out
     assert "help: corrected pattern: chunk_fwd_o, shown by `ascend-lint rule ASC004`" in out
-    assert "Found 1 error in 1 of 1 files." in out
+    assert "Found 1 error in 1 file." in out
 
 
 def test_exit_zero(project, capsys):
@@ -114,6 +114,25 @@ def test_noqa(project, capsys):
     assert {line.split(":")[0] for line in out.splitlines()} == {"b.py"}
 
 
+def test_unused_noqa_is_reported_in_files_without_kernels(project, capsys):
+    # As Ruff's RUF100: every file's comments are read, not only those of kernel files.
+    (project / "plain.py").write_text("x = 1  # noqa: ASC004\ny = 2  # noqa: E501\n")
+    (project / "host.py").write_text("import torch\n\nz = torch.ones(1)  # noqa: asc001, F401\n")
+    # A comment inside a string is text, not a comment: a docstring's example is left alone.
+    (project / "doc.py").write_text('"""Example:\n\n    x = 1  # noqa: ASC004\n"""\n')
+    code, out, _ = run(capsys, "--output-format", "concise", "-q", ".")
+    assert code == 1
+    assert sorted(out.splitlines()) == [
+        "host.py:3:20: ASC100 [*] unused `noqa` code `asc001`: nothing on this line is reported "
+        "for it",
+        "plain.py:1:8: ASC100 [*] unused `noqa` code `ASC004`: nothing on this line is reported "
+        "for it",
+    ]
+    code, out, _ = run(capsys, "--fix", "-q", ".")
+    assert (project / "plain.py").read_text() == "x = 1\ny = 2  # noqa: E501\n"
+    assert (project / "host.py").read_text().endswith("z = torch.ones(1)  # noqa: F401\n")
+
+
 def test_file_level_noqa_with_codes_silences_only_those_codes(project, capsys):
     # As Ruff's file-level noqa with codes: the listed codes, everywhere in the file, no other.
     two = KERNEL_WITH_NUM_WARPS.replace("    pass\n", "    y = (BT * 4).to(tl.int64)\n")
@@ -166,6 +185,10 @@ def test_config_select_per_file_ignores_and_exclude(project, capsys):
     # A path named explicitly is linted even when excluded, unless --force-exclude.
     assert run(capsys, "-q", "vendored/k.py")[0] == 1
     assert run(capsys, "-q", "--force-exclude", "vendored/k.py")[0] == 0
+    # An excluded folder, named with --force-exclude: nothing is linted, and it says so.
+    code, _, err = run(capsys, "--force-exclude", "vendored")
+    assert code == 0
+    assert "warning: No Python files found under the given paths" in err
 
 
 @pytest.mark.parametrize(

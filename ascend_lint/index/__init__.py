@@ -48,7 +48,8 @@ Where each kind of fact is computed (per kernel, then per module):
                the reaching definitions (one `KernelForms` per kernel, held by `bounds`)
 * `bounds`     `BoundFacts`: which index values can be negative where they are read
                (over linear forms), the lower bounds a mask or a comparison puts on a
-               value, the facts branches and early exits give a statement, what
+               value, the facts branches and early exits give a statement, the loads
+               only `tl.where` arms use and what each arm's condition bounds, what
                launches bind, whether an address reads a bounded quantity, lane-varying
                and loaded values, -1 sentinels, the table an index is loaded from
 * `autotune`   `AutotuneFacts`: configs a config list repeats, comprehension loops

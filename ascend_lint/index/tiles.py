@@ -51,6 +51,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ascend_lint.diagnostics import cite
 from ascend_lint.index.aliases import LANGUAGE, TRITON
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
@@ -186,8 +187,9 @@ class Config:
     """Constexpr values that reach a kernel together, and where they come from."""
 
     values: dict[str, int]
-    label: str  # "config 3 of @triton.autotune", "the launch at line 40"
+    label: str  # "config 3 of @triton.autotune", "the launch at <cite(0)>"
     node: ast.AST  # where a finding about it goes
+    cited: tuple[ast.AST, ...] = ()  # the places `label` cites (`diagnostics.cite`)
 
 
 @dataclass(frozen=True)
@@ -693,24 +695,27 @@ class TileFacts:
         defaults = _constexpr_defaults(fn)
         params = [p for p in fn.params if p in fn.constexpr_params]
         # What each launch fixes: a constexpr every source of which is one integer.
-        sources: dict[tuple, tuple[dict[str, int], str, ast.AST]] = {}
+        sources: dict[tuple, tuple[dict[str, int], str, ast.AST, tuple[ast.AST, ...]]] = {}
         for launch in self._core.launches_of(fn):
             values = {}
             for param in params:
                 found = {self._host_int(a, launch.host) for a in launch.args.get(param, ())}
                 if len(found) == 1 and None not in found:
                     values[param] = found.pop()
-            label = f"the launch at line {launch.call.lineno}"
-            sources.setdefault(tuple(sorted(values.items())), (values, label, launch.call.func))
-        if not sources or all(not values for values, _, _ in sources.values()):
-            sources = {(): ({}, "the parameter defaults", fn.node)}
+            label = f"the launch at {cite(0)}"
+            sources.setdefault(
+                tuple(sorted(values.items())),
+                (values, label, launch.call.func, (launch.call,)),
+            )
+        if not sources or all(not values for values, _, _, _ in sources.values()):
+            sources = {(): ({}, "the parameter defaults", fn.node, ())}
         tuned = self._autotune_configs(fn)
         configs = []
-        for values, label, node in sources.values():
+        for values, label, node, cited in sources.values():
             base = {**defaults, **values}
             if not tuned:
                 if base:
-                    configs.append(Config(_in_order(fn, base), label, node))
+                    configs.append(Config(_in_order(fn, base), label, node, cited))
                 continue
             for number, (config, tuned_values) in enumerate(tuned, start=1):
                 where = f"config {number} of @triton.autotune"
@@ -719,6 +724,7 @@ class TileFacts:
                         _in_order(fn, {**base, **tuned_values}),
                         f"{where}, {label}" if values else where,
                         config,
+                        cited if values else (),
                     )
                 )
         return configs

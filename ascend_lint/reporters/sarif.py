@@ -94,6 +94,15 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict:
             {"physicalLocation": {"artifactLocation": artifact, "region": _region(d.start, d.end)}}
         ],
     }
+    if d.related:
+        # The places the message cites ("line N"), each its own location.
+        result["relatedLocations"] = [
+            {
+                "id": i,
+                "physicalLocation": {"artifactLocation": artifact, "region": _region(a, b)},
+            }
+            for i, (a, b) in enumerate(d.related)
+        ]
     if d.fix is not None:
         replacements = [
             {"deletedRegion": _region(e.start, e.end), "insertedContent": {"text": e.content}}

@@ -27,6 +27,7 @@ from ascend_lint.rules.asc020_chained_bool_op import ChainedBoolOp
 from ascend_lint.rules.asc021_transposed_batch_base import TransposedBatchBase
 from ascend_lint.rules.asc022_ub_overflow import UbOverflow
 from ascend_lint.rules.asc023_grid_misses_work import GridMissesWork
+from ascend_lint.rules.asc024_where_arm_load import WhereArmLoad
 
 # Catalogue IV, launcher side and API limits (ASC025, ASC026, ASC030, ASC031)
 from ascend_lint.rules.asc025_zero_size_launch import ZeroSizeLaunch
@@ -60,6 +61,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     TransposedBatchBase,
     UbOverflow,
     GridMissesWork,
+    WhereArmLoad,
     # Catalogue IV, launcher side and API limits
     ZeroSizeLaunch,
     CoreTypeMismatch,

@@ -19,12 +19,13 @@ class Finding:
     """A rule's report before the engine turns it into a Diagnostic."""
 
     node: ast.AST  # its span is the finding's span
-    message: str
+    message: str  # cites `related[i]` as `cite(i)` ("line N" when shown)
     fix: Fix | None = None
     end_node: ast.AST | None = None  # span end, when it differs from `node`'s
     # Where else the defect is written (the definition of a local address the access
     # reads): a more specific rule's finding there supersedes this one too.
     also_at: tuple[ast.AST, ...] = ()
+    related: tuple[ast.AST, ...] = ()  # the places the message cites
 
 
 @dataclass

@@ -14,7 +14,7 @@ from ascend_lint.codemods import (
     remove_list_elements,
     remove_statement,
 )
-from ascend_lint.diagnostics import Applicability, Edit, Fix, FixGroup
+from ascend_lint.diagnostics import Applicability, Edit, Fix, FixGroup, cite
 from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.index.syntax import free_of_effects
 from ascend_lint.knob_cleanup import knob_cleanups
@@ -208,9 +208,10 @@ class LaunchNumWarpsStages(Rule):
             for repeat in repeats:
                 yield Finding(
                     repeat.node,
-                    f"this `triton.Config` repeats the one on line {repeat.first.lineno}: "
+                    f"this `triton.Config` repeats the one on {cite(0)}: "
                     "autotuning compiles and benchmarks the same kernel again; remove it",
                     fix=fix,
+                    related=(repeat.first,),
                 )
         by_comp: dict[int, list] = {}
         for loop in autotune.repeating_loops():

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.codemods import node_offsets, node_span, node_text, replace_node, text_edit
-from ascend_lint.diagnostics import Applicability, Edit, Fix
+from ascend_lint.diagnostics import Applicability, Citations, Edit, Fix
 from ascend_lint.index import (
     LANGUAGE,
     IntKind,
@@ -83,11 +83,15 @@ class LateInt64Cast(Rule):
                     p for p in _products(inner) if self._int32_product(p, values, order, runtime)
                 ]
                 if products:
+                    cites = Citations()
                     yield Finding(
                         call,
-                        self._product_message(products[0], fn, values, order, method, runtime),
+                        self._product_message(
+                            products[0], fn, values, order, method, runtime, cites
+                        ),
+                        related=tuple(cites.nodes),
                         fix=self._cast_operands_fix(
-                            ctx, call, inner, values, order, runtime, tl_name
+                            ctx, call, stmt, inner, values, order, runtime, tl_name
                         ),
                     )
                     continue
@@ -122,11 +126,12 @@ class LateInt64Cast(Rule):
         order: int,
         method: bool,
         runtime: set[str],
+        cites: Citations,
     ) -> str:
         described = []
         for factor in factors(product):
             if isinstance(factor, ast.Name):
-                what = _describe(factor.id, fn, values, order)
+                what = _describe(factor.id, fn, values, order, cites)
                 described.append(f"`{factor.id}` ({what})" if what else f"`{factor.id}`")
         operands = f": {', '.join(described)}" if described else ""
         first = ast.unparse(self._widen(product, values, order, runtime)[0])
@@ -134,7 +139,7 @@ class LateInt64Cast(Rule):
             f"`{ast.unparse(product)}` is an int32 multiply{operands}; it can wrap past 2**31 "
             f"before {'`.to(tl.int64)`' if method else 'the cast'} widens it"
         )
-        path = _one_path_note(product, values, order)
+        path = _one_path_note(product, values, order, cites)
         if path:
             text += f"; {path}"
         return text + f"; cast an operand first: `tl.cast({first}, tl.int64) * ...`"
@@ -185,6 +190,7 @@ class LateInt64Cast(Rule):
         self,
         ctx: RuleContext,
         call: ast.Call,
+        stmt: ast.stmt,
         inner: ast.AST,
         values: KernelValues,
         order: int,
@@ -212,6 +218,9 @@ class LateInt64Cast(Rule):
         start, end = node_offsets(source, inner)
         call_start, call_end = node_offsets(source, call)
         text = source.text
+        # Parentheses are kept unless the cast is a one-line statement's whole value
+        # (`bos = (i_b * T).to(tl.int64)` -> `bos = tl.cast(i_b, tl.int64) * T`).
+        bare = getattr(stmt, "value", None) is call and "\n" not in text[call_start:call_end]
         if isinstance(call.func, ast.Attribute) and call.func.attr == "to":
             # `( ... ).to(tl.int64)`: from the `.` on
             dot = node_offsets(source, call.func)[1] - len(call.func.attr) - 1
@@ -219,10 +228,14 @@ class LateInt64Cast(Rule):
                 dot -= 1
             if text[dot] != ".":
                 return None
-            edits.append(text_edit(source, dot, call_end, ""))
+            if bare and text[call_start:start].strip() == "(" and text[end:dot].strip() == ")":
+                edits.append(text_edit(source, call_start, start, ""))
+                edits.append(text_edit(source, end, call_end, ""))
+            else:
+                edits.append(text_edit(source, dot, call_end, ""))
         else:  # `tl.cast( ... , tl.int64)` -> `( ... )`
-            edits.append(text_edit(source, call_start, start, "("))
-            edits.append(text_edit(source, end, call_end, ")"))
+            edits.append(text_edit(source, call_start, start, "" if bare else "("))
+            edits.append(text_edit(source, end, call_end, "" if bare else ")"))
         edits.sort(key=lambda e: e.start)
         return Fix(
             Applicability.UNSAFE, "Cast an operand to int64 before multiplying", tuple(edits)
@@ -490,7 +503,9 @@ def _where(kind: IntKind) -> str:
     return ""
 
 
-def _describe(name: str, fn: JitFunction, values: KernelValues, order: int) -> str:
+def _describe(
+    name: str, fn: JitFunction, values: KernelValues, order: int, cites: Citations
+) -> str:
     """What a factor of an int32 product is, in a few words."""
     reach = values.reaching(name, order)
     if reach and all(b.order < 0 for b in reach):
@@ -510,11 +525,11 @@ def _describe(name: str, fn: JitFunction, values: KernelValues, order: int) -> s
     if any(values.is_program_id(ast.Name(n, ast.Load()), at) for n, at in sources):
         return "derived from a program id"
     if len(reach) == 1 and reach[0].order >= 0 and values.binding_width(reach[0]) is False:
-        return f"int32, set on line {fn.statements[reach[0].order].lineno}"
+        return f"int32, set on {cites(fn.statements[reach[0].order])}"
     return ""
 
 
-def _one_path_note(product: ast.BinOp, values: KernelValues, order: int) -> str:
+def _one_path_note(product: ast.BinOp, values: KernelValues, order: int, cites: Citations) -> str:
     """For a name that is int64 on some paths and int32 on others (the product's own
     operands first, then what their int32 bindings are computed from): where it is int32."""
     todo = [(name, order) for name in sorted(names_in(product))]
@@ -530,7 +545,7 @@ def _one_path_note(product: ast.BinOp, values: KernelValues, order: int) -> str:
         if True in found and narrow:
             b = narrow[0]
             where = (
-                f"where it is set on line {values.fn.statements[b.order].lineno}"
+                f"where it is set on {cites(values.fn.statements[b.order])}"
                 if b.order >= 0
                 else "as the kernel argument"
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ascend_lint.diagnostics import Citations
 from ascend_lint.index import JitFunction, own_nodes
 from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
@@ -32,15 +33,18 @@ class DotLhsReuse(Rule):
         core = ctx.index.core
         for fn in ctx.index.kernels:
             for use in core.dot_lhs_uses(fn):
-                reuse = self._reuse(fn, use.stmt, use.call, use.tile)
+                cites = Citations()
+                reuse = self._reuse(fn, use.stmt, use.call, use.tile, cites)
                 if reuse is None and self._is_parameter(fn, use.stmt, use.tile):
                     # A helper's parameter: the tile is the one its callers pass.
                     for passed in core.tiles_passed_to(fn, use.tile):
-                        again = self._reuse(passed.caller, passed.stmt, passed.call, passed.tile)
+                        again = self._reuse(
+                            passed.caller, passed.stmt, passed.call, passed.tile, cites
+                        )
                         if again is not None:
                             reuse = (
                                 f"the tile `{passed.tile}` that `{passed.caller.name}` passes on "
-                                f"line {passed.stmt.lineno}, which is {again}"
+                                f"{cites(passed.stmt)}, which is {again}"
                             )
                             break
                 if reuse is None:
@@ -50,6 +54,7 @@ class DotLhsReuse(Rule):
                     f"`{use.tile}` is the lhs of this `tl.dot` and is {reuse}; Ascend's matmul "
                     f"may overwrite its lhs: reload it or dot a copy (`{use.tile} + 0.0`) "
                     "taken before",
+                    related=tuple(cites.nodes),
                 )
 
     @staticmethod
@@ -58,7 +63,9 @@ class DotLhsReuse(Rule):
         return name in fn.params and bool(reach) and all(d.order < 0 for d in reach)
 
     @staticmethod
-    def _reuse(fn: JitFunction, stmt: ast.stmt, call: ast.Call, tile: str) -> str | None:
+    def _reuse(
+        fn: JitFunction, stmt: ast.stmt, call: ast.Call, tile: str, cites: Citations
+    ) -> str | None:
         names = fn.statement_names()
         here = fn.order_of(stmt)
         # Read again in the same statement, outside this dot (its own target is no read).
@@ -66,7 +73,7 @@ class DotLhsReuse(Rule):
             isinstance(n, ast.Name) and n.id == tile and isinstance(n.ctx, ast.Load)
             for n in _outside(stmt, call)
         ):
-            return f"read again on line {stmt.lineno}"
+            return f"read again on {cites(stmt)}"
         if tile in names[here][1]:
             return None  # `b = tl.dot(b, a)`: the statement ends the old tile
         # Read again after it, before it is redefined (not on the other side of an if).
@@ -79,7 +86,7 @@ class DotLhsReuse(Rule):
             if _exclusive(branches, fn.context(later).branches):
                 continue
             if tile in reads:
-                return f"read again on line {later.lineno}"
+                return f"read again on {cites(later)}"
             if tile in writes:
                 break
         # Used in a loop it was defined outside of: every iteration after the first
@@ -93,8 +100,7 @@ class DotLhsReuse(Rule):
                 return None
             if any(d.order < first - 1 for d in fn.reaching(tile, here)):
                 return (
-                    f"defined before the loop on line {loop.lineno} and used as lhs in every "
-                    "iteration"
+                    f"defined before the loop on {cites(loop)} and used as lhs in every iteration"
                 )
         return None
 

@@ -16,7 +16,7 @@ import ast
 from collections.abc import Iterator
 
 from ascend_lint.codemods import node_text, replace_node
-from ascend_lint.diagnostics import Applicability, Fix
+from ascend_lint.diagnostics import Applicability, Fix, cite
 from ascend_lint.index import call_name, dotted
 from ascend_lint.index.platform import (
     CUDA_LANGUAGE,
@@ -212,9 +212,10 @@ class CudaOnlyApi(Rule):
         via = "" if literal in value else f", which is {literal}"
         return Finding(
             node,
-            f"`{where.format(name.id)}` names a CUDA device (`{name.id}` is `{value}`, line "
-            f"{source.lineno}{via}); on Ascend use the device of the input tensors or an NPU "
+            f"`{where.format(name.id)}` names a CUDA device (`{name.id}` is `{value}`, "
+            f"{cite(0)}{via}); on Ascend use the device of the input tensors or an NPU "
             "device",
+            related=(source,),
         )
 
     def _property(self, ctx: RuleContext, node: ast.AST, key: str) -> Finding:

@@ -45,7 +45,9 @@ class UnsupportedDtype(Rule):
             for use in index.dtypes.uses(fn, UNSUPPORTED):
                 if use.stmt is not None and index.platform.kernel_on_a5_only(fn, use.stmt):
                     continue  # the 910_95 side of a compile-time SoC test
-                yield Finding(use.node, self._message(use.dtype, use.how, use.kind))
+                yield Finding(
+                    use.node, self._message(use.dtype, use.how, use.kind), related=use.cited
+                )
 
     @staticmethod
     def _message(qual: str, how: str, kind: str) -> str:

@@ -23,56 +23,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.codemods import node_offsets
-from ascend_lint.diagnostics import Applicability, Edit, Fix
-from ascend_lint.index import LANGUAGE, TRITON, BoundFacts, JitFunction
+from ascend_lint.diagnostics import Applicability
+from ascend_lint.index import LANGUAGE, BoundFacts, JitFunction
 from ascend_lint.index.bounds import MaskBound
 from ascend_lint.index.linear import Occurrence
 from ascend_lint.index.syntax import show
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules._clamp import clamp_fix, language_prefix, mask_of, occurrence_text
 
 _ACCESSES = {f"{LANGUAGE}.load": 1, f"{LANGUAGE}.store": 2}  # -> position of `mask`
-# Summands that keep their text inside a sum without parentheses.
-_SUMMAND_NODES = (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript, ast.UnaryOp)
-_TIGHT_OPS = (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
-
-
-def _mask_of(call: ast.Call, position: int) -> ast.AST | None:
-    for kw in call.keywords:
-        if kw.arg == "mask":
-            return kw.value
-    return call.args[position] if len(call.args) > position else None
-
-
-def _grouping(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span of `text[start:end]` with the grouping parentheses right around it, if
-    any: the fix's call brackets the expression already. Not a call's or a subscript's
-    own (`f(o - 1)` keeps its parentheses)."""
-    before, after = start, end
-    while before > 0 and text[before - 1] in " \t":
-        before -= 1
-    while after < len(text) and text[after] in " \t":
-        after += 1
-    if before == 0 or text[before - 1] != "(" or after >= len(text) or text[after] != ")":
-        return start, end
-    outside = before - 1
-    while outside > 0 and text[outside - 1] in " \t":
-        outside -= 1
-    if outside > 0 and (text[outside - 1].isalnum() or text[outside - 1] in "_)]}\"'"):
-        return start, end  # `f(`: a call's parentheses
-    return before - 1, after + 1
-
-
-def _language_prefix(ctx: RuleContext) -> str | None:
-    """How the module spells `triton.language`, for the clamp the fix writes."""
-    modules = ctx.index.aliases.modules
-    spelled = sorted(name for name, qual in modules.items() if qual == LANGUAGE)
-    if "tl" in spelled:
-        return "tl"
-    if spelled:
-        return spelled[0]
-    triton = sorted(name for name, qual in modules.items() if qual == TRITON)
-    return f"{triton[0]}.language" if triton else None
 
 
 class MaskedNegativeOffset(Rule):
@@ -90,7 +49,7 @@ class MaskedNegativeOffset(Rule):
         for fn in index.kernels:
             for qual, position in _ACCESSES.items():
                 for call, stmt in index.calls_in(fn, qual):
-                    mask = _mask_of(call, position)
+                    mask = mask_of(call, position)
                     if mask is None or not call.args:
                         continue
                     kept_out = self._kept_out(index.bounds, fn, call.args[0], mask, stmt)
@@ -140,9 +99,9 @@ class MaskedNegativeOffset(Rule):
     ) -> Finding:
         bound = kept_out[0][0]
         uses = list({id(o.node): o for _b, occurrences in kept_out for o in occurrences}.values())
-        texts = [self._text(ctx, o) for o in uses]
+        texts = [occurrence_text(ctx, o) for o in uses]
         use = texts[0] if texts else bound.text
-        clamp = f"{_language_prefix(ctx) or 'tl'}.maximum({use}, 0)"
+        clamp = f"{language_prefix(ctx) or 'tl'}.maximum({use}, 0)"
         test = show(bound.test)
         mask = f"the mask `{bound.via}` (from `{test}`)" if bound.via else f"the mask test `{test}`"
         others = sorted(set(texts[1:]) - {use})
@@ -162,87 +121,8 @@ class MaskedNegativeOffset(Rule):
                 "masked-out lanes, which faults out of range; clamp it with "
                 f"`{clamp}` and keep the mask"
             )
-        fix = self._fix(ctx, uses, use) if uses else None
+        fix = clamp_fix(ctx, uses, use) if uses else None
         return Finding(call, message, fix=fix)
-
-    @staticmethod
-    def _source(ctx: RuleContext, node: ast.AST) -> str:
-        if getattr(node, "end_col_offset", None) is None:
-            return show(node)
-        start, end = node_offsets(ctx.source, node)
-        text = ctx.source.text[start:end]
-        return text if "\n" not in text else show(node)
-
-    def _summed(self, ctx: RuleContext, terms: tuple[tuple[ast.AST, int], ...]) -> str:
-        """Signed summands as one sum: `o`, `- 1` -> `o - 1`."""
-        parts = []
-        for node, sign in terms:
-            text = self._source(ctx, node)
-            tight = isinstance(node, _SUMMAND_NODES) or (
-                isinstance(node, ast.BinOp) and isinstance(node.op, _TIGHT_OPS)
-            )
-            if not tight:
-                text = f"({text})"
-            if not parts:
-                parts.append(text if sign > 0 else f"-{text}")
-            else:
-                parts.append(f"{'+' if sign > 0 else '-'} {text}")
-        return " ".join(parts)
-
-    def _text(self, ctx: RuleContext, occurrence: Occurrence) -> str:
-        if occurrence.terms is None:
-            return self._source(ctx, occurrence.node)
-        return self._summed(ctx, occurrence.terms)
-
-    def _fix(self, ctx: RuleContext, uses: list[Occurrence], use: str) -> Fix | None:
-        """Clamp every unclamped use: `tl.maximum(use, 0)` for a whole expression, and for
-        summands of a sum the sum of the others plus the clamp of theirs. None when a use
-        has no source span or the edits would overlap or not parse."""
-        prefix = _language_prefix(ctx)
-        if prefix is None:
-            return None
-        spans: list[tuple[int, int, Occurrence]] = []
-        for occurrence in uses:
-            node = occurrence.node
-            if (
-                getattr(node, "lineno", None) is None
-                or getattr(node, "end_col_offset", None) is None
-            ):
-                return None
-            start, end = node_offsets(ctx.source, node)
-            spans.append((start, end, occurrence))
-        spans.sort(key=lambda s: (s[0], -s[1]))
-        kept: list[tuple[int, int, Occurrence]] = []
-        for start, end, occurrence in spans:
-            if kept and start < kept[-1][1]:
-                if end <= kept[-1][1]:
-                    continue  # inside a use already clamped
-                return None
-            kept.append((start, end, occurrence))
-        text = ctx.source.text
-        edits = []
-        for start, end, occurrence in reversed(kept):
-            if occurrence.terms is None:
-                clamp = f"{prefix}.maximum({text[start:end]}, 0)"
-                # `(o - 1) * D` -> `tl.maximum(o - 1, 0) * D`
-                start, end = _grouping(text, start, end)
-            else:  # `x + o - 1` -> `x + tl.maximum(o - 1, 0)`
-                kept_terms = self._summed(ctx, occurrence.rest)
-                clamp = f"{kept_terms} + {prefix}.maximum({self._summed(ctx, occurrence.terms)}, 0)"
-            # Each clamp replaces a whole expression (or its grouping brackets), so the
-            # file parses when the replacement does; the fix loop re-parses the whole file
-            # before writing it. (Parsing the file here, per finding, was most of the
-            # rule's time.)
-            try:
-                ast.parse(clamp, mode="eval")
-            except SyntaxError:
-                return None
-            edits.append(Edit(ctx.source.position_of(start), ctx.source.position_of(end), clamp))
-        return Fix(
-            Applicability.UNSAFE,
-            f"Clamp `{use}` in the address",
-            tuple(reversed(edits)),
-        )
 
     VALID = [
         # clamped address, mask kept

@@ -34,7 +34,11 @@ class UbOverflow(Rule):
             for config in configs:
                 peak = tiles.peak(fn, config.values, target)
                 if peak is not None and peak.bits > target.capacity_bits:
-                    yield Finding(config.node, self._overflow(fn.name, kernel, config, peak, ctx))
+                    yield Finding(
+                        config.node,
+                        self._overflow(fn.name, kernel, config, peak, ctx),
+                        related=config.cited,
+                    )
             for block in blocks:
                 message = self._unbounded(fn, kernel, block, configs, ctx)
                 if message is not None:

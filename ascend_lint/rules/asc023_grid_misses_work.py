@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ascend_lint.codemods import node_text, remove_statement, replace_node
-from ascend_lint.diagnostics import Applicability, Fix
+from ascend_lint.diagnostics import Applicability, Citations, Fix
 from ascend_lint.index.syntax import int_literal, show
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
@@ -31,10 +31,11 @@ class GridMissesWork(Rule):
             launched.add(id(kernel))
             if len(index.by_name.get(kernel.name, ())) > 1:
                 continue  # several kernels of that name: which one runs is not shown
+            cites = Citations()
             problems = (
-                self._missing_axes(ctx, binding)
-                + self._capped_axes(ctx, binding)
-                + self._rounded_down_axes(ctx, binding)
+                self._missing_axes(ctx, binding, cites)
+                + self._capped_axes(ctx, binding, cites)
+                + self._rounded_down_axes(ctx, binding, cites)
             )
             fix = None
             for loop in coverage.unbounded_task_loops_at(binding):
@@ -46,7 +47,7 @@ class GridMissesWork(Rule):
                         else f"`{show(loop.total)}`"
                     )
                     problems.append(
-                        f"`{kernel.name}`'s task loop (line {loop.loop.lineno}) never checks "
+                        f"`{kernel.name}`'s task loop ({cites(loop.loop)}) never checks "
                         f"`{loop.task}` against {total}: unless the count is a "
                         "multiple of the grid, the last round reads and writes past the end"
                     )
@@ -55,6 +56,7 @@ class GridMissesWork(Rule):
                     binding.call.func,
                     "; ".join(problems) + f"; loop over tasks instead (`{_TASK_LOOP}`)",
                     fix,
+                    related=tuple(cites.nodes),
                 )
         # A kernel launched from another module: its task loop is wrong wherever it runs.
         for kernel in index.kernels:
@@ -93,7 +95,7 @@ class GridMissesWork(Rule):
         )
 
     @staticmethod
-    def _missing_axes(ctx: RuleContext, binding) -> list[str]:
+    def _missing_axes(ctx: RuleContext, binding, cites: Citations) -> list[str]:
         """(a) `tl.program_id(k)` for an axis every grid of the launch lacks."""
         coverage = ctx.index.coverage
         ranks = ctx.index.quantities.grid_ranks(binding.call, binding.host)
@@ -119,13 +121,13 @@ class GridMissesWork(Rule):
             out.append(
                 f"the grid `{grid}` has {rank} "
                 f"ax{'is' if rank == 1 else 'es'} but `{binding.callee.name}` reads "
-                f"`{show(read.call)}` on line {read.call.lineno}{where}: that id is always 0, "
+                f"`{show(read.call)}` on {cites(read.call)}{where}: that id is always 0, "
                 f"so only the first tile along axis {axis} is computed"
             )
         return out
 
     @staticmethod
-    def _rounded_down_axes(ctx: RuleContext, binding) -> list[str]:
+    def _rounded_down_axes(ctx: RuleContext, binding, cites: Citations) -> list[str]:
         """(d) an axis of `n // BLOCK` programs over a kernel with one tile of `BLOCK`
         per program: the last `n % BLOCK` are never computed."""
         coverage = ctx.index.coverage
@@ -143,14 +145,14 @@ class GridMissesWork(Rule):
                     out.append(
                         f"grid axis {axis} `{show(extent)}` rounds the tile count down, and "
                         f"`{binding.callee.name}` computes one tile per program from "
-                        f"`{show(reads[axis].call)}` (line {reads[axis].call.lineno}): the "
+                        f"`{show(reads[axis].call)}` ({cites(reads[axis].call)}): the "
                         "last partial tile has no program and is never computed (use "
                         "`triton.cdiv` and mask the tail)"
                     )
         return out
 
     @staticmethod
-    def _capped_axes(ctx: RuleContext, binding) -> list[str]:
+    def _capped_axes(ctx: RuleContext, binding, cites: Citations) -> list[str]:
         """(b) a core-count or capped axis over a kernel that maps one program to one tile."""
         coverage = ctx.index.coverage
         kernel = binding.callee
@@ -176,7 +178,7 @@ class GridMissesWork(Rule):
                     out.append(
                         f"grid axis {axis} `{show(extent)}` is capped ({limited.why}) but "
                         f"`{kernel.name}` takes one tile per program from "
-                        f"`{show(reads[axis].call)}` (line {reads[axis].call.lineno}) with no "
+                        f"`{show(reads[axis].call)}` ({cites(reads[axis].call)}) with no "
                         f"task loop: tiles beyond the first {limited.cap:,} are never computed"
                     )
                     continue
@@ -190,7 +192,7 @@ class GridMissesWork(Rule):
                     out.append(
                         f"grid axis {axis} `{show(extent)}` is the core count ({capped}) but "
                         f"`{kernel.name}` takes one tile per program from "
-                        f"`{show(reads[axis].call)}` (line {reads[axis].call.lineno}) with no "
+                        f"`{show(reads[axis].call)}` ({cites(reads[axis].call)}) with no "
                         f"bound and no task loop, and never reads `{unread[0]}` "
                         f"({unread[1].why}): only as many tiles as cores are computed"
                     )
@@ -199,10 +201,10 @@ class GridMissesWork(Rule):
                     continue
                 bound, counted = growing
                 seen.add(axis)
-                line = coverage.tiles(kernel, axis).bounds[bound].lineno
+                line = cites(coverage.tiles(kernel, axis).bounds[bound])
                 out.append(
                     f"grid axis {axis} `{show(extent)}` is capped ({capped}) but "
-                    f"`{kernel.name}` maps one program to one tile of `{bound}` (line {line}) "
+                    f"`{kernel.name}` maps one program to one tile of `{bound}` ({line}) "
                     f"with no task loop, and `{bound}` grows with the input ({counted.why}): "
                     "tiles beyond the grid are never computed"
                 )
