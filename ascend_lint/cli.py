@@ -99,6 +99,12 @@ def _check_parser() -> argparse.ArgumentParser:
         help="the SoC whose Unified Buffer budget ASC022 checks (default: ascend910b; "
         "ascend910_93, ascend910_95 and aliases such as a2, a3, a5)",
     )
+    p.add_argument(
+        "--triton-ascend",
+        metavar="VERSION",
+        help="the triton-ascend release the code compiles with (default: 3.2.0); rules "
+        "whose trap a later release fixed report only for earlier ones",
+    )
     p.add_argument("-o", "--output-file", help="write the report to this file instead of stdout")
     p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
     p.add_argument("--no-fix", dest="fix", action="store_false", help="do not apply fixes")

@@ -23,6 +23,7 @@ from ascend_lint.rules import (
 )
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.suppression import apply_noqa, unused_noqa
+from ascend_lint.toolchain import split_lint_target
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
 
 # A file that never mentions these bytes cannot define, launch or configure a kernel
@@ -78,7 +79,8 @@ def lint_source(
     observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
 ) -> FileResult:
     """Lint one file's bytes with the rules of `codes`; `target` names the SoC whose
-    Unified Buffer the budget rule checks against. `observe` sees the parsed module and
+    Unified Buffer the budget rule checks against (and, `toolchain.lint_target`, the
+    triton-ascend release). `observe` sees the parsed module and
     the rules' findings before noqa comments apply (an incremental lint starts there)."""
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
@@ -211,7 +213,8 @@ def rule_findings(
         return None
     if not index.kernels and not index.launch_calls and not index.configs and not index.aliases.any:
         return None
-    ctx = RuleContext(index, source, get_target(target))
+    soc, release = split_lint_target(target)
+    ctx = RuleContext(index, source, get_target(soc), release)
     found: list[Diagnostic] = []
     path = source.path
     for code in sorted(codes):

@@ -734,6 +734,8 @@ def chunk_fwd_o(
     BT, BK, BV = chunk_size, _block(K), _block(V)
     n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
     o = torch.empty_like(v)
+    if q.numel() == 0 or o.numel() == 0 or n_chunks == 0:
+        return o  # no tokens: a grid of 0 programs aborts on triton-ascend 3.2.0
     # One program per AI core (the kernel uses tl.dot), never more programs than tasks.
     n_tasks = n_chunks * HV * triton.cdiv(V, BV)
     grid = (min(n_tasks, num_ai_cores(q)),)
@@ -800,6 +802,8 @@ def chunk_bwd_dv_local(
     # A task is HPT value heads of one q/k head group (see DV_LOCAL_HEADS_PER_TASK).
     HPT = math.gcd(HV // H, DV_LOCAL_HEADS_PER_TASK)
     dv = torch.empty_like(do)
+    if q.numel() == 0 or dv.numel() == 0 or n_chunks == 0:
+        return dv
     grid = (min(n_chunks * (HV // HPT), num_ai_cores(q)),)
     chunk_bwd_kernel_dv_local[grid](
         q,
@@ -875,37 +879,38 @@ def chunk_bwd_dqkwg(
     dw = torch.empty(B, T, HV, K, dtype=w.dtype, device=q.device) if w is not None else None
     # Written [B, HV, T] (stride-1 stores), returned in the public [B, T, HV] layout.
     dg_t = torch.empty(B, HV, T, dtype=torch.float32, device=q.device) if g is not None else None
-    grid = (min(n_chunks * HV, num_ai_cores(q)),)
-    chunk_bwd_kernel_dqkwg[grid](
-        q,
-        k,
-        v,
-        _gate_arg(g, HV),
-        h,
-        do,
-        dh,
-        dv,
-        dq_hv,
-        dk_hv,
-        dw,
-        dg_t,
-        cu_seqlens,
-        chunk_indices,
-        scale,
-        T,
-        n_chunks,
-        H=H,
-        HV=HV,
-        K=K,
-        V=V,
-        BT=BT,
-        BK=BK,
-        BV=BV,
-        USE_G=g is not None,
-        USE_DW=w is not None,
-        G_T_CONTIG=HV != 1,
-        IS_VARLEN=cu_seqlens is not None,
-    )
+    if q.numel() > 0 and dq_hv.numel() > 0 and n_chunks > 0:  # no tokens: launch nothing
+        grid = (min(n_chunks * HV, num_ai_cores(q)),)
+        chunk_bwd_kernel_dqkwg[grid](
+            q,
+            k,
+            v,
+            _gate_arg(g, HV),
+            h,
+            do,
+            dh,
+            dv,
+            dq_hv,
+            dk_hv,
+            dw,
+            dg_t,
+            cu_seqlens,
+            chunk_indices,
+            scale,
+            T,
+            n_chunks,
+            H=H,
+            HV=HV,
+            K=K,
+            V=V,
+            BT=BT,
+            BK=BK,
+            BV=BV,
+            USE_G=g is not None,
+            USE_DW=w is not None,
+            G_T_CONTIG=HV != 1,
+            IS_VARLEN=cu_seqlens is not None,
+        )
 
     dg = dg_t.transpose(1, 2).contiguous() if g is not None else None
     if HV == H:

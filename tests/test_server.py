@@ -35,8 +35,8 @@ TIMEOUT = 20  # seconds; a loaded CI machine starts Python slowly
 # pointer with stride `HV` (ASC001, display-only fix) and a late int64 cast (ASC007,
 # unsafe fix). `g\U0001d465` (an astral-plane letter; Python reads it as `gx`) puts a character
 # of two UTF-16 units and four UTF-8 bytes in front of the ASC004 finding. The grid's cap
-# of 24 programs misses tiles past T = 1536 (ASC023), suppressed: the sample is about the
-# other three.
+# of 24 programs misses tiles past T = 1536 (ASC023), and an empty input makes a grid of
+# 0 programs (ASC025): both suppressed, the sample is about the other three.
 KERNEL = textwrap.dedent(
     """\
     import triton
@@ -54,7 +54,7 @@ KERNEL = textwrap.dedent(
 
     def gate(gx, o):
         T, HV = gx.shape[1], gx.shape[2]
-        gate_kernel[(min(triton.cdiv(T, 64), 24), HV)](g\U0001d465, o, T, HV=HV, BT=64, num_warps=4)  # noqa: ASC023
+        gate_kernel[(min(triton.cdiv(T, 64), 24), HV)](g\U0001d465, o, T, HV=HV, BT=64, num_warps=4)  # noqa: ASC023, ASC025
     """
 )
 ROW_ASC001, ROW_ASC007, ROW_ASC004 = 7, 9, 15  # 0-based, as the LSP counts
@@ -806,8 +806,8 @@ async def test_a_failing_request_or_rule_does_not_stop_the_server(failing: Langu
 
 # Two knobs on one line of a launch split over lines: two ASC004 findings side by side.
 TWO_KNOBS = KERNEL.replace(
-    "BT=64, num_warps=4)  # noqa: ASC023",
-    "BT=64,  # noqa: ASC023\n        num_warps=4, num_stages=2,\n    )",
+    "BT=64, num_warps=4)  # noqa: ASC023, ASC025",
+    "BT=64,  # noqa: ASC023, ASC025\n        num_warps=4, num_stages=2,\n    )",
 )
 ROW_KNOBS = ROW_ASC004 + 1
 

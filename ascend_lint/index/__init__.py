@@ -54,6 +54,12 @@ Where each kind of fact is computed (per kernel, then per module):
                and loaded values, -1 sentinels, the table an index is loaded from
 * `autotune`   `AutotuneFacts`: configs a config list repeats, comprehension loops
                no config reads
+* `emptiness`  `EmptinessFacts`: which grid axes and block sizes an empty input makes 0,
+               and the guards before a launch (or in its callers) that exclude it
+* `core_kinds` `CoreKindFacts`: which core count (AI or vector) a grid is, literal core
+               counts, kernels on the cube unit, the fewest cores of each target
+* `storage`    `StorageFacts`: launch arguments that are one tensor, a kernel's loads,
+               stores and atomics per pointer parameter in program order
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
 * `model`      `KernelIndex`, the core and the facts objects above, built once per module
@@ -63,8 +69,9 @@ The facts objects depend one way: `host` and `sequences` on the core, `strides`,
 depends on the core only), `quantities` also on `strides`, `tiles` and `coverage` on the
 core, `host` and `quantities`, `gates` on the core,
 `host`, `sequences` and `quantities`, `values` on the core (and, per kernel, the reaching
-definitions of `constexpr`), and `bounds` on the core, `host` and `sequences` (and, per
-kernel, `linear`, on the reaching definitions).
+definitions of `constexpr`), `bounds` on the core, `host` and `sequences` (and, per
+kernel, `linear`, on the reaching definitions), `emptiness` on the core, `host` and
+`quantities`, and `core_kinds` and `storage` on the core and `host`.
 Rules reach each as an attribute of the index (`index.strides.stride_of(...)`,
 `index.quantities.of(...)`).
 """

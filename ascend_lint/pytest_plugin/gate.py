@@ -266,6 +266,7 @@ class CompileGate:
                     "facts": [f.as_dict() for f in lowered.facts],
                     "lines_seen": sorted(lowered.lines_seen),
                     "branch_copies": {str(k): n for k, n in sorted(lowered.branch_copies.items())},
+                    "mix_mode": lowered.mix_mode,
                 }
                 started = time.perf_counter()
                 multibuffer = launch.kwargs.get("multibuffer")  # triton-ascend's option

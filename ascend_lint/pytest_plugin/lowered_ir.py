@@ -11,6 +11,9 @@ Two kinds of fact, the ones the static rules predict:
   ``{hivm.unlikely_condition}``, are not branches of the kernel's own); ``dma_both_sides``
   says whether each side moves global memory (two DMA paths kept alive).
 
+And the kernel's ``mix_mode`` (``aiv``: vector cores only; ``mix``/``aic``: the cube unit
+too), which decides whether a program runs on a vector core or on an AI core.
+
 Locations come from the ``loc(...)`` trailers the adapter prints with
 ``TRITON_DISABLE_LINE_INFO=0`` (``#locN = loc("file":L:C)`` aliases, ``callsite``
 and ``fused`` locations resolved to the frame in the kernel's file).
@@ -28,6 +31,7 @@ _DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+)*\s*=\s*([\w.]+)")
 _OP = re.compile(r"^([a-z_]+\.[\w.]+)")
 _OPERAND = re.compile(r"%[\w.$-]+")
 _MEMREF = re.compile(r"memref<([^,>]*?)(?:,\s*strided<\[([^\]]*)\][^>]*>)?\s*>")
+_MIX_MODE = re.compile(r'\bmix_mode\s*=\s*"([^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ class LoweredKernel:
     # line -> how many ``scf.if`` outside any ``scf.for`` carry it: a runtime branch in a
     # ``tl.static_range`` loop is unrolled, one copy per iteration, with no loop around
     branch_copies: dict[int, int] = field(default_factory=dict)
+    mix_mode: str | None = None  # "aiv", "mix", "aic": the cores one program runs on
 
 
 def parse(text: str, kernel_path: str) -> LoweredKernel:
@@ -129,7 +134,10 @@ def parse(text: str, kernel_path: str) -> LoweredKernel:
                 facts.append(fact)
 
     walk(root, False)
-    return LoweredKernel(kernel_path, _dedup(facts), seen, branch_copies)
+    mode = _MIX_MODE.search(text)
+    return LoweredKernel(
+        kernel_path, _dedup(facts), seen, branch_copies, mode.group(1) if mode else None
+    )
 
 
 def pointer_selects(ttir_text: str, kernel_path: str) -> list[SourceLoc]:

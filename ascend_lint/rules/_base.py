@@ -10,6 +10,7 @@ from typing import ClassVar
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import KernelIndex
 from ascend_lint.source import SourceFile
+from ascend_lint.toolchain import DEFAULT_TRITON_ASCEND, parse_version
 from ascend_lint.ub_model import DEFAULT_TARGET, UbTarget, get_target
 
 
@@ -42,6 +43,10 @@ class RuleContext:
     source: SourceFile
     # the SoC whose Unified Buffer the budget rules check against (`target` setting)
     target: UbTarget = field(default_factory=lambda: get_target(DEFAULT_TARGET))
+    # the triton-ascend release the project compiles with (`triton-ascend` setting)
+    triton_ascend: tuple[int, ...] = field(
+        default_factory=lambda: parse_version(DEFAULT_TRITON_ASCEND)
+    )
 
 
 class Rule:
