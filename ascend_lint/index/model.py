@@ -14,11 +14,13 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         └──────────────> gates          (gates: also core, sequences)
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host)
-          └─> autotune                              (autotune: names through scopes)
+          ├─> autotune                              (autotune: names through scopes)
+          └─> lanes ──> accesses                    (lanes: also host, tiles)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
 `index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
-`index.gates`, `index.values`, `index.dtypes`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
+`index.gates`, `index.values`, `index.dtypes`, `index.bounds`, `index.autotune`,
+`index.lanes` and `index.accesses`, and forwards the core's data and queries (`index.kernels`,
 `index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import ast
 
+from ascend_lint.index.accesses import AccessFacts
 from ascend_lint.index.autotune import AutotuneFacts
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
@@ -35,6 +38,7 @@ from ascend_lint.index.coverage import CoverageFacts
 from ascend_lint.index.dtypes import DtypeFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
+from ascend_lint.index.lanes import LaneFacts
 from ascend_lint.index.layout import LayoutFacts
 from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
@@ -88,6 +92,9 @@ class KernelIndex:
         self.gates = GateFacts(core, self.host, self.sequences)
         self.bounds = BoundFacts(core, self.host, self.sequences)
         self.autotune = AutotuneFacts(core)
+        # What each lane of a value holds and where it goes; the memory accesses.
+        self.lanes = LaneFacts(core, self.host, self.tiles)
+        self.accesses = AccessFacts(core, self.lanes)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

@@ -1,0 +1,465 @@
+"""Accesses: the global-memory reads and writes of a kernel, and what their addresses
+are made of.
+
+Per kernel (`of(fn)`): every `tl.load`, `tl.store` and `tl.atomic_*` with its
+statement, its pointer expression and its mask, and whether it goes through a block
+pointer. On top of them:
+
+* `bases(fn, expr, order)`: the pointer parameters a pointer value may be offset from,
+  through `+`/`-`, casts and hints, both arms of a `tl.where` or a conditional
+  expression, `tl.advance`/`tl.make_block_ptr`, and the definitions that reach each
+  read;
+* `pointer_choices(fn)`: where one pointer value is chosen at run time between
+  different tensors: a `tl.where` or `a if c else b` whose arms have different bases
+  and whose value is used as an address, or a local assigned on both sides of a
+  runtime `if` (different bases on the two paths) that an access reads after it. A
+  choice under a compile-time test (`if HAS_X:`), arms from one tensor, and a pointer
+  carried around a loop are not choices;
+* `gathers(fn)`: the loads whose address holds a block of loaded lanes (an index
+  vector read from memory, `lanes.loaded_block`), each with the term that holds it and
+  whether those lanes vary along the access's innermost axis (one address per
+  element) or only along an outer axis, the inner one contiguous (one row per index).
+
+Which parameters are pointers: those the value model knows (`values.pointers`), and
+those an arm of a choice is offset from (`tl.where(c, a + o, b + o)` makes `a` and `b`
+pointers when its value is loaded through).
+
+Depends on: the core facts and `lanes` (blocks, loaded lanes, consumers). Rules reach
+it as `index.accesses`.
+
+Costs: nothing until asked; the accesses of a kernel are one pass over its calls; a
+base set is memoised per (expression, statement) and follows at most 16 definitions.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.syntax import walk
+from ascend_lint.index.values import pointer_root, strip_casts
+
+if TYPE_CHECKING:
+    from ascend_lint.index.constexpr import Definition
+    from ascend_lint.index.core import CoreFacts
+    from ascend_lint.index.kernels import JitFunction
+    from ascend_lint.index.lanes import KernelLanes, LaneFacts
+
+_MAX_DEPTH = 16
+_LOAD = f"{LANGUAGE}.load"
+_STORE = f"{LANGUAGE}.store"
+_ATOMICS = frozenset(
+    f"{LANGUAGE}.atomic_{op}" for op in ("add", "max", "min", "xchg", "cas", "and", "or", "xor")
+)
+_MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
+_ADVANCE = f"{LANGUAGE}.advance"
+_WHERE = f"{LANGUAGE}.where"
+_HINTS = frozenset(
+    f"{LANGUAGE}.{h}" for h in ("multiple_of", "max_contiguous", "max_constancy", "cast")
+)
+
+
+@dataclass(frozen=True)
+class Access:
+    """One global-memory access of a kernel."""
+
+    call: ast.Call
+    stmt: ast.stmt
+    order: int
+    kind: str  # "load", "store" or "atomic"
+    pointer: ast.AST
+    mask: ast.AST | None
+    block_pointer: bool  # through `tl.make_block_ptr` / `tl.advance`
+
+
+@dataclass(frozen=True)
+class PointerChoice:
+    """A pointer value chosen at run time between tensors."""
+
+    node: ast.AST  # the `tl.where` call, the conditional expression, or the `if` test
+    stmt: ast.stmt  # the statement that holds `node`
+    how: str  # "where", "ifexp" or "if"
+    bases: tuple[frozenset[str], ...]  # the pointer parameters on each side
+    name: str | None  # for "if": the local chosen
+    access: Access | None  # an access that reads the chosen value
+
+
+@dataclass(frozen=True)
+class Gather:
+    """A load whose address holds a block of loaded lanes."""
+
+    access: Access
+    term: ast.AST  # the address term that holds the loaded lanes
+    at: int  # the statement that evaluates `term`
+    per_element: bool  # the loaded lanes vary along the innermost axis of the access
+
+
+def _argument(call: ast.Call, name: str, position: int) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return call.args[position] if len(call.args) > position else None
+
+
+class AccessFacts:
+    """The accesses of every kernel of a module and what their addresses are made of."""
+
+    def __init__(self, core: CoreFacts, lanes: LaneFacts):
+        self.core = core
+        self.lanes = lanes
+        self.aliases = core.aliases
+        self._accesses: dict[int, list[Access]] = {}
+        self._pointer_params: dict[int, frozenset[str]] = {}
+        self._bases: dict[tuple[int, int | str, int], frozenset[str]] = {}
+
+    # -- the accesses ----------------------------------------------------------------------
+    def of(self, fn: JitFunction) -> list[Access]:
+        found = self._accesses.get(id(fn.node))
+        if found is None:
+            found = self._accesses[id(fn.node)] = self._collect(fn)
+        return found
+
+    def _collect(self, fn: JitFunction) -> list[Access]:
+        out: list[Access] = []
+        block_pointers = fn.values(self.aliases).block_pointers
+        for call, stmt in fn.calls:
+            qual = self.aliases.resolve(call.func)
+            if qual == _LOAD:
+                kind, mask_at = "load", 1
+            elif qual == _STORE:
+                kind, mask_at = "store", 2
+            elif qual in _ATOMICS:
+                kind, mask_at = "atomic", 3 if qual.endswith("cas") else 2
+            else:
+                continue
+            pointer = _argument(call, "pointer", 0)
+            if pointer is None:
+                continue
+            through_block = (isinstance(pointer, ast.Name) and pointer.id in block_pointers) or (
+                isinstance(pointer, ast.Call)
+                and self.aliases.resolve(pointer.func) in (_MAKE_BLOCK_PTR, _ADVANCE)
+            )
+            out.append(
+                Access(
+                    call,
+                    stmt,
+                    fn.order_of(stmt),
+                    kind,
+                    pointer,
+                    _argument(call, "mask", mask_at),
+                    through_block,
+                )
+            )
+        return out
+
+    # -- bases -----------------------------------------------------------------------------
+    def pointer_parameters(self, fn: JitFunction) -> frozenset[str]:
+        """Parameters of `fn` that hold pointers (see the module doc)."""
+        found = self._pointer_params.get(id(fn.node))
+        if found is not None:
+            return found
+        params = set(fn.params) - fn.constexpr_params
+        known = set(fn.values(self.aliases).pointers) & params
+        for call, _stmt in fn.calls:
+            if self.aliases.resolve(call.func) != _WHERE or len(call.args) != 3:
+                continue
+            for arm in call.args[1:]:
+                root = pointer_root(strip_casts(arm, self.aliases))
+                if root in params:
+                    known.add(root)
+        pointers = fn.values(self.aliases).pointers
+        for name, values in fn.assignments.items():
+            if name not in pointers:
+                continue
+            for value in values:
+                for node in walk(value):
+                    if isinstance(node, ast.IfExp):
+                        for arm in (node.body, node.orelse):
+                            root = pointer_root(strip_casts(arm, self.aliases))
+                            if root in params:
+                                known.add(root)
+        found = self._pointer_params[id(fn.node)] = frozenset(known)
+        return found
+
+    def bases(self, fn: JitFunction, expr: ast.AST, order: int, depth: int = 0) -> frozenset[str]:
+        """The pointer parameters `expr` may be offset from where statement `order` reads
+        it (empty for a value that is no pointer)."""
+        key = (id(fn.node), expr.id if isinstance(expr, ast.Name) else id(expr), order)
+        found = self._bases.get(key)
+        if found is not None:
+            return found
+        self._bases[key] = frozenset()  # a value rebuilt from itself: nothing new meanwhile
+        found = self._bases_of(fn, expr, order, depth) if depth <= _MAX_DEPTH else frozenset()
+        self._bases[key] = found
+        return found
+
+    def _bases_of(self, fn: JitFunction, expr: ast.AST, order: int, depth: int) -> frozenset[str]:
+        expr = strip_casts(expr, self.aliases)
+        if isinstance(expr, ast.Name):
+            out: set[str] = set()
+            for b in fn.reaching(expr.id, order):
+                out |= self._binding_bases(fn, b, depth + 1)
+            return frozenset(out)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self.bases(fn, expr.left, order, depth + 1) | self.bases(
+                fn, expr.right, order, depth + 1
+            )
+        if isinstance(expr, ast.Subscript):
+            return self.bases(fn, expr.value, order, depth + 1)
+        if isinstance(expr, ast.IfExp):
+            return self.bases(fn, expr.body, order, depth + 1) | self.bases(
+                fn, expr.orelse, order, depth + 1
+            )
+        if isinstance(expr, ast.Call):
+            qual = self.aliases.resolve(expr.func)
+            if qual == _WHERE and len(expr.args) == 3:
+                return self.bases(fn, expr.args[1], order, depth + 1) | self.bases(
+                    fn, expr.args[2], order, depth + 1
+                )
+            if qual in (_MAKE_BLOCK_PTR, _ADVANCE) or qual in _HINTS:
+                first = _argument(expr, "base", 0) if qual == _MAKE_BLOCK_PTR else None
+                first = first if first is not None else (expr.args[0] if expr.args else None)
+                return self.bases(fn, first, order, depth + 1) if first is not None else frozenset()
+        return frozenset()
+
+    def _binding_bases(self, fn: JitFunction, binding: Definition, depth: int) -> frozenset[str]:
+        if binding.order < 0:
+            if binding.name in self.pointer_parameters(fn):
+                return frozenset({binding.name})
+            return frozenset()
+        if binding.value is None:
+            return frozenset()
+        return self.bases(fn, binding.value, binding.order, depth)
+
+    # -- run-time choices between tensors ---------------------------------------------------
+    def pointer_choices(self, fn: JitFunction) -> list[PointerChoice]:
+        """Where a pointer value is chosen at run time between different tensors (see the
+        module doc), in source order."""
+        lanes = self.lanes.of(fn)
+        found: list[PointerChoice] = []
+        for call, stmt in fn.calls:
+            if self.aliases.resolve(call.func) != _WHERE or len(call.args) != 3:
+                continue
+            order = fn.order_of(stmt)
+            choice = self._arms(fn, call, call.args[0], call.args[1:], stmt, order, lanes, "where")
+            if choice is not None:
+                found.append(choice)
+        for order, stmt in enumerate(fn.statements):
+            if isinstance(stmt, (ast.If, ast.For, ast.While)):
+                continue  # their own expressions: tests and ranges, no pointer chosen there
+            for node in walk(stmt):
+                if isinstance(node, ast.IfExp):
+                    choice = self._arms(
+                        fn, node, node.test, [node.body, node.orelse], stmt, order, lanes, "ifexp"
+                    )
+                    if choice is not None:
+                        found.append(choice)
+        found += self._branch_choices(fn)
+        return sorted(found, key=lambda c: (c.node.lineno, c.node.col_offset))
+
+    def _arms(
+        self,
+        fn: JitFunction,
+        node: ast.AST,
+        test: ast.AST,
+        arms: list[ast.AST],
+        stmt: ast.stmt,
+        order: int,
+        lanes: KernelLanes,
+        how: str,
+    ) -> PointerChoice | None:
+        sides = tuple(self.bases(fn, arm, order) for arm in arms)
+        if not all(sides) or len(set().union(*sides)) < 2 or len(set(sides)) < 2:
+            return None
+        if not fn.is_runtime(test, self.aliases, at=stmt):
+            return None
+        if "address" not in lanes.consumers(node):
+            return None
+        return PointerChoice(node, stmt, how, sides, None, None)
+
+    def _branch_choices(self, fn: JitFunction) -> list[PointerChoice]:
+        """Locals assigned different tensors on the two sides of a runtime `if` and read
+        by an access after it: one choice per (`if`, local), at its first such access."""
+        found: dict[tuple[int, str], PointerChoice] = {}
+        for access in self.of(fn):
+            todo = [(n, access.order) for n in _names(access.pointer)]
+            seen: set[tuple[str, int]] = set()
+            while todo:
+                name, at = todo.pop()
+                if (name, at) in seen or len(seen) > 64:
+                    continue
+                seen.add((name, at))
+                reach = [b for b in fn.reaching(name, at) if b.order < at]
+                merge = self._runtime_merge(fn, reach, at)
+                if merge is not None:
+                    branch, sides = merge
+                    key = (id(branch), name)
+                    if key not in found:
+                        found[key] = PointerChoice(branch.test, branch, "if", sides, name, access)
+                for b in reach:
+                    if b.value is not None and b.order >= 0:
+                        todo += [(n, b.order) for n in _names(b.value)]
+        return list(found.values())
+
+    def _runtime_merge(
+        self, fn: JitFunction, reach: list[Definition], at: int
+    ) -> tuple[ast.If, tuple[frozenset[str], ...]] | None:
+        """The runtime `if` that makes the definitions in `reach` (of one name, read at
+        statement `at`) give different tensors, and the bases on each path."""
+        if len(reach) < 2:
+            return None
+        sides = {b.order: self._binding_bases(fn, b, 0) for b in reach}
+        if not all(sides.values()) or len(set(sides.values())) < 2:
+            return None
+        read = fn.context(fn.statements[at])
+        around = {(id(br.node), br.taken) for br in read.branches}
+        for b in reach:
+            if b.order < 0:
+                continue
+            for branch in fn.context(fn.statements[b.order]).branches:
+                if (id(branch.node), branch.taken) in around:
+                    continue
+                if fn.is_runtime(branch.test, self.aliases, at=branch.node):
+                    ordered = tuple(sides[d.order] for d in sorted(reach, key=lambda d: d.order))
+                    return branch.node, tuple(dict.fromkeys(ordered))
+        return None
+
+    # -- gathers ---------------------------------------------------------------------------
+    def gathers(self, fn: JitFunction) -> list[Gather]:
+        """The loads whose address holds a block of loaded lanes (see the module doc)."""
+        lanes = self.lanes.of(fn)
+        found: list[Gather] = []
+        for access in self.of(fn):
+            if access.kind != "load" or access.block_pointer:
+                continue
+            if not lanes.loaded_block(access.pointer, access.order):
+                continue
+            if _one_lane(lanes.shape(access.pointer)):
+                continue  # a block of one element: a single scalar load
+            for term, at in self._terms(fn, access.pointer, access.order, 0):
+                if not lanes.loaded_block(term, at):
+                    continue
+                found.append(Gather(access, term, at, self._per_element(fn, lanes, term, at)))
+                break
+        return found
+
+    def _terms(
+        self, fn: JitFunction, expr: ast.AST, order: int, depth: int
+    ) -> list[tuple[ast.AST, int]]:
+        """The summands of an address, a local with one reaching definition replaced by
+        the summands of its value (`p = x + idx * D; tl.load(p)` reads as `x + idx * D`)."""
+        expr = strip_casts(expr, self.aliases)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self._terms(fn, expr.left, order, depth) + self._terms(
+                fn, expr.right, order, depth
+            )
+        if isinstance(expr, ast.Name) and depth < _MAX_DEPTH:
+            # the definition that builds the address; `p += step` only moves it
+            built = self._built_by(fn, expr.id, order)
+            if len(built) == 1 and isinstance(built[0].value, ast.BinOp):
+                value = built[0].value
+                if isinstance(value.op, (ast.Add, ast.Sub)):
+                    return self._terms(fn, value, built[0].order, depth + 1)
+        return [(expr, order)]
+
+    def _built_by(self, fn: JitFunction, name: str, order: int) -> list[Definition]:
+        """The definitions that build the value of `name` read at statement `order`,
+        looking through the ones that only move it (`p += step`) and `p = None`."""
+        lanes = self.lanes.of(fn)
+        found: list[Definition] = []
+        todo = list(lanes.reaching(name, order))
+        seen: set[int] = set()
+        while todo:
+            b = todo.pop()
+            if id(b) in seen or b.order < 0 or b.value is None or _is_none(b.value):
+                continue
+            seen.add(id(b))
+            if _moves(b.value, name):
+                todo += [d for d in lanes.reaching(name, b.order) if d.order != b.order]
+            else:
+                found.append(b)
+        return found
+
+    def _per_element(self, fn: JitFunction, lanes: KernelLanes, term: ast.AST, at: int) -> bool:
+        """Do the loaded lanes of `term` vary along the innermost axis of the access?
+        `idx[:, None] * D` varies along rows only: each row is one contiguous copy."""
+        return not self._outer_only(fn, lanes, term, at, 0)
+
+    def _outer_only(
+        self, fn: JitFunction, lanes: KernelLanes, expr: ast.AST, at: int, depth: int
+    ) -> bool:
+        """Is `expr` the same in every lane of the last axis (`r[:, None]`, a load
+        through such an address, arithmetic of those and scalars)?"""
+        if depth > _MAX_DEPTH:
+            return False
+        expr = strip_casts(expr, self.aliases)
+        if isinstance(expr, ast.Subscript):
+            items = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+            last = items[-1] if items else None
+            return len(items) >= 2 and isinstance(last, ast.Constant) and last.value is None
+        if isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp)):
+            blocks = [c for c in _operands(expr) if lanes.is_block(c)]
+            return bool(blocks) and all(
+                self._outer_only(fn, lanes, c, at, depth + 1) for c in blocks
+            )
+        if isinstance(expr, ast.Name):
+            reach = [
+                b
+                for b in lanes.reaching(expr.id, at)
+                if b.order >= 0 and b.value is not None and not _moves(b.value, expr.id)
+            ]
+            return bool(reach) and all(
+                self._outer_only(fn, lanes, b.value, b.order, depth + 1) for b in reach
+            )
+        if isinstance(expr, ast.Call):
+            member = lanes.member(expr)
+            if member in ("full", "zeros"):
+                return True  # the same value everywhere
+            if member == "load":
+                pointer = _argument(expr, "pointer", 0)
+                return pointer is not None and self._outer_only(fn, lanes, pointer, at, depth + 1)
+            if member in ("where", "maximum", "minimum", "clamp", "multiple_of", "max_contiguous"):
+                blocks = [a for a in expr.args if lanes.is_block(a)]
+                return bool(blocks) and all(
+                    self._outer_only(fn, lanes, a, at, depth + 1) for a in blocks
+                )
+        return False
+
+
+def _operands(expr: ast.AST) -> list[ast.AST]:
+    if isinstance(expr, ast.BinOp):
+        return [expr.left, expr.right]
+    if isinstance(expr, ast.UnaryOp):
+        return [expr.operand]
+    if isinstance(expr, ast.Compare):
+        return [expr.left, *expr.comparators]
+    if isinstance(expr, ast.BoolOp):
+        return list(expr.values)
+    if isinstance(expr, ast.IfExp):
+        return [expr.body, expr.orelse]
+    return []
+
+
+def _moves(value: ast.AST | None, name: str) -> bool:
+    """`p = p + step` / `p += step`: a definition that moves `name` from itself."""
+    return (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, (ast.Add, ast.Sub))
+        and isinstance(value.left, ast.Name)
+        and value.left.id == name
+    )
+
+
+def _one_lane(shape) -> bool:
+    """A known shape whose every dimension is the literal 1."""
+    return bool(shape) and all(isinstance(d, ast.Constant) and d.value == 1 for d in shape)
+
+
+def _is_none(value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
+
+
+def _names(expr: ast.AST) -> list[str]:
+    return [n.id for n in walk(expr) if isinstance(n, ast.Name)]
