@@ -18,7 +18,14 @@ pointer. On top of them:
 * `gathers(fn)`: the loads whose address holds a block of loaded lanes (an index
   vector read from memory, `lanes.loaded_block`), each with the term that holds it and
   whether those lanes vary along the access's innermost axis (one address per
-  element) or only along an outer axis, the inner one contiguous (one row per index).
+  element) or only along an outer axis, the inner one contiguous (one row per index);
+* `rows(fn)`: the 2-D (or wider) accesses that move rows of a contiguous innermost
+  axis, with the expressions that size them: the tensor's row width (a block
+  pointer's innermost `shape`, the bound a mask puts on the column vector), the pitch
+  between rows (the stride of the next axis, the factor of the row vector) and the
+  tile's innermost extent (`block_shape[-1]`, the column `tl.arange`'s extent), and
+  the pointer parameter they address, for the rules that evaluate them under the
+  kernel's configurations.
 
 Which parameters are pointers: those the value model knows (`values.pointers`), and
 those an arm of a choice is offset from (`tl.where(c, a + o, b + o)` makes `a` and `b`
@@ -84,6 +91,18 @@ class PointerChoice:
     bases: tuple[frozenset[str], ...]  # the pointer parameters on each side
     name: str | None  # for "if": the local chosen
     access: Access | None  # an access that reads the chosen value
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The row geometry of a 2-D access whose innermost axis is contiguous."""
+
+    access: Access
+    node: ast.AST  # where the sizes are written: the `make_block_ptr` call or the address
+    base: str | None  # the pointer parameter addressed
+    width: ast.AST | None  # elements of a tensor row the tile may cover
+    pitch: ast.AST | None  # elements between the starts of two rows
+    extent: ast.AST | None  # elements of the tile's innermost axis
 
 
 @dataclass(frozen=True)
@@ -382,6 +401,146 @@ class AccessFacts:
                 found.append(b)
         return found
 
+    # -- rows ------------------------------------------------------------------------------
+    def rows(self, fn: JitFunction) -> list[Rows]:
+        """The row geometry of the 2-D accesses of `fn` (see the module doc)."""
+        lanes = self.lanes.of(fn)
+        found: list[Rows] = []
+        for access in self.of(fn):
+            if access.block_pointer:
+                made = self._block_pointer_of(fn, access.pointer, access.order)
+                if made is not None:
+                    rows = self._block_rows(fn, access, made)
+                    if rows is not None:
+                        found.append(rows)
+                continue
+            rows = self._tile_rows(fn, lanes, access)
+            if rows is not None:
+                found.append(rows)
+        return found
+
+    def _block_pointer_of(self, fn: JitFunction, pointer: ast.AST, order: int) -> ast.Call | None:
+        """The `tl.make_block_ptr` call a block pointer comes from (through `tl.advance`
+        and locals with one building definition)."""
+        for _ in range(_MAX_DEPTH):
+            if isinstance(pointer, ast.Call):
+                qual = self.aliases.resolve(pointer.func)
+                if qual == _MAKE_BLOCK_PTR:
+                    return pointer
+                if qual == _ADVANCE and pointer.args:
+                    pointer = pointer.args[0]
+                    continue
+                return None
+            if not isinstance(pointer, ast.Name):
+                return None
+            built = [
+                b
+                for b in self._built_by(fn, pointer.id, order)
+                if not (
+                    isinstance(b.value, ast.Call)
+                    and self.aliases.resolve(b.value.func) == _ADVANCE
+                    and b.value.args
+                    and isinstance(b.value.args[0], ast.Name)
+                    and b.value.args[0].id == pointer.id
+                )
+            ]
+            if len(built) != 1:
+                return None
+            pointer, order = built[0].value, built[0].order
+        return None
+
+    def _block_rows(self, fn: JitFunction, access: Access, made: ast.Call) -> Rows | None:
+        shape = _argument(made, "shape", 1)
+        strides = _argument(made, "strides", 2)
+        block = _argument(made, "block_shape", 4)
+        if not all(isinstance(t, (ast.Tuple, ast.List)) for t in (shape, strides, block)):
+            return None
+        assert isinstance(shape, (ast.Tuple, ast.List))
+        assert isinstance(strides, (ast.Tuple, ast.List))
+        assert isinstance(block, (ast.Tuple, ast.List))
+        if len(strides.elts) < 2 or len(shape.elts) != len(strides.elts):
+            return None
+        if not _is_one(strides.elts[-1]) or len(block.elts) != len(strides.elts):
+            return None  # a transposed view: its rows run along another axis
+        base = _argument(made, "base", 0)
+        params = self.bases(fn, base, access.order) if base is not None else frozenset()
+        return Rows(
+            access,
+            made,
+            next(iter(params)) if len(params) == 1 else None,
+            shape.elts[-1],
+            strides.elts[-2],
+            block.elts[-1],
+        )
+
+    def _tile_rows(self, fn: JitFunction, lanes: KernelLanes, access: Access) -> Rows | None:
+        """`x + r[:, None] * P + c[None, :]`: the rows of a pointer tile, `c` a
+        `tl.arange` vector on the last axis with no factor, `r` a vector on the axis
+        before it scaled by the pitch `P`."""
+        terms = self._terms(fn, access.pointer, access.order, 0)
+        column = next((t for t, at in terms if _is_last_axis_vector(t)), None)
+        if column is None:
+            return None
+        pitch = None
+        for term, _at in terms:
+            if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+                factors = [term.left, term.right]
+                rows = [f for f in factors if _is_row_vector(f)]
+                if len(rows) == 1:
+                    pitch = next(f for f in factors if f is not rows[0])
+        if pitch is None:
+            return None
+        extent = self._arange_extent(fn, column, access.order)
+        width = self._mask_bound(access.mask, column) if access.mask is not None else None
+        params = self.bases(fn, access.pointer, access.order)
+        return Rows(
+            access,
+            access.pointer,
+            next(iter(params)) if len(params) == 1 else None,
+            width,
+            pitch,
+            extent,
+        )
+
+    def _arange_extent(self, fn: JitFunction, column: ast.AST, order: int) -> ast.AST | None:
+        """The extent of the `tl.arange` a column vector `c[None, :]` is offset from."""
+        vector = column.value if isinstance(column, ast.Subscript) else column
+        for _ in range(_MAX_DEPTH):
+            vector = strip_casts(vector, self.aliases)
+            if isinstance(vector, ast.Call):
+                if self.aliases.resolve(vector.func) == f"{LANGUAGE}.arange":
+                    start, end = (_argument(vector, n, i) for i, n in enumerate(("start", "end")))
+                    if start is not None and isinstance(start, ast.Constant) and start.value == 0:
+                        return end
+                return None
+            if isinstance(vector, ast.BinOp) and isinstance(vector.op, ast.Add):
+                # `start + tl.arange(0, B)`: the arange side has the extent
+                vector = vector.right if _has_arange(vector.right, self.aliases) else vector.left
+                continue
+            if isinstance(vector, ast.Name):
+                built = self._built_by(fn, vector.id, order)
+                if len(built) != 1:
+                    return None
+                vector, order = built[0].value, built[0].order
+                continue
+            return None
+        return None
+
+    @staticmethod
+    def _mask_bound(mask: ast.AST, column: ast.AST) -> ast.AST | None:
+        """`W` of a mask holding `c[None, :] < W` (or `c < W`) for the column `c`."""
+        vector = column.value if isinstance(column, ast.Subscript) else column
+        name = vector.id if isinstance(vector, ast.Name) else None
+        for node in walk(mask):
+            if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+                continue
+            if not isinstance(node.ops[0], ast.Lt):
+                continue
+            left = node.left.value if isinstance(node.left, ast.Subscript) else node.left
+            if name is not None and isinstance(left, ast.Name) and left.id == name:
+                return node.comparators[0]
+        return None
+
     def _per_element(self, fn: JitFunction, lanes: KernelLanes, term: ast.AST, at: int) -> bool:
         """Do the loaded lanes of `term` vary along the innermost axis of the access?
         `idx[:, None] * D` varies along rows only: each row is one contiguous copy."""
@@ -449,6 +608,50 @@ def _moves(value: ast.AST | None, name: str) -> bool:
         and isinstance(value.op, (ast.Add, ast.Sub))
         and isinstance(value.left, ast.Name)
         and value.left.id == name
+    )
+
+
+def _axes(expr: ast.AST) -> list[ast.AST] | None:
+    items = (
+        expr.slice.elts
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Tuple)
+        else None
+    )
+    return items
+
+
+def _is_last_axis_vector(expr: ast.AST) -> bool:
+    """`c[None, :]`: a vector laid along the last of two axes."""
+    items = _axes(expr)
+    return (
+        items is not None
+        and len(items) == 2
+        and isinstance(items[0], ast.Constant)
+        and items[0].value is None
+        and isinstance(items[1], ast.Slice)
+    )
+
+
+def _is_row_vector(expr: ast.AST) -> bool:
+    """`r[:, None]`: a vector laid along the first of two axes."""
+    items = _axes(expr)
+    return (
+        items is not None
+        and len(items) == 2
+        and isinstance(items[0], ast.Slice)
+        and isinstance(items[1], ast.Constant)
+        and items[1].value is None
+    )
+
+
+def _is_one(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value == 1
+
+
+def _has_arange(expr: ast.AST, aliases) -> bool:
+    return any(
+        isinstance(n, ast.Call) and aliases.resolve(n.func) == f"{LANGUAGE}.arange"
+        for n in walk(expr)
     )
 
 
