@@ -30,6 +30,7 @@ from ascend_lint.rules.asc023_grid_misses_work import GridMissesWork
 from ascend_lint.rules.asc027_data_dependent_gather import DataDependentGather
 from ascend_lint.rules.asc028_unaligned_innermost_dim import UnalignedInnermostDim
 from ascend_lint.rules.asc029_mixed_base_pointer import MixedBasePointer
+from ascend_lint.rules.asc032_int_vector_compare import IntVectorCompare
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -61,6 +62,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DataDependentGather,
     UnalignedInnermostDim,
     MixedBasePointer,
+    IntVectorCompare,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
