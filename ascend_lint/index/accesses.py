@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.lanes import Memo
 from ascend_lint.index.syntax import walk
 from ascend_lint.index.values import pointer_root, strip_casts
 
@@ -131,7 +132,7 @@ class AccessFacts:
         self.aliases = core.aliases
         self._accesses: dict[int, list[Access]] = {}
         self._pointer_params: dict[int, frozenset[str]] = {}
-        self._bases: dict[tuple[int, int | str, int], frozenset[str]] = {}
+        self._bases = Memo()  # a value rebuilt from itself adds nothing meanwhile
 
     # -- the accesses ----------------------------------------------------------------------
     def of(self, fn: JitFunction) -> list[Access]:
@@ -205,14 +206,10 @@ class AccessFacts:
     def bases(self, fn: JitFunction, expr: ast.AST, order: int, depth: int = 0) -> frozenset[str]:
         """The pointer parameters `expr` may be offset from where statement `order` reads
         it (empty for a value that is no pointer)."""
+        if depth > _MAX_DEPTH:
+            return self._bases.truncated(frozenset())
         key = (id(fn.node), expr.id if isinstance(expr, ast.Name) else id(expr), order)
-        found = self._bases.get(key)
-        if found is not None:
-            return found
-        self._bases[key] = frozenset()  # a value rebuilt from itself: nothing new meanwhile
-        found = self._bases_of(fn, expr, order, depth) if depth <= _MAX_DEPTH else frozenset()
-        self._bases[key] = found
-        return found
+        return self._bases.get(key, frozenset(), lambda: self._bases_of(fn, expr, order, depth))
 
     def _bases_of(self, fn: JitFunction, expr: ast.AST, order: int, depth: int) -> frozenset[str]:
         expr = strip_casts(expr, self.aliases)
@@ -395,7 +392,7 @@ class AccessFacts:
             if id(b) in seen or b.order < 0 or b.value is None or _is_none(b.value):
                 continue
             seen.add(id(b))
-            if _moves(b.value, name):
+            if _moves(b.value, name) or self._advances(b.value, name):
                 todo += [d for d in lanes.reaching(name, b.order) if d.order != b.order]
             else:
                 found.append(b)
@@ -433,17 +430,7 @@ class AccessFacts:
                 return None
             if not isinstance(pointer, ast.Name):
                 return None
-            built = [
-                b
-                for b in self._built_by(fn, pointer.id, order)
-                if not (
-                    isinstance(b.value, ast.Call)
-                    and self.aliases.resolve(b.value.func) == _ADVANCE
-                    and b.value.args
-                    and isinstance(b.value.args[0], ast.Name)
-                    and b.value.args[0].id == pointer.id
-                )
-            ]
+            built = self._built_by(fn, pointer.id, order)
             if len(built) != 1:
                 return None
             pointer, order = built[0].value, built[0].order
@@ -491,7 +478,11 @@ class AccessFacts:
         if pitch is None:
             return None
         extent = self._arange_extent(fn, column, access.order)
-        width = self._mask_bound(access.mask, column) if access.mask is not None else None
+        mask = access.mask
+        if isinstance(mask, ast.Name):  # `m = (...) & (c[None, :] < D)` built before
+            built = self._built_by(fn, mask.id, access.order)
+            mask = built[0].value if len(built) == 1 else None
+        width = self._mask_bound(mask, column) if mask is not None else None
         params = self.bases(fn, access.pointer, access.order)
         return Rows(
             access,
@@ -540,6 +531,16 @@ class AccessFacts:
             if name is not None and isinstance(left, ast.Name) and left.id == name:
                 return node.comparators[0]
         return None
+
+    def _advances(self, value: ast.AST | None, name: str) -> bool:
+        """`p = tl.advance(p, ...)`: a block pointer moved from itself."""
+        return (
+            isinstance(value, ast.Call)
+            and self.aliases.resolve(value.func) == _ADVANCE
+            and bool(value.args)
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == name
+        )
 
     def _per_element(self, fn: JitFunction, lanes: KernelLanes, term: ast.AST, at: int) -> bool:
         """Do the loaded lanes of `term` vary along the innermost axis of the access?

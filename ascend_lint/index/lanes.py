@@ -10,9 +10,9 @@ Per kernel (`of(fn)`, a `KernelLanes`), where a statement reads an expression:
   dtypes, comparisons (bool), `/` and math functions (float), and the promotion of
   arithmetic (a float operand makes a float) say the rest; a name has the kind all the
   definitions reaching the read agree on;
-* whether it is a block, one value per lane (`is_block`), from the shapes the tile
-  model gives (`TileFacts.shape`): `tl.arange`-derived vectors, loads of block
-  addresses, filled tiles and what is computed from them;
+* its rank (`rank`, `is_block`: one value per lane or one for the program):
+  `tl.arange`-derived vectors, loads of block addresses, filled tiles and what is
+  computed from them, with axes added by `x[:, None]` and removed by reductions;
 * whether its lanes come from memory (`loaded_block`): a block computed from a block
   `tl.load` (an index vector read from a table), followed through the definitions
   reaching each read and into the parameters of `@triton.jit` helpers that callers
@@ -106,6 +106,42 @@ _BLOCK_POINTERS = frozenset({f"{LANGUAGE}.make_block_ptr", f"{LANGUAGE}.advance"
 _WHERE = f"{LANGUAGE}.where"
 
 
+class Memo:
+    """Memoised recursion over definitions that may refer to themselves (`acc = acc + x`
+    in a loop). A query that meets a value still being computed takes `default` for it
+    and the cycle is cut; a value computed below such a cut is not kept (it depends on
+    where the query started), so every answer is the same whatever was asked before."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple, object] = {}
+        self._busy: set[tuple] = set()
+        self._cut = False
+
+    def get(self, key: tuple, default, compute):
+        if key in self._done:
+            return self._done[key]
+        if key in self._busy:
+            self._cut = True
+            return default
+        outer = self._cut
+        self._cut = False
+        self._busy.add(key)
+        try:
+            value = compute()
+        finally:
+            self._busy.discard(key)
+        if not self._cut:
+            self._done[key] = value
+        self._cut = outer or self._cut
+        return value
+
+    def truncated(self, default):
+        """`default` for a query cut off by a depth limit: like a cycle, what is computed
+        above it is not kept."""
+        self._cut = True
+        return default
+
+
 def _join(kinds: list[str | None]) -> str | None:
     """The kind of arithmetic over these operand kinds: a pointer stays a pointer, a float
     makes a float, ints and bools make ints; None where an operand is not known."""
@@ -149,11 +185,6 @@ class KernelLanes:
         self.facts = facts
         self.aliases = facts.core.aliases
         self.values = fn.values(self.aliases)
-        self._kinds: dict[tuple[int | str, int], str | None] = {}
-        self._loaded: dict[tuple[int | str, int], bool] = {}
-        self._binding_kind: dict[int, str | None] = {}
-        self._binding_loaded: dict[int, bool] = {}
-        self._blocks: dict[int | str, bool] = {}
         self._sides: dict[int, frozenset[tuple[str, bool]]] = {}
         self._parents: dict[int, ast.AST] | None = None
         self._statement_of: dict[int, ast.stmt] | None = None
@@ -223,13 +254,10 @@ class KernelLanes:
     # -- element kinds -------------------------------------------------------------------
     def kind(self, expr: ast.AST, order: int, depth: int = 0) -> str | None:
         """The element kind of `expr` where statement `order` reads it."""
-        key = (_key(expr), order)
-        if key in self._kinds:
-            return self._kinds[key]
-        self._kinds[key] = None  # a value built from itself: not known meanwhile
-        found = self._kind(expr, order, depth) if depth <= _MAX_DEPTH else None
-        self._kinds[key] = found
-        return found
+        if depth > _MAX_DEPTH:
+            return self.facts.memo.truncated(None)
+        key = ("kind", id(self.fn.node), _key(expr), order)
+        return self.facts.memo.get(key, None, lambda: self._kind(expr, order, depth))
 
     def _kind(self, expr: ast.AST, order: int, depth: int) -> str | None:
         if isinstance(expr, ast.Constant):
@@ -255,6 +283,16 @@ class KernelLanes:
                 if left == right == "bool":
                     return "bool"
                 return "int" if "int" in (left, right) and "float" not in (left, right) else None
+            if isinstance(expr.op, (ast.Add, ast.Sub)) and None in (left, right):
+                # `start + tl.arange(0, B)`: a scalar of no known kind moving an index
+                # vector is an index (a float start would make no index at all)
+                known, other = (expr.left, expr.right) if right is None else (expr.right, expr.left)
+                if (
+                    (left, right).count(None) == 1
+                    and self._is_index_vector(known, order)
+                    and not self.is_block(other)
+                ):
+                    return "int"
             return _join([left, right])
         if isinstance(expr, ast.UnaryOp):
             if isinstance(expr.op, ast.Not):
@@ -270,6 +308,19 @@ class KernelLanes:
         if isinstance(expr, ast.Call):
             return self._call_kind(expr, order, depth)
         return None
+
+    def _is_index_vector(self, expr: ast.AST, order: int, depth: int = 0) -> bool:
+        """A `tl.arange` vector (through locals, subscripts and `+`/`-` of ints)."""
+        if depth > 4:
+            return False
+        for node in walk(expr):
+            if isinstance(node, ast.Call) and self.member(node) == "arange":
+                return self.kind(expr, order) == "int"
+            if isinstance(node, ast.Name):
+                values = self.fn.assignments.get(node.id, ())
+                if len(values) == 1 and self._is_index_vector(values[0], order, depth + 1):
+                    return self.kind(expr, order) == "int"
+        return False
 
     def _call_kind(self, call: ast.Call, order: int, depth: int) -> str | None:
         member = self.member(call)
@@ -333,20 +384,41 @@ class KernelLanes:
         return kinds.pop() if len(kinds) == 1 else None
 
     def binding_kind(self, binding: Definition, depth: int = 0) -> str | None:
-        key = id(binding)
-        if key in self._binding_kind:
-            return self._binding_kind[key]
-        self._binding_kind[key] = None
+        key = ("binding-kind", id(binding))
+        return self.facts.memo.get(key, None, lambda: self._binding_kind(binding, depth))
+
+    def _binding_kind(self, binding: Definition, depth: int) -> str | None:
         if binding.order < 0:
-            found = self.facts.parameter_kind(self.fn, binding.name)
-        elif binding.value is not None:
-            found = self.kind(binding.value, binding.order, depth)
-        elif self.values.loop_of(binding) is not None:
-            found = "int"  # a `range` / `tl.range` / `tl.static_range` variable
-        else:
-            found = None
-        self._binding_kind[key] = found
-        return found
+            return self.facts.parameter_kind(self.fn, binding.name)
+        helper = self._helper_result(binding)
+        if helper is not None:
+            return self.facts.return_kind(helper[0], helper[1], depth)
+        if binding.value is not None:
+            return self.kind(binding.value, binding.order, depth)
+        if self.values.loop_of(binding) is not None:
+            return "int"  # a `range` / `tl.range` / `tl.static_range` variable
+        return None
+
+    def _helper_result(self, binding: Definition) -> tuple[JitFunction, int | None] | None:
+        """(helper, position) when `binding` takes what a `@triton.jit` helper returns:
+        `a, b = helper(...)` gives `b` position 1; `x = helper(...)` position None."""
+        value = binding.value
+        if not isinstance(value, ast.Call) or binding.order < 0:
+            return None
+        callees = self.facts.core.resolve_callee(value.func)
+        if not callees or callees[0] is self.fn:
+            return None
+        stmt = self.fn.statements[binding.order]
+        if not isinstance(stmt, ast.Assign) or stmt.value is not value:
+            return None
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            return callees[0], None
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Name) and elt.id == binding.name:
+                    return callees[0], i
+        return None
 
     # -- blocks --------------------------------------------------------------------------
     def shape(self, expr: ast.AST) -> tuple[ast.expr, ...] | None:
@@ -354,53 +426,84 @@ class KernelLanes:
         return self.facts.tiles.shape(self.fn, expr)
 
     def is_block(self, expr: ast.AST, depth: int = 0) -> bool:
-        """Does `expr` hold one value per lane? A helper's parameter does when a calling
-        kernel binds a block to it; a reduction does only when it keeps an axis."""
-        key = _key(expr)
-        if key in self._blocks:
-            return self._blocks[key]
-        self._blocks[key] = False  # a value built from itself: not known meanwhile
-        found = depth <= _MAX_DEPTH and self._is_block(expr, depth)
-        self._blocks[key] = found
-        return found
+        """Does `expr` hold one value per lane (a rank of one or more)?"""
+        return self.rank(expr, depth) > 0
 
-    def _is_block(self, expr: ast.AST, depth: int) -> bool:
+    def rank(self, expr: ast.AST, depth: int = 0) -> int:
+        """How many dimensions `expr` has (0 for a scalar, and where nothing is known):
+        `tl.arange` has one, `x[:, None]` one more than `x`, a reduction over an axis
+        one less, arithmetic the most of its operands; a local the most of its
+        definitions; a helper's parameter what its callers bind to it."""
+        if depth > _MAX_DEPTH:
+            return self.facts.memo.truncated(0)
+        key = ("rank", id(self.fn.node), _key(expr))
+        return self.facts.memo.get(key, 0, lambda: self._rank(expr, depth))
+
+    def _rank(self, expr: ast.AST, depth: int) -> int:
         if isinstance(expr, ast.Constant):
-            return False
+            return 0
         if isinstance(expr, ast.Name):
             if expr.id in self.fn.params and expr.id not in self.fn.assignments:
-                return self.facts.parameter_is_block(self.fn, expr.id)
-            return any(self.is_block(v, depth + 1) for v in self.fn.assignments.get(expr.id, ()))
+                return self.facts.parameter_rank(self.fn, expr.id)
+            return max(
+                (self.rank(v, depth + 1) for v in self.fn.assignments.get(expr.id, ())), default=0
+            )
         if isinstance(expr, ast.Subscript):
-            return self.is_block(expr.value, depth + 1) or _adds_axis(expr.slice)
+            items = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+            added = sum(isinstance(i, ast.Constant) and i.value is None for i in items)
+            kept = sum(isinstance(i, ast.Slice) for i in items)
+            inner = self.rank(expr.value, depth + 1)
+            return added + kept if added else inner
         if isinstance(expr, ast.Call):
-            member = self.member(expr)
-            if member == "arange":
-                return True
-            if member in ("zeros", "full", "empty"):
-                shape = _argument(expr, "shape", 0)
-                return not (isinstance(shape, (ast.Tuple, ast.List)) and not shape.elts)
-            if member in ("zeros_like", "full_like", "empty_like"):
-                first = _argument(expr, "input", 0)
-                return first is not None and self.is_block(first, depth + 1)
-            if member in _SCALAR_CALLS or member is None:
-                return False
-            if member in _REDUCTIONS or member in ("dot",):
-                shape = self.shape(expr)
-                return bool(shape)
-            if member == "load":
-                pointer = _argument(expr, "pointer", 0)
-                block_pointers = self.values.block_pointers
-                if isinstance(pointer, ast.Name) and pointer.id in block_pointers:
-                    return True
-                return pointer is not None and self.is_block(pointer, depth + 1)
-            if member in ("make_block_ptr", "advance"):
-                return False  # a block pointer is a handle; what it loads is the block
-            parts = [*expr.args, *(kw.value for kw in expr.keywords)]
-            if isinstance(expr.func, ast.Attribute):
-                parts.append(expr.func.value)
-            return any(self.is_block(p, depth + 1) for p in parts)
-        return any(self.is_block(c, depth + 1) for c in children(expr))
+            return self._call_rank(expr, depth)
+        return max((self.rank(c, depth + 1) for c in children(expr)), default=0)
+
+    def _call_rank(self, call: ast.Call, depth: int) -> int:
+        member = self.member(call)
+        if member is None or member in _SCALAR_CALLS:
+            return 0
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        method = receiver is not None and self.aliases.resolve(call.func) is None
+        args = [receiver, *call.args] if method else list(call.args)
+        if member == "arange":
+            return 1
+        if member in ("zeros", "full", "empty", "reshape", "view", "broadcast_to"):
+            position = 1 if member in ("reshape", "view", "broadcast_to") else 0
+            shape = _argument(call, "shape", position - (1 if method else 0))
+            if member in ("reshape", "view", "broadcast_to") and len(args) > 2:
+                return len(args) - 1  # `x.reshape(a, b)`
+            if isinstance(shape, (ast.Tuple, ast.List)):
+                return len(shape.elts)
+            return 1 if shape is not None else 0
+        if member in _REDUCTIONS:
+            if not args or args[0] is None:
+                return 0
+            axis = _argument(call, "axis", 1 - (1 if method else 0))
+            if axis is None or (isinstance(axis, ast.Constant) and axis.value is None):
+                return 0
+            return max(self.rank(args[0], depth + 1) - 1, 0)
+        if member == "dot":
+            return 2
+        if member == "load":
+            pointer = _argument(call, "pointer", 0)
+            if isinstance(pointer, ast.Name) and pointer.id in self.values.block_pointers:
+                return self._block_pointer_rank(pointer.id)
+            return self.rank(pointer, depth + 1) if pointer is not None else 0
+        if member in ("make_block_ptr", "advance"):
+            return 0  # a block pointer is a handle; what it loads is the block
+        if member == "expand_dims":
+            return self.rank(args[0], depth + 1) + 1 if args and args[0] is not None else 0
+        parts = [a for a in args if a is not None] + [kw.value for kw in call.keywords]
+        return max((self.rank(p, depth + 1) for p in parts), default=0)
+
+    def _block_pointer_rank(self, name: str) -> int:
+        """The rank of `block_shape` of the `tl.make_block_ptr` a name is set from."""
+        for value in self.fn.assignments.get(name, ()):
+            if isinstance(value, ast.Call) and self.member(value) == "make_block_ptr":
+                block = _argument(value, "block_shape", 4)
+                if isinstance(block, (ast.Tuple, ast.List)):
+                    return len(block.elts)
+        return 1
 
     def loaded(self, expr: ast.AST, order: int, depth: int = 0) -> bool:
         """Is `expr` computed from a value read from memory (a `tl.load`, scalar or
@@ -420,13 +523,10 @@ class KernelLanes:
     def loaded_block(self, expr: ast.AST, order: int, depth: int = 0) -> bool:
         """Is `expr` a block whose lanes depend on a block of data read from memory (see
         the module doc)? Scalar parts are not looked into."""
-        key = (_key(expr), order)
-        if key in self._loaded:
-            return self._loaded[key]
-        self._loaded[key] = False
-        found = depth <= _MAX_DEPTH and self._loaded_block(expr, order, depth)
-        self._loaded[key] = found
-        return found
+        if depth > _MAX_DEPTH:
+            return self.facts.memo.truncated(False)
+        key = ("loaded-block", id(self.fn.node), _key(expr), order)
+        return self.facts.memo.get(key, False, lambda: self._loaded_block(expr, order, depth))
 
     def _loaded_block(self, expr: ast.AST, order: int, depth: int) -> bool:
         if isinstance(expr, ast.Constant) or not self.is_block(expr):
@@ -448,18 +548,14 @@ class KernelLanes:
         return any(self.loaded_block(c, order, depth + 1) for c in children(expr))
 
     def _binding_loaded_block(self, binding: Definition, depth: int) -> bool:
-        key = id(binding)
-        if key in self._binding_loaded:
-            return self._binding_loaded[key]
-        self._binding_loaded[key] = False
-        if binding.order < 0:
-            found = self.facts.parameter_loaded_block(self.fn, binding.name)
-        elif binding.value is not None:
-            found = self.loaded_block(binding.value, binding.order, depth)
-        else:
-            found = False
-        self._binding_loaded[key] = found
-        return found
+        def compute() -> bool:
+            if binding.order < 0:
+                return self.facts.parameter_loaded_block(self.fn, binding.name)
+            if binding.value is not None:
+                return self.loaded_block(binding.value, binding.order, depth)
+            return False
+
+        return self.facts.memo.get(("binding-loaded", id(binding)), False, compute)
 
     # -- statements ----------------------------------------------------------------------
     def statement_of(self, node: ast.AST) -> ast.stmt | None:
@@ -492,10 +588,23 @@ class KernelLanes:
                 readers.setdefault(stmt.target.id, []).append((stmt.target, order))
         self._parents, self._statement_of, self._readers = parents, statement_of, readers
 
+    def loops(self, stmt: ast.stmt) -> list:
+        """The loops around `stmt` that repeat it: all but `tl.parallel` ones, whose
+        iterations are the vector cores of one AI core (`bind_sub_block=True`)."""
+        return [
+            loop
+            for loop in self.fn.context(stmt).loops
+            if not (
+                isinstance(loop.node, ast.For)
+                and isinstance(loop.node.iter, ast.Call)
+                and self.member(loop.node.iter) == "parallel"
+            )
+        ]
+
     def in_loop(self, stmt: ast.stmt) -> bool:
         """Does `stmt` run once per iteration of a loop: a loop in this function around
         it, or a loop around a call of this function (a `@triton.jit` helper)?"""
-        if self.fn.context(stmt).loops:
+        if self.loops(stmt):
             return True
         return self.facts.called_in_loop(self.fn)
 
@@ -507,7 +616,7 @@ class KernelLanes:
         `@triton.jit` helper called in a loop, a value that reads a runtime parameter
         does (the caller's argument may change per iteration)."""
         order = self.fn.order_of(stmt)
-        loops = self.fn.context(stmt).loops
+        loops = self.loops(stmt)
         if not loops:
             if not self.facts.called_in_loop(self.fn):
                 return False
@@ -735,9 +844,7 @@ class LaneFacts:
         self.tiles = tiles
         self._kernels: dict[int, KernelLanes] = {}
         self._element_kinds: dict[tuple[int, str], str | None] = {}
-        self._param_loaded: dict[tuple[int, str], bool] = {}
-        self._param_block: dict[tuple[int, str], bool] = {}
-        self._in_loop: dict[int, bool] = {}
+        self.memo = Memo()  # every recursive query of every kernel of the module
 
     def of(self, fn: JitFunction) -> KernelLanes:
         found = self._kernels.get(id(fn.node))
@@ -781,6 +888,24 @@ class LaneFacts:
         self._element_kinds[key] = result
         return result
 
+    def return_kind(self, fn: JitFunction, position: int | None, depth: int = 0) -> str | None:
+        """The element kind of what the helper `fn` returns (the `position`-th element of
+        a returned tuple), when every `return` agrees."""
+        if depth > _MAX_DEPTH:
+            return self.memo.truncated(None)
+        lanes = self.of(fn)
+        kinds: set[str | None] = set()
+        for order, stmt in enumerate(fn.statements):
+            if not isinstance(stmt, ast.Return) or stmt.value is None:
+                continue
+            value = stmt.value
+            if position is not None:
+                if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) <= position:
+                    return None
+                value = value.elts[position]
+            kinds.add(lanes.kind(value, order, depth + 1))
+        return kinds.pop() if len(kinds) == 1 else None
+
     def parameter_kind(self, fn: JitFunction, param: str) -> str | None:
         """The element kind of a parameter: a pointer, or an int (the kind Triton gives
         an integer argument), from its annotation, its use and what launches pass."""
@@ -809,61 +934,53 @@ class LaneFacts:
             return "int"  # the extent of a `tl.arange`: a power of two
         return None  # a block size, a flag, a length or a scale: not known here
 
-    def parameter_loaded_block(self, fn: JitFunction, param: str, depth: int = 0) -> bool:
+    def parameter_loaded_block(self, fn: JitFunction, param: str) -> bool:
         """Does a calling kernel bind `param` of the helper `fn` to a loaded block?"""
-        key = (id(fn.node), param)
-        if key in self._param_loaded:
-            return self._param_loaded[key]
-        self._param_loaded[key] = False
-        found = False
-        for binding in self.core.helper_calls_to(fn):
-            caller = binding.caller
-            stmt = self._call_statement(binding.call, caller) if caller is not None else None
-            if caller is None or stmt is None:
-                continue
-            lanes = self.of(caller)
-            order = caller.order_of(stmt)
-            if any(lanes.loaded_block(e, order) for e in binding.args.get(param, ())):
-                found = True
-                break
-        self._param_loaded[key] = found
-        return found
 
-    def parameter_is_block(self, fn: JitFunction, param: str) -> bool:
-        """Does a calling kernel bind `param` of the helper `fn` to a block?"""
-        key = (id(fn.node), param)
-        if key in self._param_block:
-            return self._param_block[key]
-        self._param_block[key] = False  # a helper calling itself: not known meanwhile
-        found = False
-        for binding in self.core.helper_calls_to(fn):
-            caller = binding.caller
-            if caller is not None and any(
-                self.of(caller).is_block(e) for e in binding.args.get(param, ())
-            ):
-                found = True
-                break
-        self._param_block[key] = found
-        return found
-
-    def called_in_loop(self, fn: JitFunction, depth: int = 0) -> bool:
-        """Is some call of the helper `fn` inside a loop of its caller (or of theirs)?"""
-        key = id(fn.node)
-        if key in self._in_loop:
-            return self._in_loop[key]
-        self._in_loop[key] = False
-        found = False
-        if depth < 4:
+        def compute() -> bool:
             for binding in self.core.helper_calls_to(fn):
                 caller = binding.caller
                 stmt = self._call_statement(binding.call, caller) if caller is not None else None
                 if caller is None or stmt is None:
                     continue
-                if caller.context(stmt).loops or self.called_in_loop(caller, depth + 1):
-                    found = True
-                    break
-        self._in_loop[key] = found
-        return found
+                lanes = self.of(caller)
+                order = caller.order_of(stmt)
+                if any(lanes.loaded_block(e, order) for e in binding.args.get(param, ())):
+                    return True
+            return False
+
+        return self.memo.get(("param-loaded", id(fn.node), param), False, compute)
+
+    def parameter_rank(self, fn: JitFunction, param: str) -> int:
+        """The most dimensions a calling kernel binds to `param` of the helper `fn`."""
+
+        def compute() -> int:
+            return max(
+                (
+                    self.of(binding.caller).rank(e)
+                    for binding in self.core.helper_calls_to(fn)
+                    if binding.caller is not None
+                    for e in binding.args.get(param, ())
+                ),
+                default=0,
+            )
+
+        return self.memo.get(("param-rank", id(fn.node), param), 0, compute)
+
+    def called_in_loop(self, fn: JitFunction) -> bool:
+        """Is some call of the helper `fn` inside a loop of its caller (or of theirs)?"""
+
+        def compute() -> bool:
+            for binding in self.core.helper_calls_to(fn):
+                caller = binding.caller
+                stmt = self._call_statement(binding.call, caller) if caller is not None else None
+                if caller is None or stmt is None:
+                    continue
+                if self.of(caller).loops(stmt) or self.called_in_loop(caller):
+                    return True
+            return False
+
+        return self.memo.get(("in-loop", id(fn.node)), False, compute)
 
     @staticmethod
     def _call_statement(call: ast.Call, caller: JitFunction) -> ast.stmt | None:

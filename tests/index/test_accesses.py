@@ -122,3 +122,40 @@ def test_accesses_say_what_they_are():
     kinds = [(a.call.lineno, a.kind, a.block_pointer) for a in index.accesses.of(fn)]
     assert (18, "store", False) in kinds
     assert sum(kind == "load" for _, kind, _ in kinds) == 8
+
+
+ROWS = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n_rows, T, D: tl.constexpr, BR: tl.constexpr, BD: tl.constexpr):
+    r = tl.program_id(0) * BR + tl.arange(0, BR)
+    c = tl.arange(0, BD)
+    m = (r[:, None] < n_rows) & (c[None, :] < D)
+    v = tl.load(x + r[:, None] * D + c[None, :], mask=m, other=0.0)
+    p = tl.make_block_ptr(y, (T, D), (D, 1), (0, 0), (BR, BD), (1, 0))
+    p = tl.advance(p, (BR, 0))
+    tl.store(p, v, boundary_check=(0, 1))
+    t = tl.make_block_ptr(y, (D, T), (1, D), (0, 0), (BD, BR), (0, 1))
+    tl.store(t, tl.trans(v))
+    tl.store(y + r, tl.sum(v, axis=1))
+"""
+
+
+def test_row_geometry_of_pointer_tiles_and_block_pointers():
+    index = build(ROWS)
+    fn = index.kernels[0]
+    found = [
+        (
+            r.access.call.lineno,
+            r.base,
+            *(ast.unparse(e) if e is not None else None for e in (r.width, r.pitch, r.extent)),
+        )
+        for r in index.accesses.rows(fn)
+    ]
+    assert found == [
+        (10, "x", "D", "D", "BD"),  # the mask bounds the columns: the row width
+        (13, "y", "D", "D", "BD"),  # through `tl.advance`
+    ]
+    # not rows: the transposed block pointer (no unit stride last), the 1-D store
