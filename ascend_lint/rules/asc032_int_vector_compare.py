@@ -123,7 +123,7 @@ class IntVectorCompare(Rule):
         return Finding(
             node,
             f"`{show(node)}` compares integer vectors in a loop and selects with the result: "
-            "Ascend's vector unit has no integer compare, so it runs element by element on "
+            "Triton-Ascend lowers an integer vector compare to an element-by-element loop on "
             f"the Scalar unit; compare in float32 (`{show(block)}.to(tl.float32)`, exact "
             f"below 2**24){also}",
             fix=fix,
@@ -154,18 +154,22 @@ class IntVectorCompare(Rule):
         spelled = " and ".join(f"`{op}`" for op in ops)
         return Finding(
             node,
-            f"`{show(node)}`: {spelled} on an integer vector in a loop runs on the Scalar unit "
-            "on Ascend (no vector integer shift or bitwise op in this lowering); unpack once "
-            "outside the loop, or with float arithmetic (`* 2.0 ** -k`, `floor`) where the "
-            "values fit in 24 bits",
+            f"`{show(node)}`: {spelled} on an integer vector in a loop runs element by element "
+            "on the Scalar unit in Triton-Ascend's lowering; unpack once outside the loop, or "
+            "with float arithmetic (`* 2.0 ** -k`, `floor`) where the values fit in 24 bits",
         )
 
     @staticmethod
     def _float_compare_fix(ctx: RuleContext, operand: ast.AST, tl_name: str) -> Fix | None:
         start, end = node_span(ctx.source, operand)
         cast = f".to({tl_name}.float32)"
+        before = ctx.source.line(start.row)[start.column - 1 : start.column]
+        after = ctx.source.line(end.row)[end.column : end.column + 1]
         if isinstance(operand, _ATOMIC):
             edits = (Edit(end, end, cast),)
+        elif before == "(" and after == ")":  # already parenthesised: cast the group
+            closed = type(end)(end.row, end.column + 1)
+            edits = (Edit(closed, closed, cast),)
         else:
             edits = (Edit(start, start, "("), Edit(end, end, ")" + cast))
         return Fix(
@@ -348,6 +352,32 @@ def dequant(qw, out, K, BK: tl.constexpr, N: tl.constexpr):
         tl.store(out + rk[:, None] * N + rn[None, :], iw.to(tl.float16))
 """,
             rows=[12],
+        ),
+        # a parenthesised operand: the group is cast
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        acc += tl.where((s + tl.arange(0, BLOCK)) < n, 1.0, 0.0)
+    tl.store(y + tl.arange(0, BLOCK), acc)
+""",
+            rows=[9],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        acc += tl.where((s + tl.arange(0, BLOCK)).to(tl.float32) < n, 1.0, 0.0)
+    tl.store(y + tl.arange(0, BLOCK), acc)
+""",
         ),
         # a compare that masks a load and feeds a select: no automatic fix
         Invalid(
