@@ -560,7 +560,7 @@ class AccessFacts:
             last = items[-1] if items else None
             return len(items) >= 2 and isinstance(last, ast.Constant) and last.value is None
         if isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp)):
-            blocks = [c for c in _operands(expr) if lanes.is_block(c)]
+            blocks = [c for c in _operands(expr) if lanes.is_block(c, at)]
             return bool(blocks) and all(
                 self._outer_only(fn, lanes, c, at, depth + 1) for c in blocks
             )
@@ -581,7 +581,7 @@ class AccessFacts:
                 pointer = _argument(expr, "pointer", 0)
                 return pointer is not None and self._outer_only(fn, lanes, pointer, at, depth + 1)
             if member in ("where", "maximum", "minimum", "clamp", "multiple_of", "max_contiguous"):
-                blocks = [a for a in expr.args if lanes.is_block(a)]
+                blocks = [a for a in expr.args if lanes.is_block(a, at)]
                 return bool(blocks) and all(
                     self._outer_only(fn, lanes, a, at, depth + 1) for a in blocks
                 )

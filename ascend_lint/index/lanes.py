@@ -30,9 +30,11 @@ Per kernel (`of(fn)`, a `KernelLanes`), where a statement reads an expression:
 Depends on: the core facts (kernels, helper calls, launches), `host` (what a launch
 passes for a pointer) and `tiles` (shapes). Rules reach it as `index.lanes`.
 
-Costs: nothing until asked; kinds and loaded-ness are memoised per (expression,
-statement), following at most 16 definitions deep; the readers of each local and the
-parent of each node are gathered once per kernel, on first use.
+Costs: nothing until asked; kinds, ranks and loaded-ness are memoised per (expression,
+statement), following at most 48 definitions deep; a value that was computed below a
+cycle or that limit is not kept, so an answer never depends on what was asked before
+(for chains shorter than the limit). The readers of each local and the parent of each
+node are gathered once per kernel, on first use.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from ascend_lint.index.kernels import JitFunction
     from ascend_lint.index.tiles import TileFacts
 
-_MAX_DEPTH = 16
+_MAX_DEPTH = 48  # definitions followed from one query (chains of generated code run long)
 _INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 _FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 _TORCH_KINDS = {
@@ -273,8 +275,8 @@ class KernelLanes:
             kinds = {self.binding_kind(b, depth + 1) for b in reach}
             return kinds.pop() if len(kinds) == 1 else None
         if isinstance(expr, ast.BinOp):
-            left = self.kind(expr.left, order, depth + 1)
-            right = self.kind(expr.right, order, depth + 1)
+            left = self.kind(expr.left, order, depth)
+            right = self.kind(expr.right, order, depth)
             if isinstance(expr.op, ast.Div):
                 return "float"
             if isinstance(expr.op, (ast.LShift, ast.RShift, ast.FloorDiv, ast.Mod)):
@@ -290,21 +292,21 @@ class KernelLanes:
                 if (
                     (left, right).count(None) == 1
                     and self._is_index_vector(known, order)
-                    and not self.is_block(other)
+                    and not self.is_block(other, order)
                 ):
                     return "int"
             return _join([left, right])
         if isinstance(expr, ast.UnaryOp):
             if isinstance(expr.op, ast.Not):
                 return "bool"
-            return self.kind(expr.operand, order, depth + 1)
+            return self.kind(expr.operand, order, depth)
         if isinstance(expr, (ast.Compare, ast.BoolOp)):
             return "bool"
         if isinstance(expr, ast.IfExp):
-            kinds = {self.kind(e, order, depth + 1) for e in (expr.body, expr.orelse)}
+            kinds = {self.kind(e, order, depth) for e in (expr.body, expr.orelse)}
             return kinds.pop() if len(kinds) == 1 else None
         if isinstance(expr, ast.Subscript):
-            return self.kind(expr.value, order, depth + 1)
+            return self.kind(expr.value, order, depth)
         if isinstance(expr, ast.Call):
             return self._call_kind(expr, order, depth)
         return None
@@ -343,16 +345,16 @@ class KernelLanes:
             )
             found = self._dtype_kind(dtype)
             if found is None and member in ("zeros_like", "full_like", "empty_like") and args:
-                return self.kind(args[0], order, depth + 1)
+                return self.kind(args[0], order, depth)
             return found
         if member == "load" and args:
             return self._pointee_kind(args[0], order)
         if member == "where" and len(args) == 3:
-            return _join([self.kind(a, order, depth + 1) for a in args[1:]])
+            return _join([self.kind(a, order, depth) for a in args[1:]])
         if member in _JOIN_KIND:
-            return _join([self.kind(a, order, depth + 1) for a in args if a is not None])
+            return _join([self.kind(a, order, depth) for a in args if a is not None])
         if member in _SAME_KIND and args and args[0] is not None:
-            return self.kind(args[0], order, depth + 1)
+            return self.kind(args[0], order, depth)
         return None
 
     @staticmethod
@@ -425,40 +427,43 @@ class KernelLanes:
         """The dimensions of `expr` (`()` a scalar, None not known)."""
         return self.facts.tiles.shape(self.fn, expr)
 
-    def is_block(self, expr: ast.AST, depth: int = 0) -> bool:
-        """Does `expr` hold one value per lane (a rank of one or more)?"""
-        return self.rank(expr, depth) > 0
+    def is_block(self, expr: ast.AST, order: int) -> bool:
+        """Does `expr` hold one value per lane where statement `order` reads it?"""
+        return self.rank(expr, order) > 0
 
-    def rank(self, expr: ast.AST, depth: int = 0) -> int:
-        """How many dimensions `expr` has (0 for a scalar, and where nothing is known):
-        `tl.arange` has one, `x[:, None]` one more than `x`, a reduction over an axis
-        one less, arithmetic the most of its operands; a local the most of its
-        definitions; a helper's parameter what its callers bind to it."""
+    def rank(self, expr: ast.AST, order: int, depth: int = 0) -> int:
+        """How many dimensions `expr` has where statement `order` reads it (0 for a
+        scalar, and where nothing is known): `tl.arange` has one, `x[:, None]` one more
+        than `x`, a reduction over an axis one less, arithmetic the most of its
+        operands; a name the most of the definitions that reach the read; a helper's
+        parameter the most its callers bind to it."""
         if depth > _MAX_DEPTH:
             return self.facts.memo.truncated(0)
-        key = ("rank", id(self.fn.node), _key(expr))
-        return self.facts.memo.get(key, 0, lambda: self._rank(expr, depth))
+        key = ("rank", id(self.fn.node), _key(expr), order)
+        return self.facts.memo.get(key, 0, lambda: self._rank(expr, order, depth))
 
-    def _rank(self, expr: ast.AST, depth: int) -> int:
+    def _rank(self, expr: ast.AST, order: int, depth: int) -> int:
         if isinstance(expr, ast.Constant):
             return 0
         if isinstance(expr, ast.Name):
-            if expr.id in self.fn.params and expr.id not in self.fn.assignments:
-                return self.facts.parameter_rank(self.fn, expr.id)
-            return max(
-                (self.rank(v, depth + 1) for v in self.fn.assignments.get(expr.id, ())), default=0
-            )
+            found = 0
+            for b in self.reaching(expr.id, order):
+                if b.order < 0:
+                    found = max(found, self.facts.parameter_rank(self.fn, b.name))
+                elif b.value is not None:  # (a loop variable is a scalar)
+                    found = max(found, self.rank(b.value, b.order, depth + 1))
+            return found
         if isinstance(expr, ast.Subscript):
             items = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
             added = sum(isinstance(i, ast.Constant) and i.value is None for i in items)
             kept = sum(isinstance(i, ast.Slice) for i in items)
-            inner = self.rank(expr.value, depth + 1)
+            inner = self.rank(expr.value, order, depth)
             return added + kept if added else inner
         if isinstance(expr, ast.Call):
-            return self._call_rank(expr, depth)
-        return max((self.rank(c, depth + 1) for c in children(expr)), default=0)
+            return self._call_rank(expr, order, depth)
+        return max((self.rank(c, order, depth) for c in children(expr)), default=0)
 
-    def _call_rank(self, call: ast.Call, depth: int) -> int:
+    def _call_rank(self, call: ast.Call, order: int, depth: int) -> int:
         member = self.member(call)
         if member is None or member in _SCALAR_CALLS:
             return 0
@@ -481,20 +486,20 @@ class KernelLanes:
             axis = _argument(call, "axis", 1 - (1 if method else 0))
             if axis is None or (isinstance(axis, ast.Constant) and axis.value is None):
                 return 0
-            return max(self.rank(args[0], depth + 1) - 1, 0)
+            return max(self.rank(args[0], order, depth) - 1, 0)
         if member == "dot":
             return 2
         if member == "load":
             pointer = _argument(call, "pointer", 0)
             if isinstance(pointer, ast.Name) and pointer.id in self.values.block_pointers:
                 return self._block_pointer_rank(pointer.id)
-            return self.rank(pointer, depth + 1) if pointer is not None else 0
+            return self.rank(pointer, order, depth) if pointer is not None else 0
         if member in ("make_block_ptr", "advance"):
             return 0  # a block pointer is a handle; what it loads is the block
         if member == "expand_dims":
-            return self.rank(args[0], depth + 1) + 1 if args and args[0] is not None else 0
+            return self.rank(args[0], order, depth) + 1 if args and args[0] is not None else 0
         parts = [a for a in args if a is not None] + [kw.value for kw in call.keywords]
-        return max((self.rank(p, depth + 1) for p in parts), default=0)
+        return max((self.rank(p, order, depth) for p in parts), default=0)
 
     def _block_pointer_rank(self, name: str) -> int:
         """The rank of `block_shape` of the `tl.make_block_ptr` a name is set from."""
@@ -529,7 +534,7 @@ class KernelLanes:
         return self.facts.memo.get(key, False, lambda: self._loaded_block(expr, order, depth))
 
     def _loaded_block(self, expr: ast.AST, order: int, depth: int) -> bool:
-        if isinstance(expr, ast.Constant) or not self.is_block(expr):
+        if isinstance(expr, ast.Constant) or not self.is_block(expr, order):
             return False
         if isinstance(expr, ast.Name):
             return any(
@@ -544,8 +549,8 @@ class KernelLanes:
             parts = [*expr.args, *(kw.value for kw in expr.keywords)]
             if isinstance(expr.func, ast.Attribute) and member is not None:
                 parts.append(expr.func.value)
-            return any(self.loaded_block(p, order, depth + 1) for p in parts)
-        return any(self.loaded_block(c, order, depth + 1) for c in children(expr))
+            return any(self.loaded_block(p, order, depth) for p in parts)
+        return any(self.loaded_block(c, order, depth) for c in children(expr))
 
     def _binding_loaded_block(self, binding: Definition, depth: int) -> bool:
         def compute() -> bool:
@@ -955,15 +960,16 @@ class LaneFacts:
         """The most dimensions a calling kernel binds to `param` of the helper `fn`."""
 
         def compute() -> int:
-            return max(
-                (
-                    self.of(binding.caller).rank(e)
-                    for binding in self.core.helper_calls_to(fn)
-                    if binding.caller is not None
-                    for e in binding.args.get(param, ())
-                ),
-                default=0,
-            )
+            found = 0
+            for binding in self.core.helper_calls_to(fn):
+                caller = binding.caller
+                stmt = self._call_statement(binding.call, caller) if caller is not None else None
+                if caller is None or stmt is None:
+                    continue
+                order = caller.order_of(stmt)
+                for e in binding.args.get(param, ()):
+                    found = max(found, self.of(caller).rank(e, order))
+            return found
 
         return self.memo.get(("param-rank", id(fn.node), param), 0, compute)
 

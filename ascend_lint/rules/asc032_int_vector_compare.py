@@ -100,7 +100,9 @@ class IntVectorCompare(Rule):
             for o, names in zip(operands, mentioned)
         ):
             return None  # token positions against entries read from a table: the same
-        return next((o for o, k in zip(operands, kinds) if k == "int" and lanes.is_block(o)), None)
+        return next(
+            (o for o, k in zip(operands, kinds) if k == "int" and lanes.is_block(o, order)), None
+        )
 
     def _compare(self, ctx, node, order, lanes, values, positions, tl_name) -> Finding | None:
         operands = [node.left, *node.comparators]
@@ -132,14 +134,14 @@ class IntVectorCompare(Rule):
     def _bit_op(self, node, order, lanes, values) -> Finding | None:
         parent = lanes.parent(node)
         if isinstance(parent, ast.BinOp) and isinstance(parent.op, _BIT_OPS):
-            if lanes.kind(parent, order) == "int" and lanes.is_block(parent):
+            if lanes.kind(parent, order) == "int" and lanes.is_block(parent, order):
                 return None  # reported once, at the outermost shift or mask
-        if lanes.kind(node, order) != "int" or not lanes.is_block(node):
+        if lanes.kind(node, order) != "int" or not lanes.is_block(node, order):
             return None
         operands = [node.left, node.right]
         if any(lanes.kind(o, order) not in ("int", None) for o in operands):
             return None
-        if not any(lanes.kind(o, order) == "int" and lanes.is_block(o) for o in operands):
+        if not any(lanes.kind(o, order) == "int" and lanes.is_block(o, order) for o in operands):
             return None
         roles = lanes.consumers(node)
         if not roles & {"data", "select"}:

@@ -79,10 +79,10 @@ def test_blocks_and_scalars():
     index = build(KINDS)
     fn = index.kernels[0]
     lanes = index.lanes.of(fn)
-    blocks = {
-        text: lanes.is_block(expression(index, "k", text)[1])
-        for text in ("o", "tl.load(ids + o)", "tl.full((), 0, tl.int64)", "tl.sum(v)", "n")
-    }
+    blocks = {}
+    for text in ("o", "tl.load(ids + o)", "tl.full((), 0, tl.int64)", "tl.sum(v)", "n"):
+        _, node, order, _ = expression(index, "k", text)
+        blocks[text] = lanes.is_block(node, order)
     assert blocks == {
         "o": True,
         "tl.load(ids + o)": True,
@@ -227,3 +227,27 @@ def test_definitions_under_the_other_side_of_a_compile_time_test_do_not_reach():
     assert sorted(b.order for b in fn.reaching("r", order)) == [2, 3]
     assert [b.order for b in lanes.reaching("r", order)] == [3]
     assert not lanes.loaded_block(node, order)
+
+
+def test_answers_do_not_depend_on_what_was_asked_first():
+    """A chain of 30 definitions: asking its middle first used to leave a kept answer
+    that the end of the chain then read, while asking the end first cut it short."""
+    steps = "\n".join(f"    a{i} = a{i - 1} + 1" for i in range(1, 31))
+    source = (
+        "import triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def k(y, B: tl.constexpr):\n    a0 = tl.arange(0, B)\n"
+        f"{steps}\n    tl.store(y + a0, a30)\n"
+    )
+
+    def ask(first):
+        index = build(source)
+        fn = index.kernels[0]
+        lanes = index.lanes.of(fn)
+        last = len(fn.statements) - 1
+        for name in first:
+            lanes.kind(ast.Name(name, ast.Load()), last)
+            lanes.rank(ast.Name(name, ast.Load()), last)
+        end = ast.Name("a30", ast.Load())
+        return lanes.kind(end, last), lanes.rank(end, last)
+
+    assert ask([]) == ask(["a15"]) == ask(["a29", "a3"]) == ("int", 1)
