@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.lanes import Memo
-from ascend_lint.index.syntax import walk
+from ascend_lint.index.syntax import own_nodes, walk
 from ascend_lint.index.values import pointer_root, strip_casts
 
 if TYPE_CHECKING:
@@ -265,7 +265,7 @@ class AccessFacts:
         for order, stmt in enumerate(fn.statements):
             if isinstance(stmt, (ast.If, ast.For, ast.While)):
                 continue  # their own expressions: tests and ranges, no pointer chosen there
-            for node in walk(stmt):
+            for node in own_nodes(stmt):
                 if isinstance(node, ast.IfExp):
                     choice = self._arms(
                         fn, node, node.test, [node.body, node.orelse], stmt, order, lanes, "ifexp"
@@ -299,6 +299,15 @@ class AccessFacts:
         """Locals assigned different tensors on the two sides of a runtime `if` and read
         by an access after it: one choice per (`if`, local), at its first such access."""
         found: dict[tuple[int, str], PointerChoice] = {}
+        # only a name with a definition under an `if` can merge two tensors (the other
+        # side may be its parameter binding, which `definitions` does not list)
+        branched = {
+            name
+            for name, defs in fn.definitions.items()
+            if any(fn.context(fn.statements[o]).branches for o, _ in defs)
+        }
+        if not branched:
+            return []
         for access in self.of(fn):
             todo = [(n, access.order) for n in _names(access.pointer)]
             seen: set[tuple[str, int]] = set()
@@ -308,7 +317,7 @@ class AccessFacts:
                     continue
                 seen.add((name, at))
                 reach = [b for b in fn.reaching(name, at) if b.order < at]
-                merge = self._runtime_merge(fn, reach, at)
+                merge = self._runtime_merge(fn, reach, at) if name in branched else None
                 if merge is not None:
                     branch, sides = merge
                     key = (id(branch), name)
@@ -345,9 +354,13 @@ class AccessFacts:
     # -- gathers ---------------------------------------------------------------------------
     def gathers(self, fn: JitFunction) -> list[Gather]:
         """The loads whose address holds a block of loaded lanes (see the module doc)."""
+        accesses = self.of(fn)
+        # an index vector is loaded before the load it addresses (or by a calling kernel)
+        if sum(a.kind == "load" for a in accesses) < 2 and not self.core.helper_calls_to(fn):
+            return []
         lanes = self.lanes.of(fn)
         found: list[Gather] = []
-        for access in self.of(fn):
+        for access in accesses:
             if access.kind != "load" or access.block_pointer:
                 continue
             if not lanes.loaded_block(access.pointer, access.order):
@@ -403,6 +416,12 @@ class AccessFacts:
         """The row geometry of the 2-D accesses of `fn` (see the module doc)."""
         lanes = self.lanes.of(fn)
         found: list[Rows] = []
+        # a pointer tile of rows broadcasts a row and a column vector: `x[:, None]`
+        broadcasts = any(
+            isinstance(node, ast.Subscript) and _adds_axis(node.slice)
+            for stmt in fn.statements
+            for node in own_nodes(stmt)
+        )
         for access in self.of(fn):
             if access.block_pointer:
                 made = self._block_pointer_of(fn, access.pointer, access.order)
@@ -411,7 +430,7 @@ class AccessFacts:
                     if rows is not None:
                         found.append(rows)
                 continue
-            rows = self._tile_rows(fn, lanes, access)
+            rows = self._tile_rows(fn, lanes, access) if broadcasts else None
             if rows is not None:
                 found.append(rows)
         return found
@@ -643,6 +662,11 @@ def _is_row_vector(expr: ast.AST) -> bool:
         and isinstance(items[1], ast.Constant)
         and items[1].value is None
     )
+
+
+def _adds_axis(index: ast.AST) -> bool:
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(i, ast.Constant) and i.value is None for i in items)
 
 
 def _is_one(expr: ast.AST) -> bool:

@@ -40,6 +40,7 @@ node are gathered once per kernel, on first use.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON
@@ -184,7 +185,9 @@ class KernelLanes:
 
     def __init__(self, fn: JitFunction, facts: LaneFacts):
         self.fn = fn
-        self.facts = facts
+        # The module's facts hold this object: a strong reference back would be a cycle
+        # that keeps both (and the module's tree) alive until the cycle collector runs.
+        self._facts = weakref.ref(facts)
         self.aliases = facts.core.aliases
         self.values = fn.values(self.aliases)
         self._sides: dict[int, frozenset[tuple[str, bool]]] = {}
@@ -192,6 +195,12 @@ class KernelLanes:
         self._statement_of: dict[int, ast.stmt] | None = None
         self._readers: dict[str, list[tuple[ast.Name, int]]] | None = None
         self._quals: dict[int, str | None] = {}
+
+    @property
+    def facts(self) -> LaneFacts:
+        facts = self._facts()
+        assert facts is not None, "a kernel's lanes outlived the module's facts"
+        return facts
 
     # -- calls ---------------------------------------------------------------------------
     def member(self, call: ast.Call) -> str | None:

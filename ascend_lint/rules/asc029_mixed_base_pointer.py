@@ -179,6 +179,21 @@ def k(cache_a, cache_b, out, layer, BLOCK: tl.constexpr):
 """,
             rows=[8],
         ),
+        # a pointer parameter rebound on one side only: the other path keeps the argument
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(a, b, out, flag, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if flag > 0:
+        a = b
+    tl.store(out + offs, tl.load(a + offs))
+""",
+            rows=[8],
+        ),
         # a conditional expression on a runtime value, the store side
         Invalid(
             """

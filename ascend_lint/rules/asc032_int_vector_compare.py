@@ -86,6 +86,8 @@ class IntVectorCompare(Rule):
     def _int_block(self, operands, order, lanes, values, positions) -> ast.AST | None:
         """The first operand that is an int block, when every operand is an int (or of no
         known kind), none is int64 and none is a token position; else None."""
+        if not any(lanes.is_block(o, order) for o in operands):
+            return None  # a scalar compare
         kinds = [lanes.kind(o, order) for o in operands]
         if any(k in ("float", "pointer", "bool") for k in kinds):
             return None
