@@ -249,6 +249,19 @@ def k(x, y, n, BLOCK: tl.constexpr):
         v = tl.load(x + i * BLOCK + (o >> 1))
         tl.store(y + i * BLOCK + o, v)
 """,
+        # a select that clamps an index: address arithmetic, done once per copy
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    for s in range(0, n, BLOCK):
+        cols = s + o
+        safe = tl.where(cols < n, cols, n - 1)
+        tl.store(y + cols, tl.load(x + safe), mask=cols < n)
+""",
         # masks combined from compares (booleans, not integers) that only mask loads
         """
 import triton
