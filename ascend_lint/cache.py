@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ascend_lint import __version__
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.ub_model import DEFAULT_TARGET
+from ascend_lint.options import LintOptions
 
 CACHE_DIR_NAME = ".ascend_lint_cache"
 _FILE = "lint-cache.json"
@@ -33,13 +33,20 @@ def _tool_fingerprint() -> str:
 _FINGERPRINT: str | None = None
 
 
-def content_key(raw: bytes, codes: frozenset[str], target: str = DEFAULT_TARGET) -> str:
-    """The cache key of linting `raw` with `codes` for `target` (the findings depend on all three)."""
+def content_key(raw: bytes, options: LintOptions) -> str:
+    """The cache key of linting `raw` with `options` (the findings depend on the bytes,
+    the codes, which of them offer fixes, and the target)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
         _FINGERPRINT = _tool_fingerprint()
     digest = hashlib.blake2b(raw, digest_size=16)
-    digest.update(("\0" + _FINGERPRINT + "\0" + ",".join(sorted(codes)) + "\0" + target).encode())
+    parts = (
+        _FINGERPRINT,
+        ",".join(sorted(options.codes)),
+        ",".join(sorted(options.fixable)),
+        options.target,
+    )
+    digest.update(("\0" + "\0".join(parts)).encode())
     return digest.hexdigest()
 
 

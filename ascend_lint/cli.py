@@ -318,33 +318,12 @@ def _print_help() -> None:
 
 
 def _check_command(argv: list[str], watching: bool = False) -> int:
-    """`ascend-lint check`; `watching`: one run of `--watch` (which calls this again)."""
+    """`ascend-lint check`; `watching`: one run of `--watch` (which calls this again).
+    Stages: where the source comes from, the settings, the lint (with fixes), then what
+    is written (fixed files, a diff, noqa comments) and the report."""
     parser = _check_parser()
     args = parser.parse_args(argv)
-    from ascend_lint.discovery import discover
-    from ascend_lint.engine import lint_buffer
-    from ascend_lint.reporters import REPORTERS
-    from ascend_lint.runner import lint_files
-    from ascend_lint.settings import (
-        ConfigError,
-        apply_overrides,
-        check_target,
-        expand_codes,
-        load_settings,
-    )
-
-    # Standard input (for editors): `-` as the only path, or --stdin-filename (Ruff's rule:
-    # it wins over any path given, with a warning).
-    stdin_name = None
-    if args.stdin_filename is not None:
-        stdin_name = args.stdin_filename
-        for path in args.paths or []:
-            if path != "-":
-                sys.stderr.write(f"warning: ignoring `{path}` in favour of standard input\n")
-    elif args.paths and "-" in args.paths:
-        if len(args.paths) > 1:
-            parser.error("`-` (standard input) cannot be combined with other paths")
-        stdin_name = "-"
+    stdin_name = _stdin_name(args, parser)
     args.paths = args.paths or ["."]
     if args.watch and not watching:
         if stdin_name is not None:
@@ -352,58 +331,10 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
         if args.add_noqa:
             parser.error("--watch cannot be combined with --add-noqa")
         return _watch(argv, args.paths)
+    from ascend_lint.settings import ConfigError
 
     try:
-        if stdin_name is not None:
-            start = Path(stdin_name) if stdin_name != "-" else Path.cwd()
-        else:
-            start = Path(args.paths[0])
-            start = start if start.exists() else Path.cwd()
-        config_files = [c for c in args.config or () if "=" not in c or Path(c).is_file()]
-        overrides = [c for c in args.config or () if c not in config_files]
-        if len(config_files) > 1:
-            raise ConfigError("--config takes one configuration file (and any KEY=VALUE)")
-        settings = load_settings(
-            Path(config_files[0]) if config_files else None, start, isolated=args.isolated
-        )
-        apply_overrides(settings, overrides)
-        if args.select is not None:
-            expand_codes(args.select, "--select")
-            settings.select = list(args.select)
-        if args.extend_select is not None:
-            expand_codes(args.extend_select, "--extend-select")
-            settings.extend_select = [*settings.extend_select, *args.extend_select]
-        if args.ignore is not None:
-            expand_codes(args.ignore, "--ignore")
-            settings.ignore = [*settings.ignore, *args.ignore]
-        if args.respect_gitignore is not None:
-            settings.respect_gitignore = args.respect_gitignore
-        if args.fixable is not None:
-            expand_codes(args.fixable, "--fixable")
-            settings.fixable = list(args.fixable)
-        if args.unfixable is not None:
-            expand_codes(args.unfixable, "--unfixable")
-            settings.unfixable = [*settings.unfixable, *args.unfixable]
-        if args.exclude is not None:
-            settings.exclude = _split_globs(args.exclude)
-        if args.extend_exclude is not None:
-            settings.extend_exclude = [*settings.extend_exclude, *_split_globs(args.extend_exclude)]
-        for item in args.per_file_ignores or ():
-            glob, sep, codes = item.rpartition(":")
-            if not sep or not glob or not codes:
-                raise ConfigError(f"--per-file-ignores takes GLOB:CODES, got `{item}`")
-            expand_codes(codes, "--per-file-ignores")
-            settings.per_file_ignores.setdefault(glob, []).extend(codes.split(","))
-        if args.output_format:
-            settings.output_format = args.output_format
-        if args.target is not None:
-            settings.target = check_target(args.target, "--target")
-        if args.statistics and settings.output_format not in _STATISTICS_FORMATS:
-            raise ConfigError(
-                f"--statistics prints text or JSON, not `{settings.output_format}`: use "
-                "--output-format " + " or ".join(_STATISTICS_FORMATS)
-            )
-        settings.enabled_codes()
+        settings = _check_settings(args, stdin_name)
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_ERROR
@@ -412,10 +343,15 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
         return EXIT_CLEAN
     if args.fix_only:
         args.fix = True
+    fixing_wanted = bool(args.diff or (args.fix if args.fix is not None else settings.fix))
     started = time.perf_counter()
 
+    # -- lint (and fix, in the same worker) -----------------------------------------------
     source = None
+    read: dict[str, bytes] = {}
     if stdin_name is not None:
+        from ascend_lint.session import lint_buffer
+
         source = _read_stdin()
         result = lint_buffer(
             stdin_name,
@@ -423,10 +359,14 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
             settings,
             ignore_noqa=args.ignore_noqa,
             force_exclude=args.force_exclude,
+            fix=fixing_wanted and not args.add_noqa,
         )
         results = [result] if result is not None else []
         n_files, path_errors = len(results), []
     else:
+        from ascend_lint.discovery import discover
+        from ascend_lint.runner import lint_files
+
         found = discover(args.paths, settings, force_exclude=args.force_exclude)
         for message in found.warnings:
             sys.stderr.write(f"warning: {message}\n")
@@ -436,39 +376,32 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
             for f in sorted(found.files):
                 print(f)
             return EXIT_ERROR if found.errors else EXIT_CLEAN
-        results = lint_files(
+        results, read = lint_files(
             found.files,
             settings,
             jobs=args.jobs,
             cache=_open_cache(args, settings),
             ignore_noqa=args.ignore_noqa,
+            fix=fixing_wanted and not args.add_noqa,
         )
         n_files, path_errors = len(found.files), found.errors
     internal = [r.error and f"{r.path}: {r.error}" for r in results if r.error]
     if args.add_noqa:
         return _add_noqa_command(results, path_errors, internal, quiet=args.quiet or args.silent)
-    fixing = None
-    if args.diff or (args.fix if args.fix is not None else settings.fix):
-        from ascend_lint.fix_command import run_fixes
 
-        fixing = run_fixes(
-            results, settings, unsafe=_unsafe(args, settings), diff=args.diff, stdin=source
-        )
+    # -- what the fixes write ---------------------------------------------------------------
+    fixing = None
+    if fixing_wanted:
+        from ascend_lint.fix_command import write_fixes
+
+        fixing = write_fixes(results, read, diff=args.diff, stdin=source)
         internal += fixing.errors
         if source is not None and not args.diff:
             # The fixed source (the input itself when nothing was fixed, excluded or a
             # fix failed) is all that goes to stdout; the report goes to stderr.
             _write_bytes(fixing.output if fixing.output is not None else source)
         if args.diff:
-            _write_bytes(fixing.diff)
-            if fixing.would_fix:
-                noun = "error" if fixing.would_fix == 1 else "errors"
-                sys.stderr.write(f"Would fix {fixing.would_fix} {noun}.\n")
-            for message in internal:
-                sys.stderr.write(f"error: {message}\n")
-            if path_errors or internal:
-                return EXIT_ERROR
-            return EXIT_FINDINGS if fixing.diff else EXIT_CLEAN
+            return _diff_report(fixing, path_errors, internal)
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key())
     for message in internal:
         sys.stderr.write(f"error: {message}\n")
@@ -479,22 +412,104 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
             f"{len(diagnostics)} findings, {time.perf_counter() - started:.2f} s\n"
         )
     if args.fix_only:
-        # Ruff's --fix-only: fix what can be fixed, say so, and leave the rest unreported.
-        applied = len(fixing.applied) if fixing is not None else 0
-        if not (args.quiet or args.silent):
-            out = sys.stderr if source is not None else sys.stdout
-            noun = "error" if applied == 1 else "errors"
-            out.write(f"Fixed {applied} {noun}.\n" if applied else "No errors fixed.\n")
-        if path_errors or internal:
-            return EXIT_ERROR
-        return EXIT_FINDINGS if args.exit_non_zero_on_fix and applied else EXIT_CLEAN
+        return _fix_only_report(args, fixing, source, path_errors, internal)
 
-    # Like Ruff, a code made unfixable offers no fix at all: no [*], no edits in the
-    # machine-readable formats, nothing counted as fixable.
-    fixable = settings.fixable_codes()
-    for d in diagnostics:
-        if d.fix is not None and d.code not in fixable:
-            d.fix = None
+    # -- the report -------------------------------------------------------------------------
+    written = _report(
+        args,
+        settings,
+        diagnostics,
+        n_files,
+        fixing,
+        source,
+        stdin_name,
+        errors=bool(path_errors or internal),
+    )
+    if written is not None:
+        return written
+    if path_errors or internal:
+        return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if diagnostics or (args.exit_non_zero_on_fix and fixing is not None and fixing.applied):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _stdin_name(args, parser) -> str | None:
+    """Standard input (for editors): `-` as the only path, or --stdin-filename (Ruff's
+    rule: it wins over any path given, with a warning)."""
+    if args.stdin_filename is not None:
+        for path in args.paths or []:
+            if path != "-":
+                sys.stderr.write(f"warning: ignoring `{path}` in favour of standard input\n")
+        return args.stdin_filename
+    if args.paths and "-" in args.paths:
+        if len(args.paths) > 1:
+            parser.error("`-` (standard input) cannot be combined with other paths")
+        return "-"
+    return None
+
+
+def _check_settings(args, stdin_name: str | None):
+    """The settings in force: the configuration found from the first path (or --config,
+    --isolated), with the command line's options on top (`settings.apply_command_line`)."""
+    from ascend_lint.settings import ConfigError, apply_command_line, load_settings
+
+    if stdin_name is not None:
+        start = Path(stdin_name) if stdin_name != "-" else Path.cwd()
+    else:
+        start = Path(args.paths[0])
+        start = start if start.exists() else Path.cwd()
+    config_files = [c for c in args.config or () if "=" not in c or Path(c).is_file()]
+    overrides = [c for c in args.config or () if c not in config_files]
+    if len(config_files) > 1:
+        raise ConfigError("--config takes one configuration file (and any KEY=VALUE)")
+    from ascend_lint.settings import apply_overrides
+
+    settings = load_settings(
+        Path(config_files[0]) if config_files else None, start, isolated=args.isolated
+    )
+    apply_overrides(settings, overrides)
+    apply_command_line(settings, args)
+    if args.statistics and settings.output_format not in _STATISTICS_FORMATS:
+        raise ConfigError(
+            f"--statistics prints text or JSON, not `{settings.output_format}`: use "
+            "--output-format " + " or ".join(_STATISTICS_FORMATS)
+        )
+    return settings
+
+
+def _diff_report(fixing, path_errors: list[str], internal: list[str]) -> int:
+    _write_bytes(fixing.diff)
+    if fixing.would_fix:
+        noun = "error" if fixing.would_fix == 1 else "errors"
+        sys.stderr.write(f"Would fix {fixing.would_fix} {noun}.\n")
+    for message in internal:
+        sys.stderr.write(f"error: {message}\n")
+    if path_errors or internal:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if fixing.diff else EXIT_CLEAN
+
+
+def _fix_only_report(args, fixing, source, path_errors: list[str], internal: list[str]) -> int:
+    """Ruff's --fix-only: fix what can be fixed, say so, and leave the rest unreported."""
+    applied = len(fixing.applied) if fixing is not None else 0
+    if not (args.quiet or args.silent):
+        out = sys.stderr if source is not None else sys.stdout
+        noun = "error" if applied == 1 else "errors"
+        out.write(f"Fixed {applied} {noun}.\n" if applied else "No errors fixed.\n")
+    if path_errors or internal:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if args.exit_non_zero_on_fix and applied else EXIT_CLEAN
+
+
+def _report(
+    args, settings, diagnostics, n_files, fixing, source, stdin_name, *, errors: bool
+) -> int | None:
+    """Write the findings where they go, in the chosen format; an exit code when the
+    report itself cannot be written, else None."""
+    from ascend_lint.reporters import REPORTERS
 
     with contextlib.ExitStack() as stack:
         if args.silent:
@@ -542,17 +557,10 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
                 n_files,
                 out,
                 fixing,
-                unsafe_fixes=_unsafe(args, settings),
-                errors=bool(path_errors or internal),
+                unsafe_fixes=settings.unsafe_fixes,
+                errors=errors,
             )
-
-    if path_errors or internal:
-        return EXIT_ERROR
-    if args.exit_zero:
-        return EXIT_CLEAN
-    if diagnostics or (args.exit_non_zero_on_fix and fixing is not None and fixing.applied):
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
+    return None
 
 
 # What a change must touch to be worth a new run: sources, and the files that decide
@@ -666,11 +674,6 @@ def _show_settings(settings) -> None:
     print(json.dumps(shown, indent=2, default=str))
 
 
-def _split_globs(values: list[str]) -> list[str]:
-    """`--exclude a,b --exclude c` -> ['a', 'b', 'c']."""
-    return [g.strip() for v in values for g in v.split(",") if g.strip()]
-
-
 def _read_stdin() -> bytes:
     stream = getattr(sys.stdin, "buffer", None)
     if stream is not None:
@@ -693,10 +696,6 @@ def _write_bytes(data: bytes) -> None:
         except SourceDecodeError:
             sys.stdout.write(data.decode("utf-8", errors="replace"))
         sys.stdout.flush()
-
-
-def _unsafe(args, settings) -> bool:
-    return args.unsafe_fixes if args.unsafe_fixes is not None else settings.unsafe_fixes
 
 
 def _summary(

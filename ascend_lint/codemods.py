@@ -195,19 +195,21 @@ def _remove_elements(
             if j != idx
         ]
     prefix, suffix = common_ends(text[lo:hi], window)
-    return _edit(source, lo + prefix, hi - suffix, window[prefix : len(window) - suffix])
+    return text_edit(source, lo + prefix, hi - suffix, window[prefix : len(window) - suffix])
 
 
 def remove_comprehension_clauses(
     source: SourceFile, comp: ast.ListComp, clauses: list[ast.comprehension]
 ) -> list[Edit] | None:
-    """Delete `for` clauses (without `if`s) from a list comprehension: each from the end
-    of what precedes it to the end of its iterable, so with none left it is the display
-    `[elt]`. Edits only outside the element, so a fix may edit the element too. None
-    when the text is not the plain shape (a comment or `async` before a clause)."""
+    """Delete `for` clauses (without `if`s) from a list comprehension: a clause on lines
+    of its own as those lines (so a comment on the line before, `for GS in [1, 8]  #
+    note`, stays with its clause), any other from the end of what precedes it to the end
+    of its iterable, so with none left it is the display `[elt]`. Edits only outside the
+    element, so a fix may edit the element too. None when the text is not one of these
+    shapes (`async`, a comment before a clause that shares its lines)."""
     text = source.text
     gone = {id(c) for c in clauses}
-    edits = []
+    spans: list[list[int]] = []
     lo, hi = _node_offsets(source, comp)
     hi -= 1  # the closing bracket
     previous_end = _widen(text, *_node_offsets(source, comp.elt), lo, hi)[1]
@@ -218,16 +220,48 @@ def remove_comprehension_clauses(
     for i, clause in enumerate(comp.generators):
         if id(clause) in gone:
             target_start = _widen(text, *_node_offsets(source, clause.target), lo, hi)[0]
-            if text[previous_end:target_start].strip() != "for":
-                return None  # a comment, `async`: not the plain shape
-            edits.append(_edit(source, previous_end, ends[i], ""))
+            gap = text[previous_end:target_start]
+            whole = _own_lines(text, gap, target_start, ends[i])
+            if whole is not None:
+                spans.append(whole)
+            elif gap.strip() == "for":
+                spans.append([previous_end, ends[i]])
+            else:
+                return None  # `async`, a comment before a clause sharing its lines
         previous_end = ends[i]
-    return edits
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [text_edit(source, start, end, "") for start, end in merged]
+
+
+def _own_lines(text: str, gap: str, target_start: int, end: int) -> list[int] | None:
+    """[start, end) of the whole lines of a `for` clause whose gap before its target
+    holds comments (on earlier lines) and whose lines hold nothing else but a comment
+    after it; None otherwise."""
+    lines = gap.split("\n")
+    if len(lines) < 2 or lines[-1].strip() != "for":
+        return None
+    if any(ln.strip() and not ln.strip().startswith("#") for ln in lines[1:-1]):
+        return None
+    first = lines[0].strip()
+    if first and not first.startswith("#"):
+        return None
+    line_start = target_start - len(lines[-1])
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    rest = text[end:line_end].strip()
+    if rest and not rest.startswith("#"):
+        return None
+    return [line_start, min(line_end + 1, len(text))]
 
 
 def replace_node(source: SourceFile, node: ast.AST, content: str) -> Edit:
     """Replace the text of one node (a keyword, a value, an expression)."""
-    return _edit(source, *_node_offsets(source, node), content)
+    return text_edit(source, *_node_offsets(source, node), content)
 
 
 def node_text(source: SourceFile, node: ast.AST) -> str:
@@ -238,7 +272,7 @@ def node_text(source: SourceFile, node: ast.AST) -> str:
 def append_after(source: SourceFile, node: ast.AST, content: str) -> Edit:
     """Insert `content` right after a node (`.to(tl.float16)` after a call)."""
     end = _node_offsets(source, node)[1]
-    return _edit(source, end, end, content)
+    return text_edit(source, end, end, content)
 
 
 def nest_bool_op(source: SourceFile, node: ast.BoolOp) -> Edit:
@@ -254,10 +288,11 @@ def nest_bool_op(source: SourceFile, node: ast.BoolOp) -> Edit:
     for previous, end in zip(ends[1:-2], ends[2:-1]):
         pieces += [")", text[previous:end]]
     pieces += [")", text[ends[-2] : hi]]
-    return _edit(source, start, hi, "".join(pieces))
+    return text_edit(source, start, hi, "".join(pieces))
 
 
-def _edit(source: SourceFile, start: int, end: int, content: str) -> Edit:
+def text_edit(source: SourceFile, start: int, end: int, content: str) -> Edit:
+    """Replace the text between two code-point offsets of `source.text`."""
     return Edit(source.position_of(start), source.position_of(end), content)
 
 
@@ -273,12 +308,12 @@ def remove_statement(source: SourceFile, stmt: ast.stmt, alone: bool | None = No
         end = after + 1
         after = _skip_blanks(text, end)
     if after < len(text) and text[after] not in "#\r\n":  # `stmt; other()`
-        return _edit(source, start, after, "")
+        return text_edit(source, start, after, "")
     if _only_statement_in_block(source.text, stmt) if alone is None else alone:
-        return _edit(source, start, end, "pass")
+        return text_edit(source, start, end, "pass")
     end_row = stmt.end_lineno or stmt.lineno
     line_end = source.offset(end_row + 1, 0) if end_row < len(source.lines) else len(text)
-    return _edit(source, source.offset(stmt.lineno, 0), line_end, "")
+    return text_edit(source, source.offset(stmt.lineno, 0), line_end, "")
 
 
 @functools.lru_cache(maxsize=4)

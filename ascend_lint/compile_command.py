@@ -11,10 +11,13 @@ command line instead of recorded from a launch: ``--constexpr NAME=VALUE`` for e
 kernel index (a parameter the kernel loads, stores or builds a block pointer from,
 directly or through locals computed by ``+``/``-``); pointers default to ``*fp32`` and
 the other runtime parameters to ``i32``.  Only the file's syntax is read in this process;
-the worker imports the kernel's module.
+the worker imports the kernel's module, or, when that module does not import on this
+machine (vLLM, ``torch_npu``, a package ``__init__`` with heavy imports), loads the
+kernel from its source with the failing imports stood in, and says which
+(``lowering.kernel_loading``).
 
-Exit codes: 0 fits or uncertain, 1 overflows or rejected, 2 usage error (or the worker
-could not import the kernel).
+Exit codes: 0 fits or uncertain, 1 overflows or rejected, 2 usage error (or the kernel
+could not be loaded), 3 no verdict in time (``--timeout``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import os
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FAILS, EXIT_ERROR, EXIT_TIMEOUT = 0, 1, 2, 3
 VERDICTS = ("fits", "overflows", "uncertain", "rejected")
 
 # triton's spelling of an element type -> torch's (the worker builds stand-in tensors)
@@ -46,6 +49,27 @@ POINTER_ELEMENTS = {
 }
 # a runtime scalar of each type, chosen so that triton specialises it as the type alone:
 # not 1 (specialised to a constant) and not a multiple of 16 (a divisibility hint)
+# the dtypes `--constexpr NAME=tl.<dtype>` accepts
+_TL_DTYPES = (
+    "int1",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "float8e4nv",
+    "float8e5",
+    "float8e4b15",
+    "float8e4b8",
+    "float8e5b16",
+)
 SCALAR_VALUES = {"i32": 3, "i64": 2**33 + 3, "fp32": 1.5, "f32": 1.5, "i1": True}
 STAGE_NAMES = ("ttir", "ttadapter")
 
@@ -62,7 +86,8 @@ def parser(prog: str = "ascend-lint compile") -> argparse.ArgumentParser:
         description="Lower one specialisation of a kernel through the Ascend compiler front "
         "end (triton-ascend's ttir and ttadapter stages, on CPU) and estimate its Unified "
         "Buffer use from the lowered IR: fits, overflows, uncertain, or rejected by the "
-        "compiler. Exit 0 fits/uncertain, 1 overflows/rejected, 2 usage error.",
+        "compiler. Exit 0 fits/uncertain, 1 overflows/rejected, 2 usage error or a kernel "
+        "that cannot be loaded, 3 no verdict within --timeout.",
     )
     p.add_argument("kernel", metavar="PATH::KERNEL", help="the kernel's file and function name")
     p.add_argument(
@@ -71,7 +96,7 @@ def parser(prog: str = "ascend-lint compile") -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=VALUE",
         help="a tl.constexpr parameter's value (repeatable): an int, a float, True/False, "
-        "or a dtype such as tl.float16",
+        "None, a dtype such as tl.float16, or a string (reduction=mean)",
     )
     p.add_argument(
         "--arg",
@@ -104,12 +129,22 @@ def parser(prog: str = "ascend-lint compile") -> argparse.ArgumentParser:
     p.add_argument("--output-format", choices=("text", "json"), default="text")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_positive_seconds,
         default=300.0,
         metavar="SECONDS",
         help="longest the lowering may take (default 300)",
     )
     return p
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of seconds above 0")
+    return value
 
 
 def main(argv: list[str]) -> int:
@@ -132,7 +167,8 @@ def main(argv: list[str]) -> int:
     else:
         _print_text(result)
     if result["verdict"] is None:
-        return EXIT_ERROR
+        timed_out = any(s["name"] == "timeout" for s in result["stages"])
+        return EXIT_TIMEOUT if timed_out else EXIT_ERROR
     return EXIT_FAILS if result["verdict"] in ("overflows", "rejected") else EXIT_OK
 
 
@@ -264,10 +300,14 @@ def _constexpr_value(name: str, text: str):
             return kind(text)
         except ValueError:
             pass
-    dtype = text.split(".")[-1]
     if text.startswith(("tl.", "triton.language.")):
+        dtype = text.split(".")[-1]
+        if dtype not in _TL_DTYPES:
+            raise UsageError(f"{name}={text}: not a triton dtype (known: {', '.join(_TL_DTYPES)})")
         return {"tl_dtype": dtype}
-    raise UsageError(f"{name}={text}: not an int, float, True/False, None or tl dtype")
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]  # a quoted string: `reduction='mean'`
+    return text  # a string constexpr or option: `reduction=mean`
 
 
 def _runtime_value(name: str, typ: str):
@@ -328,6 +368,8 @@ def _result(plan: dict, answer: dict) -> dict:
         "constants": answer.get("constants") or {},
         "largest": [],
     }
+    if answer.get("loaded_from_source"):
+        result["loaded_from_source"] = answer["loaded_from_source"]
     stage_ms = answer.get("stage_ms") or {}
     failed_at = None if answer.get("ok") else answer.get("stage", "?")
     if failed_at in ("ttir", "ttadapter", "launch"):
@@ -397,6 +439,13 @@ def _print_text(result: dict) -> None:
     if result["constants"]:
         consts = ", ".join(f"{k}={v}" for k, v in result["constants"].items())
         print(f"  constants: {consts}")
+    stood_in = result.get("loaded_from_source")
+    if stood_in:
+        print(
+            f"  loaded from its source: its module does not import here ({stood_in['import_failure']})"
+        )
+        if stood_in["replaced"]:
+            print(f"  stood in for: {', '.join(stood_in['replaced'])}")
     for stage in result["stages"]:
         ms = f" ({stage['ms']} ms)" if "ms" in stage else ""
         print(f"  {stage['name']:<10} {stage['status']}{ms}")
@@ -404,10 +453,17 @@ def _print_text(result: dict) -> None:
         print("error:")
         for line in result["error"].rstrip().splitlines()[-40:]:
             print(f"  | {line}")
-    if result["verdict"] is None:
+    if result["verdict"] is None and any(s["name"] == "timeout" for s in result["stages"]):
+        print("verdict: none (the lowering did not finish within --timeout)")
+    elif result["verdict"] is None:
         print("verdict: not lowered (the kernel could not be loaded)")
     elif result["verdict"] == "rejected":
-        print("verdict: rejected by the compiler front end")
+        from ascend_lint.pytest_plugin import diagnosis
+
+        print(f"verdict: rejected by {diagnosis.front_end()}'s front end (this version's verdict)")
+        limit = diagnosis.version_limit(result["error"] or "")
+        if limit:
+            print(f"  note: {limit}")
     else:
         print(ub_verdict.bounds_text(result))
         for buffer in result["largest"]:

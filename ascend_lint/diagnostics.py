@@ -59,6 +59,9 @@ class Diagnostic:
     fix: Fix | None = None
     reference: str | None = None  # "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
     noqa_row: int | None = None
+    # Other spans of the same defect (a local address's definition), for supersession
+    # only: not shown, not cached (supersession runs before findings are stored).
+    also_at: tuple[tuple[Position, Position], ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict:
         """Everything but the path, for the cache."""

@@ -10,8 +10,6 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Diagnostic, Position
@@ -26,9 +24,6 @@ from ascend_lint.rules import (
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.suppression import apply_noqa, unused_noqa
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
-
-if TYPE_CHECKING:
-    from ascend_lint.settings import Settings
 
 # A file that never mentions these bytes cannot define, launch or configure a kernel
 # (wrapper modules that re-export triton still spell its name on their import line).
@@ -48,8 +43,14 @@ class FileResult:
     error: str | None = None  # an internal error: exit 2, named with file and rule
     skipped: bool = False  # prefilter: nothing kernel-related in the file
     # `cache.content_key` of the bytes these diagnostics describe, when the runner read
-    # them: `--fix` starts from these findings instead of linting the same bytes again.
+    # them (after a fix: of the fixed bytes)
     content_key: str | None = None
+    # a lint that fixed (`session.lint_file` with `fix`): the fixed bytes (None when
+    # nothing changed), the findings whose fixes were applied, and a fix that failed
+    fixed: bytes | None = None
+    applied: list[Diagnostic] = field(default_factory=list)
+    fix_error: str | None = None
+    unfixed: list[Diagnostic] | None = None  # the findings of the bytes before the fix
 
 
 def may_contain_kernels(raw: bytes) -> bool:
@@ -81,23 +82,6 @@ def lint_source(
     finally:
         if paused:
             gc.enable()
-
-
-def lint_buffer(
-    path: str,
-    raw: bytes,
-    settings: Settings,
-    *,
-    ignore_noqa: bool = False,
-    force_exclude: bool = False,
-) -> FileResult | None:
-    """Lint source that is not read from disk (standard input, an editor's buffer) as
-    the file `path`: the rules `settings` enable there, less its per-file-ignores, and
-    its noqa comments. With `force_exclude`, None when the settings exclude `path`."""
-    if force_exclude and settings.excludes(Path(path)):
-        return None
-    codes = settings.codes_for(path, settings.enabled_codes())
-    return lint_source(path, raw, codes, ignore_noqa, settings.target)
 
 
 # `ast.parse` accepts nesting about three times deeper than the recursion limit lets the
@@ -219,6 +203,7 @@ def rule_findings(
                         end=end,
                         fix=finding.fix,
                         reference=rule.reference or None,
+                        also_at=tuple(node_span(source, n) for n in finding.also_at),
                     )
                 )
         except RecursionError:
@@ -254,7 +239,10 @@ def finish_findings(
 
 def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """One finding per defect: a broader rule's finding is dropped where a rule that
-    supersedes it reports an overlapping span (ASC002 over ASC001).
+    supersedes it reports a span overlapping the broad finding's own, or one of the
+    places the broad finding says its defect is also written (`also_at`: the
+    definition of a local address it reads), so ASC002 wins over ASC001 whether the
+    address is built in the access or in a local before it.
     Runs before noqa, so suppressing the specific finding does not revive the broad one."""
     # Per superseded code: the specific spans sorted by start, with the running maximum
     # of their ends, so each finding is tested in O(log n) (a big file has thousands).
@@ -278,8 +266,11 @@ def _drop_superseded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         if table is None:
             return False
         starts, max_ends = table
-        n = bisect.bisect_left(starts, d.end)  # spans that start before `d` ends
-        return n > 0 and max_ends[n - 1] > d.start
+        for start, end in ((d.start, d.end), *d.also_at):
+            n = bisect.bisect_left(starts, end)  # spans that start before this one ends
+            if n > 0 and max_ends[n - 1] > start:
+                return True
+        return False
 
     return [d for d in diagnostics if not superseded(d)]
 

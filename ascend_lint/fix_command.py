@@ -1,6 +1,7 @@
-"""`--fix` and `--diff` over the lint results: fix each file that has applicable fixes,
-then write it (atomically) or print its diff. Source read from standard input is fixed
-the same way and handed back instead of written."""
+"""`--fix` and `--diff`: write the bytes the lint fixed (atomically, never a file that
+changed meanwhile) or print their diff. The fixing itself happened in the worker that
+linted each file (`session.lint_file`); source read from standard input is handed back
+instead of written."""
 
 from __future__ import annotations
 
@@ -9,11 +10,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ascend_lint.cache import content_key
-from ascend_lint.diagnostics import Applicability, Diagnostic
+from ascend_lint.diagnostics import Diagnostic
 from ascend_lint.engine import FileResult
-from ascend_lint.fixes import ChangedOnDisk, FixOutcome, fix_source, write_atomic
-from ascend_lint.settings import Settings
+from ascend_lint.fixes import ChangedOnDisk, write_atomic
 
 
 @dataclass
@@ -25,114 +24,62 @@ class FixRun:
     output: bytes | None = None  # with `stdin`: the fixed source (the input if unchanged)
 
 
-def run_fixes(
+def write_fixes(
     results: list[FileResult],
-    settings: Settings,
+    read: dict[str, bytes],
     *,
-    unsafe: bool,
     diff: bool,
     stdin: bytes | None = None,
 ) -> FixRun:
-    """Fix the files of `results` (their diagnostics become what remains). With `stdin`,
-    the source of the one result, nothing is read or written: see `FixRun.output`."""
-    allowed = frozenset({Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])})
-    fixable = settings.fixable_codes()
-    enabled = settings.enabled_codes()
+    """Write (or with `diff`, diff) what each result fixed; `read` holds the bytes each
+    file had when it was linted. With `stdin`, the source of the one result, nothing is
+    written: see `FixRun.output`."""
     run = FixRun(output=stdin)
-    jobs: list[tuple[FileResult, bytes, frozenset[str], list[Diagnostic] | None]] = []
-    for result in results:
-        if not any(
-            d.fix and d.fix.applicability in allowed and d.code in fixable
-            for d in result.diagnostics
-        ):
-            continue
-        raw = stdin if stdin is not None else _read(result.path, run)
-        if raw is None:
-            continue
-        codes = settings.codes_for(result.path, enabled)
-        jobs.append((result, raw, codes, _findings_of(result, raw, codes, settings.target)))
-    outcomes = _fix_all(
-        [
-            (r.path, raw, codes, allowed, fixable, first, settings.target)
-            for r, raw, codes, first in jobs
-        ]
-    )
     written: set[str] = set()
-    for (result, raw, codes, _first), outcome in zip(jobs, outcomes):
-        real = os.path.realpath(result.path)
-        if real in written:
-            # The same file under another name (a symlink) was fixed a moment ago.
-            raw = _read(result.path, run)
-            if raw is None:
-                continue
-            outcome = fix_source(result.path, raw, codes, allowed, fixable, target=settings.target)
-        if outcome.error:
-            run.errors.append(f"{result.path}: {outcome.error}")
+    for result in results:
+        if result.fix_error:
+            run.errors.append(f"{result.path}: {result.fix_error}")
+        if result.fixed is None:
             continue
-        if not outcome.changed:
-            # Nothing to write (e.g. already fixed through a symlink): report what is there now.
-            result.diagnostics = outcome.remaining
+        before = stdin if stdin is not None else read.get(result.path)
+        if before is None:
             continue
         if diff:
-            run.diff += unified_diff(result.path, raw, outcome.fixed)
-            run.would_fix += len(outcome.applied)
+            run.diff += unified_diff(result.path, before, result.fixed)
+            run.would_fix += len(result.applied)
             continue
         if stdin is not None:
-            run.output = outcome.fixed
-        else:
-            try:
-                write_atomic(result.path, outcome.fixed, raw)
-                written.add(real)
-            except ChangedOnDisk:
-                run.errors.append(
-                    f"{result.path}: changed on disk while being fixed; not overwritten"
-                )
-                continue
-            except OSError as exc:
-                run.errors.append(
-                    f"{result.path}: cannot write fixes: {exc.strerror or exc}; file left unchanged"
-                )
-                continue
-        run.applied += outcome.applied
-        result.diagnostics = outcome.remaining
+            run.output = result.fixed
+            run.applied += result.applied
+            continue
+        real = os.path.realpath(result.path)
+        if real in written:
+            # the same file under another name (a symlink), written a moment ago with
+            # these very bytes
+            continue
+        try:
+            write_atomic(result.path, result.fixed, before)
+            written.add(real)
+        except ChangedOnDisk:
+            run.errors.append(f"{result.path}: changed on disk while being fixed; not overwritten")
+            _unfixed(result)
+            continue
+        except OSError as exc:
+            run.errors.append(
+                f"{result.path}: cannot write fixes: {exc.strerror or exc}; file left unchanged"
+            )
+            _unfixed(result)
+            continue
+        run.applied += result.applied
     return run
 
 
-def _findings_of(
-    result: FileResult, raw: bytes, codes: frozenset[str], target: str
-) -> list[Diagnostic] | None:
-    """The lint's findings, when they are of exactly these bytes and codes (the file did
-    not change since it was read, nor did the tool): the first fix round starts from them."""
-    if result.content_key is not None and result.content_key == content_key(raw, codes, target):
-        return result.diagnostics
-    return None
-
-
-def _read(path: str, run: FixRun) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        run.errors.append(f"{path}: cannot read for fixing: {exc.strerror or exc}")
-        return None
-
-
-# Fixing re-lints and re-parses each file; with many files, share the cores.
-_POOL_MIN_FILES = 8
-
-
-def _fix_one(job: tuple) -> FixOutcome:
-    return fix_source(*job)
-
-
-def _fix_all(jobs: list[tuple]) -> list[FixOutcome]:
-    workers = min(os.cpu_count() or 1, 8)
-    if workers <= 1 or len(jobs) < _POOL_MIN_FILES:
-        return [_fix_one(job) for job in jobs]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_fix_one, jobs, chunksize=1))
+def _unfixed(result: FileResult) -> None:
+    """A fix that was not written: the file's findings are those of its bytes as they are."""
+    if result.unfixed is not None:
+        result.diagnostics = result.unfixed
+    result.fixed = None
+    result.applied = []
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> bytes:

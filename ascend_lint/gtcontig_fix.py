@@ -279,7 +279,13 @@ class _GateRewrite:
 
     # -- addresses ----------------------------------------------------------------------
     def _address(
-        self, member: _Member, expr: ast.AST, pointer_first: bool, variant: str | None, splits
+        self,
+        member: _Member,
+        expr: ast.AST,
+        pointer_first: bool,
+        variant: str | None,
+        splits,
+        order: int,
     ) -> str:
         """`expr` re-addressed for [B, HV, T] storage. `variant` picks a side of the
         varlen branch for a start defined on both sides; the branches met go to `splits`."""
@@ -293,7 +299,7 @@ class _GateRewrite:
             terms = terms[1:]
         kinds: list[str] = []
         for sign, term in terms:
-            text, kind = self._term(member, term, variant, splits)
+            text, kind = self._term(member, term, variant, splits, order)
             kinds.append(kind)
             out.append((sign, text))
         if kinds.count("head") > 1 or not out:
@@ -305,7 +311,7 @@ class _GateRewrite:
             raise _NoFix
         return _join(out)
 
-    def _term(self, member: _Member, term: ast.AST, variant: str | None, splits):
+    def _term(self, member: _Member, term: ast.AST, variant: str | None, splits, order: int):
         """(text, kind) for one summand of a [B, T, HV] address; kind is "head" (the
         head index), "start" (a sequence or batch start), "time" (along the sequence) or
         "leading" (whole [T, HV] planes of an axis before the batch)."""
@@ -347,7 +353,7 @@ class _GateRewrite:
             for inner_sign, summand in signed_terms(inner):
                 heads = ast.Name(member.heads, ast.Load())
                 text, kind = self._term(
-                    member, ast.BinOp(summand, ast.Mult(), heads), variant, splits
+                    member, ast.BinOp(summand, ast.Mult(), heads), variant, splits, order
                 )
                 out.append((inner_sign, text))
                 kinds.add(kind)
@@ -391,6 +397,10 @@ class _GateRewrite:
             return " * ".join(factor_text(f) for f in parts), "leading"
         if names & self.index.gates.batch_derived(fn):
             raise _NoFix  # built from a sequence start the index cannot split
+        if self.index.gates.time_math_term(fn, term, order, set(member.uses.pointers)) is None:
+            # whole rows on every path (`i_k * total * HV`, `total` counting every token):
+            # the same in [B, HV, T], but not a form this rewrite knows to keep
+            raise _NoFix
         # A time index (`last_idx * HV`, `o_t * HV`): time is the unit-stride axis now;
         # a packed global token index (`bos + o_t` from cu_seqlens) is one too.
         kind = "start" if names & self.index.gates.start_derived(fn) else "time"
@@ -550,12 +560,17 @@ class _GateRewrite:
             if site.address is not None:
                 s, e = self._span(site.address)
                 splits: list[Branch] = []
-                contig = self._address(member, site.address, site.pointer_first, None, splits)
+                order = member.fn.order_of(site.stmt)
+                contig = self._address(
+                    member, site.address, site.pointer_first, None, splits, order
+                )
                 if splits:
                     if any(b.node is not splits[0].node for b in splits):
                         raise _NoFix
                     branch = splits[0]
-                    batch = self._address(member, site.address, site.pointer_first, "batch", [])
+                    batch = self._address(
+                        member, site.address, site.pointer_first, "batch", [], order
+                    )
                     a, b = (contig, batch) if branch.taken else (batch, contig)
                     contig = f"({a} if {ast.unparse(branch.test)} else {b})"
                 out.append((s, e, self._choice(s, e, contig, flag)))
@@ -583,7 +598,14 @@ class _GateRewrite:
         for site in sites:
             if site.address is not None:
                 s, e = self._span(site.address)
-                new = self._address(member, site.address, site.pointer_first, variant, splits)
+                new = self._address(
+                    member,
+                    site.address,
+                    site.pointer_first,
+                    variant,
+                    splits,
+                    member.fn.order_of(site.stmt),
+                )
                 out.append((s, e, new))
             if site.kind == "block":
                 s, e = self._span(site.stride)

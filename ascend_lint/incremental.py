@@ -459,6 +459,7 @@ def _moved(d: Diagnostic, rows: int, groups: dict[int, FixGroup]) -> Diagnostic:
         start=_position(d.start, rows),
         end=_position(d.end, rows),
         fix=fix,
+        also_at=tuple((_position(a, rows), _position(b, rows)) for a, b in d.also_at),
     )
 
 

@@ -8,12 +8,15 @@ wrote. This module finds, for the options a fix removes, the assignments and imp
 that only they read, and the edits that remove those too:
 
 * a local of a host function whose every binding is a plain assignment (a name, or an
-  element of a same-shape tuple unpacking) and whose every read is inside a removed
-  option (or inside another such assignment's value, to a fixpoint): the assignment is
-  deleted when its value is free of side effects (literals, names, attributes,
-  comparisons, conditionals, arithmetic on literals: the model of Ruff's F841 fix);
-  otherwise the value is kept as an expression statement, so whatever it does still
-  happens, and the fix message says so;
+  element of a tuple unpacking) and whose every read is inside a removed option (or
+  inside another such assignment's value, to a fixpoint): the assignment is deleted
+  when its value is free of side effects (literals, names, attributes, comparisons,
+  conditionals, arithmetic on literals: the model of Ruff's F841 fix); otherwise the
+  value is kept as an expression statement, so whatever it does still happens, and the
+  fix message says so. Unpacked from a value that is no same-shape tuple
+  (`BM, num_warps = launch_arg(...)`), the name becomes `_` (Ruff's RUF059 asks for
+  that). An `if` whose every branch loses all its statements, with tests free of side
+  effects, goes whole rather than as branches of `pass`;
 * an imported name read only there: removed from its import when the statement keeps
   importing the module (other names, or another import of the same module in the file);
   removing the only import of a module can skip its import-time code, so that fix is
@@ -32,7 +35,14 @@ import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ascend_lint.codemods import node_text, remove_list_elements, remove_statement, replace_node
+from ascend_lint.codemods import (
+    node_offsets,
+    node_text,
+    remove_list_elements,
+    remove_statement,
+    replace_node,
+    text_edit,
+)
 from ascend_lint.diagnostics import Edit
 from ascend_lint.index.scopes import Scope
 from ascend_lint.index.syntax import child_bodies, free_of_effects, walk
@@ -49,6 +59,9 @@ class Cleanup:
     removed: list[str] = field(default_factory=list)  # names whose binding goes
     kept: list[str] = field(default_factory=list)  # values kept for their effects
     unsafe_imports: list[str] = field(default_factory=list)  # a module's only import
+    # statements removed whole, by id, with their edit and the scope that holds them:
+    # an `if` all of whose branches lose every statement goes whole instead
+    removed_statements: dict[int, tuple[ast.stmt, Edit, ast.AST]] = field(default_factory=dict)
 
     def describe(self) -> str:
         parts = []
@@ -157,7 +170,124 @@ def knob_cleanups(
     for stmt, entries in by_stmt.values():
         group = group_of[next(iter(orphan_keys[id(entries[0][0])]))]
         _statement_edits(source, tree, stmt, entries, cleanups.setdefault(group, Cleanup()))
+    for cleanup in cleanups.values():
+        _remove_emptied_ifs(source, cleanup)
+        _merge_same_arms(source, cleanup, removed)
     return group_of, cleanups
+
+
+def _merge_same_arms(source: SourceFile, cleanup: Cleanup, removed: list[ast.AST]) -> None:
+    """Consecutive `if`/`elif` arms that the removals leave the same
+    (`elif major == 8: BLOCK = 32; stages = 2` / `elif major == 7: BLOCK = 32; stages = 1`)
+    become one arm whose test joins theirs with `or`, as Ruff's SIM114 fix writes them:
+    the tests run in the same order and the same body runs."""
+    gone = cleanup.removed_statements
+    if not gone:
+        return
+    edited = {id(n) for value in removed for n in walk(value)}  # options removed elsewhere
+    text = source.text
+    seen: set[int] = set()
+    for stmt, _edit, scope in list(gone.values()):
+        for chain in _if_chains(scope, stmt):
+            if id(chain[0]) in seen:
+                continue
+            seen.add(id(chain[0]))
+            bodies = []
+            for arm in chain:
+                rest = [s for s in arm.body if id(s) not in gone]
+                clean = rest and not any(
+                    id(n) in edited or id(n) in gone for s in rest for n in walk(s)
+                )
+                bodies.append([ast.unparse(s) for s in rest] if clean else None)
+            i = 0
+            while i < len(chain):
+                j = i
+                while (
+                    j + 1 < len(chain)
+                    and bodies[i] is not None
+                    and bodies[j + 1] == bodies[i]
+                    and any(id(s) in gone for arm in chain[i : j + 2] for s in arm.body)
+                ):
+                    j += 1
+                if j > i:
+                    tests = " or ".join(_or_operand(source, arm.test) for arm in chain[i : j + 1])
+                    cleanup.edits.append(replace_node(source, chain[i].test, tests))
+                    start = source.offset(chain[i + 1].lineno, 0)
+                    last = chain[j].body[-1]
+                    end = text.find("\n", node_offsets(source, last)[1])
+                    end = len(text) if end < 0 else end + 1
+                    cleanup.edits.append(text_edit(source, start, end, ""))
+                    inside = {id(s) for arm in chain[i + 1 : j + 1] for s in arm.body}
+                    dropped = {id(gone[k][1]) for k in inside if k in gone}
+                    cleanup.edits = [e for e in cleanup.edits if id(e) not in dropped]
+                i = j + 1
+
+
+def _if_chains(scope: ast.AST, stmt: ast.stmt) -> list[list[ast.If]]:
+    """The `if`/`elif` chains (each arm an `ast.If`) one of whose arms holds `stmt`
+    directly in its body."""
+    found = []
+    todo = [scope.body]
+    while todo:
+        block = todo.pop()
+        for node in block:
+            if isinstance(node, ast.If):
+                chain = [node]
+                while (
+                    len(chain[-1].orelse) == 1
+                    and isinstance(chain[-1].orelse[0], ast.If)
+                    and chain[-1].orelse[0].col_offset == node.col_offset
+                    and chain[-1].orelse[0].lineno > chain[-1].body[-1].end_lineno
+                ):
+                    chain.append(chain[-1].orelse[0])  # `elif`, not `else:` with an `if`
+                if any(s is stmt for arm in chain for s in arm.body):
+                    found.append(chain)
+                for arm in chain:
+                    todo.append(arm.body)
+                todo.append(chain[-1].orelse)
+            else:
+                todo.extend(child_bodies(node))
+    return found
+
+
+def _or_operand(source: SourceFile, test: ast.expr) -> str:
+    shown = node_text(source, test)
+    weak = isinstance(test, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr))
+    return f"({shown})" if weak else shown
+
+
+def _remove_emptied_ifs(source: SourceFile, cleanup: Cleanup) -> None:
+    """An `if` (with its `elif`s and `else`) every branch of which loses all its
+    statements, and whose tests do nothing but compare, goes as one statement: its
+    branches left as `pass` would be the same arm written again (Ruff's SIM114)."""
+    removed = cleanup.removed_statements
+    if not removed:
+        return
+    scopes = {id(scope): scope for _stmt, _edit, scope in removed.values()}
+
+    def emptied(stmt: ast.stmt) -> bool:
+        if id(stmt) in removed:
+            return True
+        if not isinstance(stmt, ast.If) or not free_of_effects(stmt.test):
+            return False
+        return all(emptied(s) for s in stmt.body) and all(emptied(s) for s in stmt.orelse)
+
+    drop: set[int] = set()
+    for scope in scopes.values():
+        todo = [scope.body]
+        while todo:
+            block = todo.pop()
+            for stmt in block:
+                if isinstance(stmt, ast.If) and emptied(stmt):
+                    inner = [n for n in walk(stmt) if id(n) in removed]
+                    drop.update(id(n) for n in inner)
+                    edit = remove_statement(source, stmt, _alone_in_block(scope, stmt))
+                    cleanup.edits.append(edit)
+                else:
+                    todo.extend(child_bodies(stmt))
+    if drop:
+        gone = {id(removed[key][1]) for key in drop}
+        cleanup.edits = [e for e in cleanup.edits if id(e) not in gone]
 
 
 def _functions_holding(hosts, rows: list[int]) -> list:
@@ -303,6 +433,8 @@ def _top_level(scope_node: ast.AST, stmt: ast.AST) -> bool:
 
 
 def _plain_assignment(value, stmt: ast.AST) -> bool:
+    if value is None and _unpacked(stmt):
+        return True  # an element of `a, b = f()`: renamed `_` when orphaned
     if not isinstance(value, ast.expr):
         return False
     if isinstance(stmt, ast.AnnAssign):
@@ -313,6 +445,19 @@ def _plain_assignment(value, stmt: ast.AST) -> bool:
     if isinstance(target, ast.Name):
         return stmt.value is value
     return isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple)
+
+
+def _unpacked(stmt: ast.AST) -> bool:
+    """`a, b = value` with names only and a value that is no same-shape tuple."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return False
+    target = stmt.targets[0]
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return False
+    if not all(isinstance(e, ast.Name) for e in target.elts):
+        return False
+    value = stmt.value
+    return not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts))
 
 
 def _statement_edits(
@@ -335,10 +480,25 @@ def _statement_edits(
         cleanup.removed.extend(names)
         return
     target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+    if _unpacked(stmt):
+        # `BM, num_warps = launch_arg(...)`: the value still runs; the name becomes `_`
+        # (`_num_warps` where the function reads a `_` of its own, such as gettext's)
+        reads_underscore = any(
+            isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Load)
+            for n in walk(scope)
+        )
+        for elt in target.elts:
+            if isinstance(elt, ast.Name) and elt.id in gone:
+                dummy = f"_{elt.id}" if reads_underscore else "_"
+                cleanup.edits.append(replace_node(source, elt, dummy))
+        cleanup.removed.extend(names)
+        return
     if isinstance(target, ast.Name):
         value = stmt.value
         if free_of_effects(value):
-            cleanup.edits.append(remove_statement(source, stmt, _alone_in_block(scope, stmt)))
+            edit = remove_statement(source, stmt, _alone_in_block(scope, stmt))
+            cleanup.edits.append(edit)
+            cleanup.removed_statements[id(stmt)] = (stmt, edit, scope)
             cleanup.removed.extend(names)
         else:
             cleanup.edits.append(replace_node(source, stmt, node_text(source, value)))
@@ -361,7 +521,9 @@ def _statement_edits(
         return
     cleanup.removed.extend(pairs[i][0].id for i in drop)
     if len(drop) == len(pairs):
-        cleanup.edits.append(remove_statement(source, stmt, _alone_in_block(scope, stmt)))
+        edit = remove_statement(source, stmt, _alone_in_block(scope, stmt))
+        cleanup.edits.append(edit)
+        cleanup.removed_statements[id(stmt)] = (stmt, edit, scope)
         return
     rest = [p for i, p in enumerate(pairs) if i not in drop]
     left = ", ".join(node_text(source, t) for t, _v in rest)

@@ -1,5 +1,11 @@
-"""Lint many files: read and prefilter in this process, answer unchanged files from the
-cache, and parse the rest here (a few) or in a process pool sized to the cores (many)."""
+"""Lint (and fix) many files: read and prefilter in this process, answer unchanged files
+from the cache, and run `session.lint_file` on the rest here (a few) or in one process
+pool of `jobs` workers (many). A file that is fixed is fixed in the worker that linted
+it; the caller writes the fixed bytes (`fix_command`).
+
+Ctrl-C ends the run promptly: the pool's workers are stopped, not waited for (a worker
+blocked handing back a result no one reads would otherwise hold the exit).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,10 @@ import os
 from pathlib import Path
 
 from ascend_lint.cache import Cache, content_key
-from ascend_lint.engine import FileResult, lint_source, may_contain_kernels, unparsable
+from ascend_lint.engine import FileResult, may_contain_kernels, unparsable
+from ascend_lint.options import LintOptions
+from ascend_lint.session import has_fixes, lint_file
 from ascend_lint.settings import Settings
-from ascend_lint.ub_model import DEFAULT_TARGET
 
 # Below this many files (or bytes) to parse, starting workers costs more than it saves.
 _POOL_MIN_FILES = 16
@@ -25,13 +32,16 @@ def read_source(path: str, codes: frozenset[str]) -> bytes | FileResult:
         return unparsable(FileResult(path), codes, f"cannot read file: {exc.strerror or exc}")
 
 
-def lint_path(path: str, codes: frozenset[str], target: str = DEFAULT_TARGET) -> FileResult:
-    raw = read_source(path, codes)
-    return raw if isinstance(raw, FileResult) else lint_source(path, raw, codes, target=target)
+def lint_path(path: str, options: LintOptions | frozenset[str]) -> FileResult:
+    """One file from disk (`options`: its lint options, or just the codes to run)."""
+    if not isinstance(options, LintOptions):
+        options = LintOptions(frozenset(options), fixable=frozenset(options))
+    raw = read_source(path, options.codes)
+    return raw if isinstance(raw, FileResult) else lint_file(path, raw, options)
 
 
-def _job(args: tuple[str, bytes, frozenset[str], bool, str]) -> FileResult:
-    return lint_source(*args)
+def _job(args: tuple[str, bytes, LintOptions]) -> FileResult:
+    return lint_file(*args)
 
 
 def lint_files(
@@ -40,52 +50,85 @@ def lint_files(
     jobs: int | None = None,
     cache: Cache | None = None,
     ignore_noqa: bool = False,
-) -> list[FileResult]:
-    """Lint `files`; with `ignore_noqa` the cache is neither read nor written, as it
-    holds what the comments leave."""
+    fix: bool = False,
+    unsafe_fixes: bool | None = None,
+) -> tuple[list[FileResult], dict[str, bytes]]:
+    """Lint `files` (with `fix`, fix them too: see `FileResult.fixed`). Returns the
+    results and the bytes each linted file had, for writing fixes and diffs. With
+    `ignore_noqa` the cache is neither read nor written, as it holds what the comments
+    leave."""
     if ignore_noqa:
         cache = None
-    enabled = settings.enabled_codes()
     results: list[FileResult] = []
-    pending: list[tuple[int, str, bytes, frozenset[str], str]] = []  # index, path, raw, codes, key
+    read: dict[str, bytes] = {}
+    pending: list[tuple[int, str, bytes, LintOptions]] = []
     for f in files:
         path = str(f)
-        codes = settings.codes_for(path, enabled)
-        raw = read_source(path, codes)
+        options = settings.options_for(
+            path, fix=fix, unsafe_fixes=unsafe_fixes, ignore_noqa=ignore_noqa
+        )
+        raw = read_source(path, options.codes)
         if isinstance(raw, FileResult):
             results.append(raw)
             continue
         if not may_contain_kernels(raw):
             results.append(FileResult(path, skipped=True))
             continue
-        key = content_key(raw, codes, settings.target)
-        cached = cache.get(path, key) if cache is not None else None
-        if cached is not None:
-            results.append(FileResult(path, cached, content_key=key))
+        read[path] = raw
+        cached = cache.get(path, content_key(raw, options)) if cache is not None else None
+        if cached is not None and not (fix and has_fixes(cached, options)):
+            results.append(FileResult(path, cached, content_key=content_key(raw, options)))
             continue
         results.append(FileResult(path))  # placeholder, filled below
-        pending.append((len(results) - 1, path, raw, codes, key))
+        pending.append((len(results) - 1, path, raw, options))
 
     jobs = jobs or min(os.cpu_count() or 1, 8)
-    size = sum(len(p[2]) for p in pending)
-    work = [(path, raw, codes, ignore_noqa, settings.target) for _, path, raw, codes, _ in pending]
+    size = sum(len(raw) for _, _, raw, _ in pending)
+    work = [(path, raw, options) for _, path, raw, options in pending]
     if jobs <= 1 or len(pending) < _POOL_MIN_FILES or size < _POOL_MIN_BYTES:
         linted = [_job(w) for w in work]
     else:
-        from concurrent.futures import ProcessPoolExecutor  # only when there is work to share
-
-        # Largest files first, so one big file does not finish alone at the end.
-        order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
-        linted = [None] * len(work)
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for i, result in zip(order, pool.map(_job, [work[i] for i in order], chunksize=2)):
-                linted[i] = result
-    for (slot, path, _raw, _codes, key), result in zip(pending, linted):
+        linted = _in_pool(work, jobs)
+    for (slot, path, raw, options), result in zip(pending, linted):
         results[slot] = result
-        if not ignore_noqa:  # with --ignore-noqa the findings are not what --fix starts from
-            result.content_key = key
-        if cache is not None and result.error is None:
-            cache.put(path, key, result.diagnostics)
+        if ignore_noqa:
+            continue  # with --ignore-noqa the findings are not what the comments leave
+        # the findings describe the fixed bytes when the file was fixed
+        described = result.fixed if result.fixed is not None else raw
+        result.content_key = content_key(described, options)
+        if cache is not None and result.error is None and result.fix_error is None:
+            cache.put(path, result.content_key, result.diagnostics)
     if cache is not None:
         cache.save()
-    return results
+    return results, read
+
+
+def _in_pool(work: list[tuple[str, bytes, LintOptions]], jobs: int) -> list[FileResult]:
+    from concurrent.futures import ProcessPoolExecutor  # only when there is work to share
+
+    # Largest files first, so one big file does not finish alone at the end.
+    order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
+    linted: list = [None] * len(work)
+    pool = ProcessPoolExecutor(max_workers=jobs)
+    try:
+        for i, result in zip(order, pool.map(_job, [work[i] for i in order], chunksize=2)):
+            linted[i] = result
+    except BaseException:
+        # Ctrl-C (or a failure): stop the workers now; waiting for them could wait on a
+        # worker blocked writing a result nobody will read
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
+    return linted
+
+
+def _stop(pool) -> None:
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=1)
+        if process.is_alive():
+            process.kill()

@@ -15,6 +15,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
+from ascend_lint.options import LintOptions
 from ascend_lint.reporters import OUTPUT_FORMATS
 from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target, target_names
@@ -82,6 +83,7 @@ class Settings:
     target: str = DEFAULT_TARGET  # the SoC whose Unified Buffer budget ASC022 checks
     root: Path = field(default_factory=Path.cwd)  # folder of the pyproject.toml in use
     _exclude_cache: tuple | None = field(default=None, repr=False, compare=False)
+    _options_cache: tuple | None = field(default=None, repr=False, compare=False)
 
     def enabled_codes(self) -> frozenset[str]:
         chosen = set(expand_codes(self.select, "select")) | set(
@@ -102,6 +104,43 @@ class Settings:
             if _matches(rel, pattern):
                 ignored |= set(expand_codes(codes, f"per-file-ignores.{pattern}"))
         return enabled - ignored
+
+    def options_for(
+        self,
+        path: str,
+        *,
+        fix: bool = False,
+        unsafe_fixes: bool | None = None,
+        ignore_noqa: bool = False,
+    ) -> LintOptions:
+        """What the file `path` is linted with under these settings: its codes (less its
+        per-file ignores), the fixable codes, the target, and whether to fix (with unsafe
+        fixes when `unsafe_fixes`, default: the setting)."""
+        unsafe = self.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        key = (
+            tuple(self.select),
+            tuple(self.extend_select),
+            tuple(self.ignore),
+            tuple(self.fixable),
+            tuple(self.unfixable),
+            self.target,
+            fix,
+            unsafe,
+            ignore_noqa,
+        )
+        if self._options_cache is None or self._options_cache[0] != key:
+            base = LintOptions(
+                self.enabled_codes(),
+                self.fixable_codes(),
+                self.target,
+                ignore_noqa=ignore_noqa,
+                fix=fix,
+                unsafe_fixes=unsafe,
+            )
+            self._options_cache = (key, base)
+        base = self._options_cache[1]
+        codes = self.codes_for(path, base.codes)
+        return base if codes == base.codes else base.with_codes(codes)
 
     def fixable_codes(self) -> frozenset[str]:
         """Codes whose fixes may be offered and applied (`fixable` less `unfixable`)."""
@@ -294,3 +333,49 @@ def apply_table(settings: Settings, table: dict, source: str, base: Path) -> Non
                     + (f"; did you mean `{hint[0]}`?" if hint else "")
                 )
             settings.output_format = value
+
+
+def split_globs(values: list[str]) -> list[str]:
+    """`--exclude a,b --exclude c` -> ['a', 'b', 'c']."""
+    return [g.strip() for v in values for g in v.split(",") if g.strip()]
+
+
+def apply_command_line(settings: Settings, args) -> None:
+    """The options of `ascend-lint check` (an argparse namespace) on top of the settings
+    read from the configuration, as Ruff merges them: `--select` replaces, `--ignore`,
+    `--extend-select`, `--unfixable`, `--extend-exclude` and `--per-file-ignores` add.
+    Every code is validated (ConfigError with a suggestion)."""
+    if args.select is not None:
+        expand_codes(args.select, "--select")
+        settings.select = list(args.select)
+    if args.extend_select is not None:
+        expand_codes(args.extend_select, "--extend-select")
+        settings.extend_select = [*settings.extend_select, *args.extend_select]
+    if args.ignore is not None:
+        expand_codes(args.ignore, "--ignore")
+        settings.ignore = [*settings.ignore, *args.ignore]
+    if args.respect_gitignore is not None:
+        settings.respect_gitignore = args.respect_gitignore
+    if args.fixable is not None:
+        expand_codes(args.fixable, "--fixable")
+        settings.fixable = list(args.fixable)
+    if args.unfixable is not None:
+        expand_codes(args.unfixable, "--unfixable")
+        settings.unfixable = [*settings.unfixable, *args.unfixable]
+    if args.exclude is not None:
+        settings.exclude = split_globs(args.exclude)
+    if args.extend_exclude is not None:
+        settings.extend_exclude = [*settings.extend_exclude, *split_globs(args.extend_exclude)]
+    for item in args.per_file_ignores or ():
+        glob, sep, codes = item.rpartition(":")
+        if not sep or not glob or not codes:
+            raise ConfigError(f"--per-file-ignores takes GLOB:CODES, got `{item}`")
+        expand_codes(codes, "--per-file-ignores")
+        settings.per_file_ignores.setdefault(glob, []).extend(codes.split(","))
+    if args.output_format:
+        settings.output_format = args.output_format
+    if args.target is not None:
+        settings.target = check_target(args.target, "--target")
+    if args.unsafe_fixes is not None:
+        settings.unsafe_fixes = args.unsafe_fixes
+    settings.enabled_codes()  # validates every selector once

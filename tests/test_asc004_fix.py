@@ -145,6 +145,78 @@ def test_tuple_unpacking_keeps_the_other_targets():
     )
 
 
+def test_a_name_unpacked_from_a_call_becomes_underscore():
+    fixed, outcome = fix(
+        """\
+        def launch(x, BK, N):
+            if N < 1024:
+                BM, num_warps = config(N, 4)
+            else:
+                _, BM, num_warps = config(N, 8)
+            k[(BM,)](x, BK=BK, num_warps=num_warps)
+        """
+    )
+    assert fixed == textwrap.dedent(
+        """\
+        def launch(x, BK, N):
+            if N < 1024:
+                BM, _ = config(N, 4)
+            else:
+                _, BM, _ = config(N, 8)
+            k[(BM,)](x, BK=BK)
+        """
+    )
+    assert outcome.remaining == []
+
+
+def test_an_if_left_without_statements_goes_whole():
+    fixed, _ = fix(
+        """\
+        def launch(x, BK, N):
+            if N <= 512:
+                num_warps = 4
+            elif N <= 2048:
+                num_warps = 8
+            else:
+                num_warps = 16
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+        """
+    )
+    assert fixed == "def launch(x, BK, N):\n    k[(1,)](x, BK=BK)\n"
+
+
+def test_arms_left_the_same_are_joined():
+    fixed, _ = fix(
+        """\
+        def launch(x, BK, major, vendor):
+            if major == 9:
+                BM = 64
+                num_stages = 3
+            elif major == 8:
+                BM = 32
+                num_stages = 2
+            elif major == 7 and vendor == "a":  # older parts
+                BM = 32
+                num_stages = 1
+            else:
+                raise RuntimeError(major)
+            k[(BM,)](x, BK=BK, num_stages=num_stages)
+        """
+    )
+    assert fixed == textwrap.dedent(
+        """\
+        def launch(x, BK, major, vendor):
+            if major == 9:
+                BM = 64
+            elif major == 8 or (major == 7 and vendor == "a"):
+                BM = 32
+            else:
+                raise RuntimeError(major)
+            k[(BM,)](x, BK=BK)
+        """
+    )
+
+
 def test_a_chain_of_locals_goes_to_its_start():
     fixed, _ = fix(
         """\
@@ -315,6 +387,43 @@ def test_loops_that_only_fed_the_knobs_go_in_the_same_round():
     )
     assert outcome.remaining == [] and len(outcome.applied) == 2
     assert all(d.fix.applicability is Applicability.SAFE for d in outcome.applied)
+
+
+def test_loops_after_a_commented_clause_go_as_their_lines():
+    body = """\
+    @triton.autotune(
+        configs=[
+            triton.Config(
+                {"BM": BM, "GS": GS},
+                num_warps=w,
+                num_stages=s,
+            )
+            for BM in [64, 128]
+            for GS in [1, 8]  # GS = 1: no swizzle
+            for w in [4, 8]
+            for s in [2, 3]  # stages
+        ],
+        key=["n"],
+    )
+    @triton.jit
+    def tuned(x, n, BM: tl.constexpr, GS: tl.constexpr):
+        pass
+    """
+    fixed, outcome = fix(body)
+    assert fixed == textwrap.dedent(body).replace(
+        """\
+            num_warps=w,
+            num_stages=s,
+""",
+        "",
+    ).replace(
+        """\
+        for w in [4, 8]
+        for s in [2, 3]  # stages
+""",
+        "",
+    )
+    assert outcome.remaining == [] and len(outcome.applied) == 2
 
 
 def test_a_loop_whose_values_come_from_a_call_goes_only_with_unsafe_fixes():

@@ -14,6 +14,7 @@ from ascend_lint.cache import content_key
 from ascend_lint.cli import main
 from ascend_lint.engine import lint_source
 from ascend_lint.index import KernelIndex
+from ascend_lint.options import LintOptions
 from ascend_lint.ub_model import get_target
 
 A2 = get_target("ascend910b")
@@ -346,7 +347,9 @@ def test_unknown_target_is_a_usage_error_with_a_suggestion(project, capsys):
 
 def test_cache_keys_differ_by_target():
     codes = frozenset({"ASC022"})
-    assert content_key(b"x", codes, "ascend910b") != content_key(b"x", codes, "ascend910_95")
+    a2 = LintOptions(codes, target="ascend910b")
+    a5 = LintOptions(codes, target="ascend910_95")
+    assert content_key(b"x", a2) != content_key(b"x", a5)
 
 
 def test_cached_results_are_not_reused_across_targets(project, capsys):

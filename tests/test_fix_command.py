@@ -18,6 +18,7 @@ import libcst
 import pytest
 
 import ascend_lint.fix_command
+import ascend_lint.session
 from ascend_lint.cli import main
 
 HEADER = """\
@@ -387,14 +388,14 @@ def test_failed_write_leaves_the_file_intact_and_exits_2(project, capsys, monkey
 def test_file_changed_between_lint_and_fix_is_not_overwritten(project, capsys, monkeypatch):
     path = write(project, "k.py", KERNEL)
     edited = "# edited in the editor meanwhile\n" + KERNEL
-    real_fix_source = ascend_lint.fix_command.fix_source
+    real_fix_file = ascend_lint.session.fix_file
 
-    def fix_source_then_edit(*args, **kwargs):
-        outcome = real_fix_source(*args, **kwargs)
+    def fix_file_then_edit(*args, **kwargs):
+        outcome = real_fix_file(*args, **kwargs)
         path.write_text(edited)
         return outcome
 
-    monkeypatch.setattr(ascend_lint.fix_command, "fix_source", fix_source_then_edit)
+    monkeypatch.setattr(ascend_lint.session, "fix_file", fix_file_then_edit)
     code, _, err = run(capsys, "--fix", "k.py")
     assert code == 2
     assert err == "error: k.py: changed on disk while being fixed; not overwritten\n"
@@ -771,3 +772,57 @@ def test_stdin_frames_show_the_buffer_and_after_fix_the_fixed_buffer(project, ca
     code, out, _ = run(capsys, "--stdin-filename", "k.py", "-")
     assert code == 1
     assert " 7 |         triton.Config({}, num_warps=1),\n" in out
+
+
+# Fixes of several rules on one kernel: what one writes, another must not report, and
+# a fix must not leave part of its own finding (ASC007 on a nested product, ASC002 on
+# `all = tl.cast(B, tl.int64) * T`).
+COMBINED_BEFORE = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(dg, h, cu_seqlens, B, T, HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    i_k, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    all = (B * T).to(tl.int64)
+    T_seq = T
+    if IS_VARLEN:
+        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int64), tl.load(cu_seqlens + i_n + 1).to(tl.int64)
+        T = eos - bos
+        dg += i_k * all * HV + bos + i_h * T_seq
+    else:
+        dg += i_k * all * HV + i_n * HV * T_seq + i_h * T_seq
+    h += ((i_k * HV + i_h) * K * K).to(tl.int64)
+    o_t = tl.arange(0, BT)
+    tl.store(dg + o_t, tl.load(h + o_t), mask=o_t < T)
+
+
+def launch(x, h, cu_seqlens):
+    B, T, HV = x.shape
+    dg = x.new_empty(2, B, T, HV).transpose(-1, -2).contiguous()
+    k[(2, B * HV)](dg, h, cu_seqlens, B, T, HV=HV, K=64, BT=64, IS_VARLEN=cu_seqlens is not None, num_warps=4)
+"""
+COMBINED_AFTER = (
+    COMBINED_BEFORE.replace("all = (B * T).to(tl.int64)", "all = (tl.cast(B, tl.int64) * T)")
+    .replace(
+        "h += ((i_k * HV + i_h) * K * K).to(tl.int64)",
+        "h += ((tl.cast(i_k, tl.int64) * HV + i_h) * K * K)",
+    )
+    .replace(", num_warps=4)", ")")
+)
+
+
+def test_fixes_of_several_rules_converge(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "k.py", COMBINED_BEFORE)
+    code, out, err = run(capsys, "--fix", "--unsafe-fixes", "k.py")
+    assert (code, err) == (0, ""), out
+    assert path.read_text(encoding="utf-8") == COMBINED_AFTER
+    assert_parses(path.read_bytes())
+    # Re-linting finds nothing the run left or created, and a second run changes nothing.
+    code, out, _ = run(capsys, "--fix", "--unsafe-fixes", "k.py")
+    assert (code, out) == (0, "All checks passed!\n")
+    assert path.read_text(encoding="utf-8") == COMBINED_AFTER

@@ -261,6 +261,23 @@ def w(g, T, HV: tl.constexpr):
             "    k[(4, HV)](cu_seqlens=cu_seqlens, T=T, BT=64, **kw)",
             id="dict-built-before-another-kernel-writes-the-gate",
         ),
+        pytest.param(
+            """
+@triton.jit
+def k(g, o, cu_seqlens, total, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_k, i_t, i_nh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    bos = tl.load(cu_seqlens + i_n)
+    eos = tl.load(cu_seqlens + i_n + 1)
+    T = eos - bos
+    g += i_k * total * HV + bos * HV + i_h
+    p_g = tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    tl.store(o + i_nh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))
+""",
+            "def launch(g, o, cu_seqlens):\n    NK, B, T, HV = g.shape\n"
+            "    k[(NK, 4, HV)](g, o, cu_seqlens, B * T, T, HV=HV, BT=64)",
+            id="whole-planes-counted-by-an-argument",
+        ),
     ],
 )
 def test_not_offered(kernel, host):
@@ -390,6 +407,33 @@ def k(g, o, T, B: tl.constexpr, HV: tl.constexpr, BT: tl.constexpr):
     fixed = outcome.fixed.decode()
     assert "g += i_k * all * HV + i_b * HV * T + i_h * T\n" in fixed
     assert "k[(NK, 4, B * HV)](g.transpose(-1, -2).contiguous() if HV != 1 else g," in fixed
+    assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []
+
+
+def test_leading_axis_counted_with_an_int64_cast_is_kept():
+    """`all = tl.cast(B, tl.int64) * T`, as ASC007's fix writes `(B * T).to(tl.int64)`,
+    still counts whole [T, HV] planes."""
+    text = _source(
+        """
+@triton.jit
+def k(g, o, T, B: tl.constexpr, HV: tl.constexpr, BT: tl.constexpr):
+    i_k, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    all = tl.cast(B, tl.int64) * T
+    bos = tl.cast(i_b, tl.int64) * T
+    g += i_k * all * HV + bos * HV + i_h
+    p_g = tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,))
+    tl.store(o + i_bh * BT + tl.arange(0, BT), tl.load(p_g, boundary_check=(0,)))
+""",
+        """
+        def launch(g, o):
+            NK, B, T, HV = g.shape
+            k[(NK, 4, B * HV)](g, o, T, B=B, HV=HV, BT=64)
+        """,
+    )
+    outcome = fix_source("x.py", text.encode(), ASC001, UNSAFE)
+    fixed = outcome.fixed.decode()
+    assert "g += i_k * all * HV + i_b * HV * T + i_h * T\n" in fixed
     assert lint_source("x.py", outcome.fixed, LAYOUT).diagnostics == []
 
 

@@ -777,7 +777,9 @@ def test_a_megabyte_of_kernels():
     start = time.perf_counter()
     result = lint(raw)
     elapsed = time.perf_counter() - start
-    assert elapsed < 30, f"{len(raw)} bytes, {n} kernels: {elapsed:.1f} s"
+    # a hang guard, not a speed target: time per megabyte is measured against a peer in
+    # benchmarks/bench_bigfile.py (a loaded machine takes several times a quiet one's)
+    assert elapsed < 300, f"{len(raw)} bytes, {n} kernels: {elapsed:.1f} s"
     counts = codes_of(result)
     assert {c: counts[c] for c in ("ASC000", "ASC001", "ASC002", "ASC003", "ASC004")} == {
         "ASC000": 0,

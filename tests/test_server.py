@@ -948,9 +948,9 @@ SLOW_FIXES = ClientServerConfig(
         # Fix-all that takes a while (as on an 818 KB file), to see what waits for it.
         "import time",
         "import ascend_lint.server.buffers as b",
-        "real = b.fix_source",
+        "real = b.fix_file",
         f"def slow(*args, **kwargs): time.sleep({SLOW_FIX_ALL_S}); return real(*args, **kwargs)",
-        "b.fix_source = slow",
+        "b.fix_file = slow",
     ),
     client_factory=client_factory,
 )

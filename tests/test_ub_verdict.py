@@ -375,7 +375,7 @@ def test_compile_reports_the_front_end_rejection():
     assert {s["name"]: s["status"] for s in result["stages"]}["ttadapter"] == "failed"
     assert "a pointer chosen at run time" in result["error"]
     text = _compile(f"{REJECTED_KERNELS}::pick_source_kernel", "--constexpr", "BLOCK=32", *pointers)
-    assert "verdict: rejected by the compiler front end" in text.stdout
+    assert "verdict: rejected by triton-ascend 3.2.0's front end" in text.stdout
     assert "ttadapter  failed" in text.stdout
 
 
@@ -405,6 +405,8 @@ def test_compile_names_the_parameters_it_took_for_scalars():
         (["{ub}::copy_kernel", "--constexpr", "BLOCK=8", "--target", "x"], "unknown target 'x'"),
         (["{ub}::copy_kernel", "--constexpr", "BLOCK=8", "--grid", "0"], "--grid '0'"),
         (["{ub}::copy_kernel", "--option", "BLOCK=8"], "BLOCK is a parameter of copy_kernel"),
+        (["{ub}::copy_kernel", "--constexpr", "BLOCK=tl.flaot16"], "not a triton dtype"),
+        (["{ub}::copy_kernel", "--constexpr", "BLOCK=8", "--timeout", "0"], "above 0"),
     ],
 )
 def test_compile_usage_errors_exit_2_before_lowering(args, message):
@@ -427,3 +429,65 @@ def test_compile_is_listed_in_help(capsys):
     assert main(["help", "compile"]) == 0
     out = capsys.readouterr().out
     assert "--constexpr NAME=VALUE" in out and "--arg NAME=TYPE" in out and "--target" in out
+
+
+BARRIER_AND_STRING = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + o, mask=o < n)
+    tl.debug_barrier()
+    if MODE == "double":
+        v = v * 2
+    tl.store(y + o, v, mask=o < n)
+"""
+
+
+@needs_kernel_deps
+def test_compile_takes_string_constexprs_and_sizes_past_a_barrier(tmp_path):
+    kernel = tmp_path / "k.py"
+    kernel.write_text(BARRIER_AND_STRING)
+    run = _compile(
+        f"{kernel}::k",
+        "--constexpr",
+        "BLOCK=1024",
+        "--constexpr",
+        "MODE=double",
+        "--output-format",
+        "json",
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(run.stdout)
+    assert result["constants"]["MODE"] == "double"
+    # the barrier holds no buffer: the upper bound stays known
+    assert result["verdict"] == "fits" and result["ub_bits_upper"] is not None
+
+
+@needs_kernel_deps
+def test_compile_timing_out_is_no_usage_error(tmp_path):
+    kernel = tmp_path / "k.py"
+    kernel.write_text(BARRIER_AND_STRING)
+    run = _compile(
+        f"{kernel}::k", "--constexpr", "BLOCK=64", "--constexpr", "MODE=x", "--timeout", "0.001"
+    )
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "did not finish within --timeout" in run.stdout
+    assert "took longer than 0.001 s" in run.stdout
+
+
+@needs_kernel_deps
+def test_a_rejection_that_is_a_limit_of_the_pinned_front_end_says_so(tmp_path):
+    kernel = tmp_path / "k.py"
+    kernel.write_text(
+        "import triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def k(x, A: tl.constexpr, B: tl.constexpr):\n"
+        "    N: tl.constexpr = tl.cdiv(A, B) + 1\n"
+        "    tl.store(x + tl.arange(0, 16), tl.zeros([16], tl.float32) + N)\n"
+    )
+    run = _compile(f"{kernel}::k", "--constexpr", "A=64", "--constexpr", "B=16")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "rejected by triton-ascend 3.2.0's front end" in run.stdout
+    assert "a limit of this front end that later releases lift" in run.stdout

@@ -40,10 +40,17 @@ Where each kind of fact is computed (per kernel, then per module):
 * `sequences`  offsets tables, token offsets, sequence lengths, time vectors (by use);
                `SequenceFacts` adds what callers pass to helpers, and index vectors
 * `gates`      `GateFacts`: how a kernel addresses a read-only gate, use by use;
-               sequence starts; what the host does with a launch argument
-* `bounds`     `BoundFacts`: which index values can be negative where they are read,
-               lane-varying and loaded values, -1 sentinels bound at launches, guards
-               and early exits before an access, the table an index is loaded from
+               sequence starts; what each summand of an address counts on each path
+               (time, whole rows, the batch step); what the host does with a launch
+               argument
+* `linear`     linear forms of index values: a value as a sum of integer multiples of
+               products of atoms (lanes, loads, arguments, program ids), read through
+               the reaching definitions (one `KernelForms` per kernel, held by `bounds`)
+* `bounds`     `BoundFacts`: which index values can be negative where they are read
+               (over linear forms), the lower bounds a mask or a comparison puts on a
+               value, the facts branches and early exits give a statement, what
+               launches bind, whether an address reads a bounded quantity, lane-varying
+               and loaded values, -1 sentinels, the table an index is loaded from
 * `autotune`   `AutotuneFacts`: configs a config list repeats, comprehension loops
                no config reads
 * `lanes`      `LaneFacts`: what a kernel value holds per lane (int, float, bool,
@@ -61,9 +68,10 @@ The facts objects depend one way: `host` and `sequences` on the core, `strides`,
 `layout` and `platform` on the core and `host` (`platform` also on `scopes`, which
 depends on the core only), `quantities` also on `strides`, `tiles` and `coverage` on the
 core, `host` and `quantities`, `gates` on the core,
-`host` and `sequences`, `values` on the core (and, per kernel, the reaching
-definitions of `constexpr`), `bounds` on the core, `host` and `sequences`, `lanes` on
-the core, `host` and `tiles`, and `accesses` on the core and `lanes`.
+`host`, `sequences` and `quantities`, `values` on the core (and, per kernel, the reaching
+definitions of `constexpr`), `bounds` on the core, `host` and `sequences` (and, per
+kernel, `linear`, on the reaching definitions), `lanes` on the core, `host` and `tiles`,
+and `accesses` on the core and `lanes`.
 Rules reach each as an attribute of the index (`index.strides.stride_of(...)`,
 `index.quantities.of(...)`).
 """

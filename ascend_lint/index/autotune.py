@@ -30,7 +30,7 @@ import bisect
 from dataclasses import dataclass
 
 from ascend_lint.index.scopes import HostNames
-from ascend_lint.index.syntax import children, free_of_effects, walk
+from ascend_lint.index.syntax import children, expr_key, free_of_effects, walk
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class AutotuneFacts:
             if any(isinstance(e, ast.Starred) for e in expr.elts):
                 return None
             n = (
-                len({ast.dump(e) for e in expr.elts})
+                len({expr_key(e) for e in expr.elts})
                 if isinstance(expr, ast.Set)
                 else len(expr.elts)
             )
@@ -224,7 +224,7 @@ def _repeats_in(display: ast.List | ast.Tuple, configs: set[int]) -> list[Repeat
     for elt in display.elts:
         if id(elt) not in configs:
             continue
-        shape = ast.dump(elt)
+        shape = expr_key(elt)
         if shape in seen:
             found.append(RepeatedConfig(elt, seen[shape], display))
         else:

@@ -1,83 +1,88 @@
 """Lower bounds of index values inside a kernel: which values can be negative where a
 statement reads them, and the facts that decide it.
 
-Knows, per kernel:
+Values are read as linear forms (`linear`, asked as `linear_form(fn, expr, at)`: `x + o - 1`
+is the pointer `x` (`offset` drops it) plus `o - 1`, whatever the grouping and the
+locals it is built in). Knows, per kernel:
 
-* the lowest and highest value of an index expression, as linear forms over the
-  kernel's arguments, along its straight-line data flow (`can_be_negative`):
-  `tl.arange`, `range`/`tl.range`/`tl.static_range` variables, program ids, literals,
-  arithmetic, clamps, what callers bind to a helper's parameters; a value loaded from
-  memory is a non-negative index inside arithmetic and unbounded on its own;
-* which values vary between lanes or come from memory (`varying`): locals computed from
-  `tl.arange` or `tl.load`, and the parameters a calling kernel binds to one of those;
-* the parameters every launch and every calling kernel binds to -1 (`sentinels`:
-  `pad_slot_id=PAD_SLOT_ID` with `PAD_SLOT_ID = -1` in the module);
-* whether a value is kept non-negative at an access by its own assignment (a clamp) or
-  by a branch around it or an early exit before it that tests it (`guarded`);
-* the table an index is loaded from (`table_of`: `slot_mapping` of
-  `slot = tl.load(slot_mapping + i)`);
-* the comparisons that bound a value from below (`lower_bound`: `o >= 0`, `o > -1`,
-  `slot != -1`, `o >= c`, `o > c - 1`), for rules that read masks.
+* the lowest and highest value of a form (`interval`), as forms over the kernel's
+  arguments (taken as >= 0: sizes, strides, offsets): `tl.arange` lanes, `range` /
+  `tl.range` / `tl.static_range` variables, program ids, literals, clamps
+  (`tl.maximum`, `tl.where`, `tl.clamp`), integer division and remainder, what callers
+  bind to a helper's parameters; a value loaded from memory is a non-negative index
+  inside arithmetic and unbounded on its own (a `-1` sentinel), and the difference of
+  consecutive entries of an offsets table (`eos - bos`) is a length, >= 0;
+* the comparisons that bound a value from below (`lower_bounds`: `o >= 0`, `o > -1`,
+  `o >= c`, `o > c - 1`, `slot != -1`, `ti != 0` where `ti >= 0`), each as the form
+  that is >= 0 where the comparison holds; the ones every lane a mask keeps passes
+  (`mask_bounds`, through `&`, broadcasts and the locals the mask is built in);
+* the facts that hold where a statement runs (`facts_at`): the tests of the branches
+  around it (the `else` of `if ti == 0:` has `ti >= 1`) and of the early exits before it
+  (`if ti == 0: return`);
+* whether a form can be negative where a statement reads it (`can_be_negative`): its
+  lowest value, else a decomposition `form = F * fact + R` with `F >= 0` and `R` shown
+  non-negative, else, for a kernel the module launches, the values every launch binds
+  to its arguments (`BW = W`, `T_CHK = 256` with the launcher's `assert T_CHK >= width`);
+* how an address reads a bounded quantity (`factor`, `share`): `(o - 1) * D + d` reads
+  `o - 1`, `D` times, and only `(o - 1) * D` of it moves with `o - 1`; where an
+  expression spells it (`occurrences`: `o - 1` of `x + o - 1`, for a fix), and the paths
+  along which a local set in both sides of an `if` holds each side's value (`paths`);
+* which values vary between lanes or come from memory (`varying`, `varies`), the
+  parameters every launch and calling kernel binds to -1 (`sentinels`), and the table
+  a loaded index comes from (`table_of`).
 
-Depends on: the core (aliases, calls, launches and helper calls bound to their callees,
-the module's host code), `host` (what a launch argument holds) and `sequences` (the
-index vectors of a kernel). Nothing else of the index depends on it; rules reach it as
-`index.bounds`.
+Depends on: the core (kernels, launches and helper calls bound to their callees), `host`
+(what a launch argument holds), `sequences` (index vectors and offsets tables) and the
+kernels' reaching definitions through `linear`. Nothing else of the index depends on
+it; rules reach it as `index.bounds`.
 
-Costs: nothing until asked. Sentinels and varying values are computed once per kernel
-and kept; an interval is computed per query, following at most 32 levels of the data
-flow (a loop-carried update stops it), and the guards of an access scan the statements
-before it once.
+Costs: nothing until asked. Forms, atom bounds, sentinels, varying values, the facts
+at a statement and the verdict of each launch are computed once per kernel and kept;
+a bound is one pass over a form's terms, and a decomposition tries at most 64 splits.
 """
 
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
-from ascend_lint.index.syntax import int_literal, names_in, walk
-from ascend_lint.index.values import is_program_count_call, is_program_id_call, pointer_names
+from ascend_lint.index.launches import TupleElement
+from ascend_lint.index.linear import (
+    ZERO,
+    Atom,
+    Form,
+    KernelForms,
+    Occurrence,
+    along,
+    is_load_or_atomic,
+    shape,
+)
+from ascend_lint.index.sequences import table_read
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, frozen_names, int_literal, show, walk
+from ascend_lint.index.values import pointer_names, strip_casts
 
 if TYPE_CHECKING:
     from ascend_lint.index.core import CoreFacts
     from ascend_lint.index.host import HostFacts
     from ascend_lint.index.kernels import JitFunction
+    from ascend_lint.index.launches import CallBinding, HostFunction
     from ascend_lint.index.sequences import SequenceFacts
 
 _LOAD = f"{LANGUAGE}.load"
-CLAMPS = frozenset({f"{LANGUAGE}.maximum", f"{LANGUAGE}.where", f"{LANGUAGE}.clamp"})
+_ARANGE = f"{LANGUAGE}.arange"
+_RANGES = frozenset({f"{LANGUAGE}.range", f"{LANGUAGE}.static_range"})
 _EXITS = (ast.Return, ast.Continue, ast.Break)
-_MAX_LOCALS = 64  # locals followed from one value
+# Calls that reshape or broadcast a mask without changing which lanes it keeps.
+_SHAPING = frozenset({f"{LANGUAGE}.broadcast_to", f"{LANGUAGE}.expand_dims", f"{LANGUAGE}.reshape"})
+_SHAPING_METHODS = frozenset({"to", "broadcast_to", "expand_dims", "reshape"})
+_MAX_SPLITS = 64  # decompositions tried for one `can_be_negative`
 
-
-def last_assignment(fn: JitFunction, name: str, at: int) -> tuple[int, ast.AST] | None:
-    """The last assignment to `name` before statement `at` in source order (loops and
-    branches are not followed: the index's straight-line approximation)."""
-    best = None
-    for order, value in fn.definitions.get(name, ()):
-        if order >= at:
-            break
-        best = (order, value)
-    return best
-
-
-def last_assignment_order(fn: JitFunction, name: str, at: int) -> int | None:
-    found = last_assignment(fn, name, at)
-    return None if found is None else found[0]
-
-
-def strip_casts(expr: ast.AST) -> ast.AST:
-    """`o.to(tl.int64)` -> `o`: a cast keeps the sign."""
-    while (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr == "to"
-    ):
-        expr = expr.func.value
-    return expr
+Interval = tuple["Form | None", "Form | None"]  # (lowest, highest), over the arguments
+_UNKNOWN: Interval = (None, None)
+_ONE = Form.constant(1)
 
 
 def comparison_pairs(test: ast.Compare) -> Iterator[tuple[ast.AST, ast.cmpop, ast.AST]]:
@@ -86,54 +91,6 @@ def comparison_pairs(test: ast.Compare) -> Iterator[tuple[ast.AST, ast.cmpop, as
     for op, right in zip(test.ops, test.comparators):
         yield left, op, right
         left = right
-
-
-def _minus_one(node: ast.AST, sentinels: frozenset[str]) -> bool:
-    """`-1`, or a kernel argument every launch binds to -1 (`pad_slot_id`)."""
-    return int_literal(node) == -1 or (isinstance(node, ast.Name) and node.id in sentinels)
-
-
-def lower_bound(
-    left: ast.AST, op: ast.cmpop, right: ast.AST, sentinels: frozenset[str] = frozenset()
-) -> tuple[ast.expr, ast.expr | None] | None:
-    """(value, c) when the comparison keeps only `value >= c` (c None for 0): `o >= 0`,
-    `o > -1`, `o != -1`, `0 <= o`, `o >= k`, `o > 0` (c = 1), `o > k - 1` (c = k), and
-    `slot != pad_slot_id` where every launch passes -1 for `pad_slot_id`."""
-    if isinstance(op, (ast.Lt, ast.LtE)):  # `a < b` is `b > a`
-        left, right = right, left
-        op = ast.Gt() if isinstance(op, ast.Lt) else ast.GtE()
-    elif isinstance(op, ast.NotEq) and _minus_one(left, sentinels):
-        left, right = right, left
-    if int_literal(left) is not None or isinstance(left, ast.Constant):
-        return None
-    shift: ast.expr | None
-    if isinstance(op, ast.GtE):
-        shift = right
-    elif isinstance(op, ast.Gt):
-        n = int_literal(right)
-        if n is not None:
-            shift = ast.Constant(n + 1)
-        elif (
-            isinstance(right, ast.BinOp)
-            and isinstance(right.op, ast.Sub)
-            and int_literal(right.right) == 1
-        ):
-            shift = right.left
-        else:
-            return None
-    elif isinstance(op, ast.NotEq) and _minus_one(right, sentinels):
-        shift = None
-    else:
-        return None
-    if shift is not None:
-        n = int_literal(shift)
-        if n is not None and n < 0:
-            return None  # `o >= -2`: says nothing about a negative offset
-        if n == 0:
-            shift = None
-        elif isinstance(shift, ast.Constant) and not isinstance(shift.value, int):
-            return None  # a float bound: a value test, not an index
-    return left, shift
 
 
 _NEGATED = {
@@ -146,17 +103,10 @@ _NEGATED = {
 }
 
 
-def _same(a: ast.AST, b: ast.AST) -> bool:
-    a, b = strip_casts(a), strip_casts(b)
-    if isinstance(a, ast.Name) or isinstance(b, ast.Name):
-        return isinstance(a, ast.Name) and isinstance(b, ast.Name) and a.id == b.id
-    return type(a) is type(b) and ast.dump(a) == ast.dump(b)
-
-
-def _comparisons(test: ast.AST, holds: bool) -> Iterator[tuple[ast.Compare, bool]]:
-    """The comparisons that must all be true (`holds`) or all false (not `holds`) where
-    an `if` test is true or false: through `and`/`&` (where it holds), `or`/`|` (where
-    it does not) and `not`, which flips it."""
+def comparisons(test: ast.AST, holds: bool) -> Iterator[tuple[ast.AST, ast.cmpop, ast.AST]]:
+    """The comparisons (left, op, right) that all hold where an `if` test is true
+    (`holds`) or false: through `and`/`&` where it holds, `or`/`|` where it does not,
+    and `not`; each negated where the test is false (`ti == 0` false: `ti != 0`)."""
     parts = [(test, holds)]
     while parts:
         node, now = parts.pop()
@@ -169,327 +119,858 @@ def _comparisons(test: ast.AST, holds: bool) -> Iterator[tuple[ast.Compare, bool
         elif isinstance(node, ast.BinOp) and isinstance(node.op, joins):
             parts += [(node.left, now), (node.right, now)]
         elif isinstance(node, ast.Compare):
-            yield node, now
+            for left, op, right in comparison_pairs(node):
+                if not now:
+                    negated = _NEGATED.get(type(op))
+                    if negated is None:
+                        continue
+                    op = negated()
+                yield left, op, right
 
 
-def _guards(
-    test: ast.AST, holds: bool, value: ast.AST, sentinels: frozenset[str] = frozenset()
-) -> bool:
-    """Whether an `if` test bounds `value` from below where it `holds` (is true) or not:
-    `if slot >= 0:` around the access, `if slot < 0: return` or `if slot == -1: return`
-    before it, `else` of `if o < 0:`."""
-    for node, now in _comparisons(test, holds):
-        for left, op, right in comparison_pairs(node):
-            if not now:
-                op = _NEGATED[type(op)]() if type(op) in _NEGATED else None
-            found = lower_bound(left, op, right, sentinels) if op is not None else None
-            if found is not None and _same(found[0], value):
-                return True
-    return False
+def plainly_non_negative(form: Form | None) -> bool:
+    """>= 0 with every argument >= 0: no negative coefficient."""
+    return form is not None and all(c >= 0 for c in form.terms.values())
 
 
-class _Uncast(ast.NodeTransformer):
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        inner = strip_casts(node)
-        return self.visit(inner) if inner is not node else self.generic_visit(node)
+def _add(a: Form | None, b: Form | None) -> Form | None:
+    return None if a is None or b is None else a + b
 
 
-def _norm(expr: ast.AST) -> str:
-    """A structural key that ignores casts: `i_t.to(tl.int64) * BT` is `i_t * BT`."""
-    return ast.dump(_Uncast().visit(copy.deepcopy(expr)))
+def _scale(a: Form | None, k: int) -> Form | None:
+    return None if a is None else a.scale(k)
 
 
-def _floors(test: ast.AST, holds: bool, params: frozenset[str]) -> list[ast.AST]:
-    """What an `if` test bounds from below where it `holds` (is true) or not: `t0` of
-    `t0 >= W` true, `t_off` of `t_off < -(width - 1)` false, `i_t * BT` of
-    `i_t * BT >= W`. The bound must be made of kernel arguments only (`i_t * BT >= T`
-    says nothing about how large `T` is)."""
-    found = []
-    for node, now in _comparisons(test, holds):
-        above = (ast.GtE, ast.Gt) if now else (ast.Lt, ast.LtE)
-        below = (ast.LtE, ast.Lt) if now else (ast.Gt, ast.GtE)
-        for left, op, right in comparison_pairs(node):
-            for bounded, other, ops in ((left, right, above), (right, left, below)):
-                bounded = strip_casts(bounded)
-                if (
-                    isinstance(bounded, (ast.Name, ast.BinOp))
-                    and isinstance(op, ops)
-                    and names_in(bounded) - params
-                    and names_in(other) <= params
-                ):
-                    found.append(bounded)
-    return found
+def _times(a: Form | None, b: Form | None) -> Form | None:
+    return None if a is None or b is None else a.times(b)
 
 
-def _increasing(fn: JitFunction, expr: ast.AST, floor: ast.AST, at: int) -> bool:
-    """Whether `expr` grows with `floor` (a name or an expression: it appears, and is
-    only added or multiplied in), through the locals `expr` is built in."""
-    name = floor.id if isinstance(floor, ast.Name) else None
-    key = None if name is not None else _norm(floor)
-    occurs = False
-    pending: list[tuple[ast.AST, int, int]] = [(expr, at, 1)]
-    seen: set[tuple[str, int]] = set()
-    while pending:
-        node, here, sign = pending.pop()
-        node = strip_casts(node)
-        if (name is not None and isinstance(node, ast.Name) and node.id == name) or (
-            key is not None and type(node) is type(floor) and _norm(node) == key
-        ):
-            if sign < 0:
-                return False
-            occurs = True
-        elif isinstance(node, ast.Name):
-            found = last_assignment(fn, node.id, here)
-            if found is not None and (node.id, found[0]) not in seen:
-                if len(seen) >= _MAX_LOCALS:
-                    return False
-                seen.add((node.id, found[0]))
-                pending.append((found[1], found[0], sign))
-        elif isinstance(node, ast.BinOp):
-            if isinstance(node.op, ast.Add):
-                pending += [(node.left, here, sign), (node.right, here, sign)]
-            elif isinstance(node.op, ast.Sub):
-                pending += [(node.left, here, sign), (node.right, here, -sign)]
-            elif isinstance(node.op, ast.Mult):
-                for side, other in ((node.left, node.right), (node.right, node.left)):
-                    n = int_literal(other)
-                    pending.append((side, here, -sign if n is not None and n < 0 else sign))
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            pending.append((node.operand, here, -sign))
-        elif isinstance(node, ast.Subscript):
-            pending.append((node.value, here, sign))
-    return occurs
-
-
-def _base_name(expr: ast.AST) -> str | None:
-    """The leftmost name of an address: `slot_mapping` of `slot_mapping + i * 2`."""
-    while True:
-        expr = strip_casts(expr)
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-            expr = expr.left
-        elif isinstance(expr, ast.Subscript):
-            expr = expr.value
-        else:
-            break
-    return expr.id if isinstance(expr, ast.Name) else None
-
-
-def is_atomic(qual: str | None) -> bool:
-    """`tl.atomic_add(p, v)` returns the old value at `p`, not an offset."""
-    return qual is not None and qual.startswith(f"{LANGUAGE}.atomic_")
-
-
-# A linear form over kernel arguments: {"": constant, name: coefficient}; None: unbounded.
-_Form = dict[str, int]
-_Interval = tuple["_Form | None", "_Form | None"]  # (lowest, highest)
-_ZERO: _Form = {"": 0}
-_UNKNOWN: _Interval = (None, None)
-
-
-def _add(a: _Form | None, b: _Form | None, scale: int = 1) -> _Form | None:
-    if a is None or b is None:
-        return None
-    out = dict(a)
-    for name, coeff in b.items():
-        out[name] = out.get(name, 0) + scale * coeff
-    return {n: c for n, c in out.items() if c or n == ""}
-
-
-def _scale(a: _Form | None, k: int) -> _Form | None:
-    return None if a is None else {n: k * c for n, c in a.items()}
-
-
-def _non_negative(form: _Form | None) -> bool:
-    """Provably >= 0, kernel arguments (sizes, strides, offsets) taken as >= 0."""
-    return form is not None and all(c >= 0 for c in form.values())
-
-
-class _Ranges:
-    """Lowest and highest value of an index expression as linear forms over the kernel's
-    arguments, along its straight-line data flow: `i_t * BT + tl.arange(0, BT)` is at
-    least 0; `o_t + i_w` with `i_w` over `tl.static_range(-W + 1, 1)` at least `1 - W`,
-    and `o_t + i_w + W` at least 1. A value loaded from memory counts as a non-negative
-    index inside arithmetic and as unbounded on its own (a `-1` sentinel)."""
-
-    _DEPTH = 32
-
-    def __init__(self, core: CoreFacts):
-        self.core = core
-        self.active: set[tuple[int, str, int]] = set()
-
-    def can_be_negative(self, fn: JitFunction, expr: ast.AST, at: int) -> bool:
-        return not _non_negative(self.interval(fn, expr, at, True, 0)[0])
-
-    def interval(
-        self, fn: JitFunction, expr: ast.AST, at: int, whole: bool, depth: int
-    ) -> _Interval:
-        if depth > self._DEPTH:
-            return _UNKNOWN
-        deeper = depth + 1
-        expr = strip_casts(expr)
-
-        def part(node: ast.AST, keep: bool = False) -> _Interval:
-            return self.interval(fn, node, at, whole and keep, deeper)
-
-        if isinstance(expr, ast.Constant):
-            if isinstance(expr.value, bool) or not isinstance(expr.value, int):
-                return _UNKNOWN
-            return {"": expr.value}, {"": expr.value}
-        if isinstance(expr, ast.Name):
-            return self._name(fn, expr.id, at, whole, deeper)
-        if isinstance(expr, ast.Subscript):
-            return part(expr.value, True)
-        if isinstance(expr, ast.UnaryOp):
-            if isinstance(expr.op, ast.USub):
-                low, high = part(expr.operand)
-                return _scale(high, -1), _scale(low, -1)
-            return part(expr.operand, True) if isinstance(expr.op, ast.UAdd) else _UNKNOWN
-        if isinstance(expr, ast.IfExp):
-            return self._join(part(expr.body, True), part(expr.orelse, True))
-        if isinstance(expr, ast.BinOp):
-            return self._binop(expr, part)
-        if isinstance(expr, ast.Call):
-            return self._call(fn, expr, part, whole)
+def _join(parts: list[Interval]) -> Interval:
+    """Either of several values: the bounds that hold for all."""
+    if not parts:
         return _UNKNOWN
+    lows = [p[0] for p in parts]
+    highs = [p[1] for p in parts]
+    if lows[0] is not None and all(x == lows[0] for x in lows):
+        low = lows[0]
+    else:
+        low = ZERO if all(plainly_non_negative(x) for x in lows) else None
+    high = highs[0] if highs[0] is not None and all(x == highs[0] for x in highs) else None
+    return low, high
 
-    @staticmethod
-    def _join(a: _Interval, b: _Interval) -> _Interval:
-        """Either of two values: bounds that hold for both."""
-        low = _ZERO if _non_negative(a[0]) and _non_negative(b[0]) else None
-        if a[0] is not None and a[0] == b[0]:
-            low = a[0]
-        high = a[1] if a[1] is not None and a[1] == b[1] else None
-        return low, high
 
-    @staticmethod
-    def _binop(expr: ast.BinOp, part) -> _Interval:
-        (l_low, l_high), (r_low, r_high) = part(expr.left), part(expr.right)
-        op = expr.op
-        if isinstance(op, ast.Add):
-            return _add(l_low, r_low), _add(l_high, r_high)
-        if isinstance(op, ast.Sub):
-            return _add(l_low, r_high, -1), _add(l_high, r_low, -1)
-        if isinstance(op, ast.Mult):
-            for (k_low, k_high), (low, high) in (
-                ((l_low, l_high), (r_low, r_high)),
-                ((r_low, r_high), (l_low, l_high)),
-            ):
-                if k_low is not None and k_low == k_high and set(k_low) == {""}:
-                    k = k_low[""]  # a literal factor
-                    return (
-                        (_scale(low, k), _scale(high, k))
-                        if k >= 0
-                        else (
-                            _scale(high, k),
-                            _scale(low, k),
-                        )
-                    )
-            return (_ZERO if _non_negative(l_low) and _non_negative(r_low) else None), None
-        if isinstance(op, (ast.FloorDiv, ast.Mod, ast.RShift, ast.BitAnd)):
-            low = _ZERO if _non_negative(l_low) and _non_negative(r_low) else None
-            high = _add(r_high, {"": -1}) if isinstance(op, ast.Mod) and low else None
-            return low, high
-        return _UNKNOWN
+def _product(a: Interval, b: Interval) -> Interval:
+    """The bounds of a product: exact non-negative factors scale the other's bounds;
+    two non-negative factors multiply their bounds."""
+    for (xl, xh), (yl, yh) in ((a, b), (b, a)):
+        if xl is not None and xl == xh and plainly_non_negative(xl):
+            return _times(xl, yl), _times(xl, yh)
+    if plainly_non_negative(a[0]) and plainly_non_negative(b[0]):
+        return _times(a[0], b[0]), _times(a[1], b[1])
+    return _UNKNOWN
 
-    def _call(self, fn: JitFunction, expr: ast.Call, part, whole: bool) -> _Interval:
-        qual = self.core.aliases.resolve(expr.func)
-        args = expr.args
-        if qual == _LOAD or is_atomic(qual):
-            return (None if whole else _ZERO), None
-        if is_program_id_call(expr, self.core.aliases) or is_program_count_call(
-            expr, self.core.aliases
-        ):
-            return _ZERO, None
-        if qual == f"{LANGUAGE}.arange" and len(args) == 2:
-            return part(args[0])[0], _add(part(args[1])[1], {"": -1})
-        if qual == f"{LANGUAGE}.cast" and args:
-            return part(args[0], True)
-        if qual == f"{LANGUAGE}.maximum" and len(args) == 2:
-            (a_low, _), (b_low, _) = part(args[0]), part(args[1])
-            low = _ZERO if _non_negative(a_low) or _non_negative(b_low) else (a_low or b_low)
-            return low, None
-        if qual == f"{LANGUAGE}.where" and len(args) == 3:
-            return self._join(part(args[1], True), part(args[2], True))
-        if qual in (f"{LANGUAGE}.minimum", f"{LANGUAGE}.cdiv") and len(args) == 2:
-            lows = [part(a)[0] for a in args]
-            return (_ZERO if all(_non_negative(x) for x in lows) else None), None
-        if qual in (f"{LANGUAGE}.full",) and len(args) >= 2:
-            return part(args[1], True)
-        if qual in (f"{LANGUAGE}.zeros", f"{LANGUAGE}.zeros_like"):
-            return _ZERO, _ZERO
-        return _UNKNOWN
 
-    def _name(self, fn: JitFunction, name: str, at: int, whole: bool, depth: int) -> _Interval:
-        found = last_assignment(fn, name, at)
-        if found is not None:
-            key = (id(fn), name, found[0])
-            if key in self.active:  # a loop-carried update: `o = o - 1`
-                return _UNKNOWN
-            self.active.add(key)
-            try:
-                return self.interval(fn, found[1], found[0], whole, depth)
-            finally:
-                self.active.discard(key)
-        loops = [order for order, _static in fn.loop_targets.get(name, ()) if order < at]
-        if loops:
-            return self._loop(fn, fn.statements[loops[-1]], depth)
-        if name not in fn.params:
-            return _UNKNOWN
-        bindings = [b for b in self.core.helper_calls_to(fn) if b.caller is not None]
-        if not bindings:
-            return {name: 1}, {name: 1}  # a kernel argument
-        for binding in bindings:  # a helper's parameter: what its callers bind to it
-            caller = binding.caller
-            key = (id(caller), name, id(binding.call))
-            if key in self.active:
-                return _UNKNOWN
-            where = next((s for c, s in caller.calls if c is binding.call), None)
-            here = caller.order_of(where) if where is not None else len(caller.statements)
-            self.active.add(key)
-            try:
-                for value in binding.args.get(name, ()):
-                    if not _non_negative(self.interval(caller, value, here, whole, depth)[0]):
-                        return _UNKNOWN
-            finally:
-                self.active.discard(key)
-        return _ZERO, None
+@dataclass
+class MaskBound:
+    """A lower bound a mask puts on the lanes it keeps: `form >= 0` on every one of
+    them; the lanes it keeps out are those where `form` is negative."""
 
-    def _loop(self, fn: JitFunction, loop: ast.stmt, depth: int) -> _Interval:
-        """A `range`/`tl.range`/`tl.static_range` loop variable: from the start to below
-        the end (the other way round for a literal negative step)."""
-        it = getattr(loop, "iter", None)
-        if not isinstance(it, ast.Call) or not it.args or len(it.args) > 3:
-            return _UNKNOWN
-        at = fn.order_of(loop)
+    test: ast.Compare  # the comparison as written
+    value: ast.expr  # the side it bounds from below: `o` of `o > 0`
+    form: Form  # `o - 1`
+    shift: Form  # what the test takes from `value`: 1
+    via: str | None  # the mask local the test was found through
+    # the loaded value it bounds, when it bounds one alone (`slot >= 0`): evidence that
+    # the value may be negative, not a non-negative index
+    loads: frozenset[Atom] = field(default_factory=frozenset)
 
-        def bound(node: ast.AST) -> _Interval:
-            return self.interval(fn, node, at, False, depth)
+    @property
+    def text(self) -> str:
+        """The bounded quantity as text, for a message: `o - 1`."""
+        text = show(self.value)
+        if self.shift.terms:
+            shifted = _text(self.shift)
+            text = f"{text} - ({shifted})" if len(self.shift.terms) > 1 else f"{text} - {shifted}"
+        return text
 
-        if len(it.args) == 1:
-            return _ZERO, _add(bound(it.args[0])[1], {"": -1})
-        step = int_literal(it.args[2]) if len(it.args) == 3 else 1
-        start, end = bound(it.args[0]), bound(it.args[1])
-        if step is not None and step < 0:
-            return _add(end[0], {"": 1}), start[1]
-        return start[0], _add(end[1], {"": -1})
+    @property
+    def name(self) -> str | None:
+        """The name the test bounds, when it bounds a name (`slot` of `slot != -1`, `o`
+        of `o[None, :] >= 0`)."""
+        value = self.value
+        while isinstance(value, ast.Subscript):
+            value = value.value
+        return value.id if isinstance(value, ast.Name) else None
+
+
+@dataclass(frozen=True)
+class Share:
+    """How an address reads a bounded quantity `by`: `factor * by` plus the rest."""
+
+    factor: Form  # a stride: `D` of `(o - 1) * D`
+    part: Form  # `factor * by` and the terms of the rest that move with `by`
+    value: Form | None  # `part / factor` where it divides: the quantity the address scales
 
 
 class BoundFacts:
-    """Lower bounds, varying values, -1 sentinels, guards and tables of every kernel of a
-    module (see the module doc)."""
+    """Lower bounds, facts at statements, varying values, -1 sentinels and tables of
+    every kernel of a module (see the module doc)."""
 
     def __init__(self, core: CoreFacts, host: HostFacts, sequences: SequenceFacts):
         self.core = core
         self.host = host
         self.sequences = sequences
-        self._ranges = _Ranges(core)
+        self.aliases = core.aliases
+        self._forms: dict[int, KernelForms] = {}
         self._sentinels_of: dict[int, frozenset[str]] = {}
         self._varying: dict[int, set[str]] = {}
+        self._atoms: dict[tuple[int, Atom, bool], Interval] = {}
+        self._intervals: dict[tuple[int, Form, frozenset[Atom], bool], Interval] = {}
+        self._atom_varies: dict[tuple[int, Atom], bool] = {}
+        self._negative: dict[tuple, bool] = {}
+        self._busy: set[tuple[int, Atom, bool]] = set()
+        self._facts: dict[tuple[int, int], tuple[Form, ...]] = {}
+        self._exits: dict[int, list[tuple[int, ast.If, bool]]] = {}
+        self._launched: dict[tuple[int, Form], bool] = {}
+        self._arguments: dict[tuple[int, str], Form | None] = {}
+        self._asserts: dict[int, list[tuple[int, ast.Assert]]] = {}
 
-    def can_be_negative(self, fn: JitFunction, expr: ast.AST, at: int) -> bool:
-        """Whether nothing proves `expr` >= 0 where statement `at` reads it (kernel
-        arguments taken as >= 0)."""
-        return self._ranges.can_be_negative(fn, expr, at)
+    # -- forms ---------------------------------------------------------------------------
+    def forms(self, fn: JitFunction) -> KernelForms:
+        found = self._forms.get(id(fn))
+        if found is None:
+            found = self._forms[id(fn)] = KernelForms(fn, self.aliases)
+        return found
+
+    def linear_form(self, fn: JitFunction, expr: ast.AST, at: int) -> Form:
+        """`expr` where statement `at` of `fn` reads it, as a linear form (`linear`)."""
+        return self.forms(fn).form(expr, at)
+
+    def offset(self, fn: JitFunction, address: Form) -> Form:
+        """An address's form without the pointer it starts from (`x` of `x + o - 1`)."""
+        pointers = fn.values(self.aliases).pointers
+        base = [
+            m
+            for m, c in address.monomials()
+            if c == 1 and len(m) == 1 and m[0].kind != "load" and m[0].name in pointers
+        ]
+        if len(base) != 1:
+            return address
+        return Form({m: c for m, c in address.terms.items() if m != base[0]})
+
+    def paths(
+        self, fn: JitFunction, forms: tuple[Form, ...], bringing: set[Atom] | None = None
+    ) -> list[dict[Atom, Form]]:
+        """The paths to a statement that reads `forms` (see `KernelForms.paths`)."""
+        return self.forms(fn).paths(forms, bringing)
+
+    def occurrences(
+        self, fn: JitFunction, expr: ast.AST, at: int, value: Form, name: str | None = None
+    ) -> list[Occurrence]:
+        """Where `expr` (and the locals it is built from) reads `value` (see
+        `KernelForms.occurrences`)."""
+        return self.forms(fn).occurrences(expr, at, value, name)
+
+    # -- comparisons ---------------------------------------------------------------------
+    def lower_bounds(
+        self,
+        fn: JitFunction,
+        left: ast.AST,
+        op: ast.cmpop,
+        right: ast.AST,
+        at: int,
+        strict: bool = False,
+    ) -> list[tuple[ast.AST, Form]]:
+        """What the comparison `left op right` (read at statement `at`) bounds from
+        below, each as (the side bounded, the form that is >= 0 where it holds):
+        `o >= c` -> (o, o - c); `o > c` -> (o, o - c - 1); `slot != -1` (or a parameter
+        every launch binds to -1) -> (slot, slot); `a != b` where `a >= b` -> (a, a - b - 1);
+        `a == b` -> both ways. `strict`: only lower bounds of a value that varies
+        between lanes or comes from memory by a non-negative one, as a mask writes them
+        (`o < n` bounds `n`, a size, not the lanes; `o >= -2` says nothing about a
+        negative offset; a float bound is a value test, not an index)."""
+        form = self.forms(fn).form
+        if isinstance(op, (ast.Lt, ast.LtE)):  # `a < b` is `b > a`
+            left, right = right, left
+            op = ast.Gt() if isinstance(op, ast.Lt) else ast.GtE()
+        if isinstance(op, (ast.Gt, ast.GtE)):
+            if strict and not (
+                _bounds_an_index(left, right, isinstance(op, ast.Gt))
+                and self._mentions_varying(fn, left)
+            ):
+                return []
+            bound = form(left, at) - form(right, at)
+            return [(left, bound.plus(-1) if isinstance(op, ast.Gt) else bound)]
+        if isinstance(op, ast.NotEq):
+            sentinels = self.sentinels(fn)
+            if strict and not (
+                self._mentions_varying(fn, left) or self._mentions_varying(fn, right)
+            ):
+                return []
+            for value, other in ((left, right), (right, left)):
+                if _minus_one(other, sentinels) and not _minus_one(value, sentinels):
+                    return [(value, form(value, at))]  # entries are -1 or an index
+            difference = form(left, at) - form(right, at)
+            for value, diff in ((left, difference), (right, -difference)):
+                if (not strict or _bounds_an_index(value, ast.Constant(0), False)) and (
+                    plainly_non_negative(self.interval(fn, diff)[0])
+                ):
+                    return [(value, diff.plus(-1))]  # `ti != 0` with `ti >= 0`: `ti >= 1`
+            return []
+        if isinstance(op, ast.Eq) and not strict:
+            difference = form(left, at) - form(right, at)
+            return [(left, difference), (right, -difference)]
+        return []
+
+    def mask_bounds(self, fn: JitFunction, mask: ast.AST, at: int) -> list[MaskBound]:
+        """The lower bounds every lane `mask` keeps passes, where statement `at` reads
+        it: through `&`, `and`, broadcasts, casts and reshapes, and the locals the mask
+        is built in (every definition that reaches them: a mask of any path)."""
+        resolve = self.aliases.resolve
+        values = fn.values(self.aliases)
+        found: list[MaskBound] = []
+        pending: list[tuple[ast.AST, int, str | None]] = [(mask, at, None)]
+        seen: set[int] = set()
+        while pending:
+            node, here, via = pending.pop()
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
+                pending += [(node.right, here, via), (node.left, here, via)]
+            elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+                pending += [(v, here, via) for v in reversed(node.values)]
+            elif isinstance(node, ast.Subscript):
+                pending.append((node.value, here, via))
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if resolve(func) in _SHAPING and node.args:
+                    pending.append((node.args[0], here, via))
+                elif isinstance(func, ast.Attribute) and func.attr in _SHAPING_METHODS:
+                    if resolve(func) is None:  # a method of the mask, not `tl.reshape`
+                        pending.append((func.value, here, via))
+            elif isinstance(node, ast.Name):
+                for d in reversed(values.reaching(node.id, here)):
+                    if d.order >= 0 and d.value is not None and id(d) not in seen:
+                        seen.add(id(d))
+                        pending.append((d.value, d.order, via or node.id))
+            elif isinstance(node, ast.Compare):
+                for left, op, right in comparison_pairs(node):
+                    for value, form in self.lower_bounds(fn, left, op, right, here, strict=True):
+                        value = strip_casts(value, self.aliases)
+                        alone = form.single_atom()
+                        loads = frozenset((alone,) if alone and alone.kind == "load" else ())
+                        shift = self.forms(fn).form(value, here) - form
+                        found.append(MaskBound(node, value, form, shift, via, loads))
+        return found
+
+    # -- facts where a statement runs ----------------------------------------------------
+    def facts_at(self, fn: JitFunction, stmt: ast.stmt) -> tuple[Form, ...]:
+        """The forms that are >= 0 wherever `stmt` runs: from the tests of the branches
+        around it and of the early exits (`return`, `continue`, `break`) before it in
+        its own blocks."""
+        key = (id(fn), id(stmt))
+        found = self._facts.get(key)
+        if found is not None:
+            return found
+        context = fn.context(stmt)
+        tests = [(b.test, b.taken, b.node) for b in context.branches]
+        outer = {(id(b.node), b.taken) for b in context.branches}
+        around = {id(b.node) for b in context.branches}
+        loops = {id(loop.node) for loop in context.loops}
+        at = fn.order_of(stmt)
+        for order, guard, holds in self._early_exits(fn):
+            if order >= at:
+                break
+            where = fn.context(guard)
+            if (
+                id(guard) not in around
+                and all((id(b.node), b.taken) in outer for b in where.branches)
+                and all(id(loop.node) in loops for loop in where.loops)
+            ):
+                tests.append((guard.test, holds, guard))
+        facts: list[Form] = []
+        for test, holds, node in tests:
+            here = fn.order_of(node)
+            for left, op, right in comparisons(test, holds):
+                facts += [form for _value, form in self.lower_bounds(fn, left, op, right, here)]
+        found = self._facts[key] = tuple(dict.fromkeys(facts))
+        return found
+
+    def _early_exits(self, fn: JitFunction) -> list[tuple[int, ast.If, bool]]:
+        """The `if`s one side of which leaves the block (`return`, `continue`, `break`):
+        (order, statement, whether its test holds after it), in source order."""
+        found = self._exits.get(id(fn))
+        if found is None:
+            found = []
+            for order, stmt in enumerate(fn.statements):
+                if not isinstance(stmt, ast.If):
+                    continue
+                body = bool(stmt.body) and isinstance(stmt.body[-1], _EXITS)
+                orelse = bool(stmt.orelse) and isinstance(stmt.orelse[-1], _EXITS)
+                if body != orelse:
+                    found.append((order, stmt, orelse))
+            self._exits[id(fn)] = found
+        return found
+
+    # -- bounds --------------------------------------------------------------------------
+    def can_be_negative(
+        self,
+        fn: JitFunction,
+        form: Form,
+        stmt: ast.stmt,
+        unbounded: frozenset[Atom] = frozenset(),
+        path: dict[Atom, Form] | None = None,
+    ) -> bool:
+        """Whether nothing shows `form` >= 0 where `stmt` runs: not its lowest value, not
+        the facts there (`facts_at`), not the values the launches bind to the kernel's
+        arguments. `unbounded`: atoms taken as unbounded (a loaded index that a mask
+        tests for -1 is not a non-negative index there). `path`: `form` is read along
+        one path (`paths`), and so are the facts."""
+        key = (id(fn), id(stmt), form, unbounded, tuple(path.items()) if path else ())
+        found = self._negative.get(key)
+        if found is None:
+            facts = self.facts_at(fn, stmt)
+            if path:
+                facts = tuple(f for f in (along(fact, path) for fact in facts) if f is not None)
+            found = not self._shown(fn, form, facts, unbounded, [_MAX_SPLITS])
+            self._negative[key] = found
+        return found
+
+    def _shown(
+        self,
+        fn: JitFunction,
+        form: Form,
+        facts: tuple[Form, ...],
+        unbounded: frozenset[Atom],
+        budget: list[int],
+    ) -> bool:
+        """`form` >= 0: its lowest value, or `form = F * fact + R` with `F >= 0` and `R`
+        shown >= 0 by the other facts."""
+        if self.non_negative(fn, self.interval(fn, form, unbounded)[0]):
+            return True
+        atoms = form.atoms()
+        for i, fact in enumerate(facts):
+            for pivot, _coefficient in fact.monomials():
+                if budget[0] <= 0:
+                    return False
+                if not atoms.issuperset(pivot):
+                    continue  # no term of `form` has this one's atoms
+                budget[0] -= 1
+                factor = form.quotient(fact, pivot)
+                if factor is None or not self.non_negative(
+                    fn, self.interval(fn, factor, unbounded)[0]
+                ):
+                    continue
+                split = form.minus_times(factor, fact)
+                if split is not None and self._shown(
+                    fn, split[1], facts[:i] + facts[i + 1 :], unbounded, budget
+                ):
+                    return True
+        return False
+
+    def factor(self, fn: JitFunction, form: Form, by: Form) -> tuple[Form, Form] | None:
+        """(F, R) with `form == F * by + R`, split on a term of `by` that varies between
+        lanes or comes from memory, F a non-negative literal or product of kernel
+        arguments (a stride), not 0: `form` reads `by` (`(o - 1) * D + d` reads `o - 1`,
+        D times). F is made of kernel arguments (`D`, `H * (K // BK)`): `x + i * K + o_k`
+        does not read `K - o_k - 1` (`o_k < K`), its `K` is a stride and its lanes go the
+        other way; `x + i_b * T + o` does not read `T - o - 1`, `i_b` is an index."""
+        atoms = form.atoms()
+        for pivot, _coefficient in by.monomials():  # fewest atoms first
+            if not atoms.issuperset(pivot) or not any(self._varies(fn, a) for a in pivot):
+                continue
+            factor = form.quotient(by, pivot)
+            if (
+                factor is not None
+                and all(_argument_arithmetic(a) for a in factor.atoms())
+                and self.non_negative(fn, self.interval(fn, factor)[0])
+            ):
+                return form.minus_times(factor, by)
+        return None
+
+    def share(self, fn: JitFunction, form: Form, by: Form) -> Share | None:
+        """How `form` reads `by` (None when it does not, see `factor`): the part of
+        `form` that moves with `by`, `F * by` plus the terms of the rest that share an
+        atom with `by` and its literal. Where `by` is negative, `form` goes below that
+        part's value only by terms that do not depend on `by`: `(o - 1) * D + d` has
+        `(o - 1) * D`; `x + o` against `o - 1` (`o > 0`) has `o`, which stays >= 0."""
+        split = self.factor(fn, form, by)
+        if split is None:
+            return None
+        factor, rest = split
+        atoms = by.atoms()
+        moving = Form({m: c for m, c in rest.terms.items() if not m or atoms.intersection(m)})
+        product = factor.times(by)
+        if product is None:
+            return None
+        value = by if not moving.terms else (product + moving).over(factor)
+        return Share(factor, product + moving, value)
+
+    def reads_kept_out(
+        self, fn: JitFunction, offset: Form, bound: MaskBound, stmt: ast.stmt
+    ) -> list[Share]:
+        """How an address offset read at `stmt` reaches below its start on the lanes a
+        mask bound keeps out: it reads the bounded quantity (`share`), which varies and
+        can be negative there, and the part of it that moves with the quantity can be
+        negative. Asked of the values any path brings first, then of each path apart
+        where a local set in both sides of an `if` brings the quantity (`block_id` is
+        `... + b_i` on one side only). Empty: no lane the mask keeps out is below the
+        start."""
+        found = self._reads_kept_out(fn, offset, bound, stmt, {})
+        if found is not None:
+            return [found]
+        # the lanes and loaded values the quantity is made of, which a local of the
+        # address may bring on one side of an `if`
+        made_of = {a for a in self.varying_atoms(fn, bound.form) if a.kind != "merge"}
+        if not self._may_read(fn, offset, bound.form, made_of):
+            return []
+        return [
+            share
+            for path in self.paths(fn, (offset,), bringing=made_of)
+            if path and (share := self._reads_kept_out(fn, offset, bound, stmt, path))
+        ]
+
+    def _may_read(self, fn: JitFunction, offset: Form, by: Form, made_of: set[Atom]) -> bool:
+        """Whether a path could make `offset` read `by`: a local of `offset` set in
+        both sides of an `if` brings one of the atoms `by` is made of with the sign it
+        has in `by` (`o < n` is `n - o - 1 >= 0`: an address that adds `o` on every path
+        never reads it)."""
+        merges = [(m, c) for m, c in offset.terms.items() if any(a.kind == "merge" for a in m)]
+        if not merges or not made_of:
+            return False
+        forms = self.forms(fn)
+        for atom in made_of:
+            wanted = {c > 0 for m, c in by.terms.items() if atom in m}
+            for mono, c in merges:
+                for merge in mono:
+                    if merge.kind != "merge":
+                        continue
+                    for d in merge.definitions:
+                        brought = forms.binding(d)
+                        if any(
+                            ((c > 0) == (k > 0)) in wanted
+                            for m, k in brought.terms.items()
+                            if atom in m
+                        ):
+                            return True
+        return False
+
+    def _reads_kept_out(
+        self,
+        fn: JitFunction,
+        offset: Form,
+        bound: MaskBound,
+        stmt: ast.stmt,
+        path: dict[Atom, Form],
+    ) -> Share | None:
+        kept, reads = along(bound.form, path), along(offset, path)
+        if kept is None or reads is None or not self.varies(fn, kept):
+            return None
+        share = self.share(fn, reads, kept)
+        if (
+            share is None
+            or not self.can_be_negative(fn, kept, stmt, path=path)
+            or not self.can_be_negative(fn, share.part, stmt, unbounded=bound.loads, path=path)
+        ):
+            return None
+        return share
+
+    def non_negative(self, fn: JitFunction, low: Form | None) -> bool:
+        """Whether a lowest value over `fn`'s arguments is >= 0: with every argument
+        >= 0 and every `tl.arange` extent >= 1 (`BT - 1`), or with the values every
+        launch of `fn` binds to them."""
+        if low is None:
+            return False
+        if plainly_non_negative(low):
+            return True
+        if low.is_constant:
+            return False  # a negative literal, whatever the launches bind
+        key = (id(fn), low)
+        found = self._launched.get(key)
+        if found is None:
+            found = self._launched[key] = plainly_non_negative(
+                self._above_one(fn, low)
+            ) or self._at_every_launch(fn, low)
+        return found
+
+    def _above_one(self, fn: JitFunction, low: Form) -> Form | None:
+        """`low` with each `tl.arange` extent `P` written `1 + P'` (`P' >= 0`): an arange
+        has at least one lane."""
+        extents = self.core.arange_extents(fn)
+        for atom in low.atoms():
+            if atom.kind == "arg" and atom.name in extents:
+                shifted = low.substitute(atom, Form.of(atom).plus(1))
+                if shifted is None:
+                    return None
+                low = shifted
+        return low
+
+    def interval(
+        self,
+        fn: JitFunction,
+        form: Form,
+        unbounded: frozenset[Atom] = frozenset(),
+        whole: bool | None = None,
+    ) -> Interval:
+        """The lowest and highest value of `form` (a form of `fn`), as forms over `fn`'s
+        arguments; None where not known. `whole`: the form is a value on its own (a
+        loaded value alone may be a -1 sentinel); by default, when it is one atom."""
+        if whole is None:
+            whole = form.single_atom() is not None
+        key = (id(fn), form, unbounded, whole)
+        found = self._intervals.get(key)
+        if found is None:
+            found = self._intervals[key] = self._interval(fn, form, unbounded, whole)
+        return found
+
+    def _interval(
+        self, fn: JitFunction, form: Form, unbounded: frozenset[Atom], whole: bool
+    ) -> Interval:
+        literal = Form.constant(form.literal)
+        low: Form | None = literal
+        high: Form | None = literal
+        terms = self._pair_spans(fn, form.monomials())
+        for mono, c in terms:
+            if mono is None:  # `eos - bos` of an offsets table
+                part: Interval = (ZERO, None)
+            else:
+                part = self._monomial(fn, mono, whole, unbounded)
+            if c < 0:
+                part = (part[1], part[0])
+            low = _add(low, _scale(part[0], c))
+            high = _add(high, _scale(part[1], c))
+            if low is None and high is None:
+                break
+        return low, high
+
+    def _pair_spans(
+        self, fn: JitFunction, terms: list[tuple[tuple[Atom, ...], int]]
+    ) -> list[tuple[tuple[Atom, ...] | None, int]]:
+        """`eos - bos`, two consecutive entries of an offsets table, as one term (None):
+        a sequence length, >= 0."""
+        ends = [m[0] for m, c in terms if c == 1 and len(m) == 1 and m[0].kind == "load"]
+        starts = [m[0] for m, c in terms if c == -1 and len(m) == 1 and m[0].kind == "load"]
+        if not ends or not starts:
+            return list(terms)
+        paired: set[Atom] = set()
+        spans = 0
+        for end in ends:
+            for start in starts:
+                if start not in paired and self._consecutive(fn, start, end):
+                    paired |= {start, end}
+                    spans += 1
+                    break
+        out: list[tuple[tuple[Atom, ...] | None, int]] = [
+            (m, c) for m, c in terms if not (len(m) == 1 and m[0] in paired)
+        ]
+        return out + [(None, 1)] * spans
+
+    def _consecutive(self, fn: JitFunction, start: Atom, end: Atom) -> bool:
+        params = set(fn.params)
+        first = table_read(start.node, self.aliases, params) if start.node else None
+        second = table_read(end.node, self.aliases, params) if end.node else None
+        return (
+            first is not None
+            and second is not None
+            and first.table == second.table
+            and second.literal == first.literal + 1
+            and first.index == second.index
+            and first.table in self.sequences.of(fn).offsets_tables
+        )
+
+    def _monomial(
+        self, fn: JitFunction, mono: tuple[Atom, ...], whole: bool, unbounded: frozenset[Atom]
+    ) -> Interval:
+        if len(mono) == 1:
+            return _UNKNOWN if mono[0] in unbounded else self._atom(fn, mono[0], whole)
+        result: Interval = (_ONE, _ONE)
+        for atom in mono:
+            result = _product(
+                result, _UNKNOWN if atom in unbounded else self._atom(fn, atom, False)
+            )
+        return result
+
+    def _atom(self, fn: JitFunction, atom: Atom, whole: bool) -> Interval:
+        key = (id(fn), atom, whole)
+        found = self._atoms.get(key)
+        if found is not None:
+            return found
+        if key in self._busy:  # a value rebuilt from itself: `o = o - 1` in a loop
+            return _UNKNOWN
+        self._busy.add(key)
+        try:
+            found = self._atom_interval(fn, atom, whole)
+        finally:
+            self._busy.discard(key)
+        self._atoms[key] = found
+        return found
+
+    def _atom_interval(self, fn: JitFunction, atom: Atom, whole: bool) -> Interval:
+        kind = atom.kind
+        if kind == "arg":
+            return self._argument(fn, atom)
+        if kind == "lane":
+            high = self.interval(fn, atom.extent)[1] if atom.extent is not None else None
+            return ZERO, None if high is None else high.plus(-1)
+        if kind in ("pid", "programs"):
+            return ZERO, None
+        if kind == "load":
+            return (None if whole else ZERO), None
+        if kind == "loop":
+            return self._loop(fn, fn.statements[atom.order])
+        if kind == "merge":
+            return self._merge(fn, atom, whole)
+        if kind == "global":
+            constant = self.host.constant_in_kernel(fn, ast.Name(atom.name, ast.Load()))
+            value = int_literal(constant) if constant is not None else None
+            if value is not None and not isinstance(constant.value, bool):
+                exact = Form.constant(value)
+                return exact, exact
+            return _UNKNOWN
+        if kind == "opaque" and atom.node is not None:
+            return self._opaque(fn, atom.node, atom.order, whole)
+        return _UNKNOWN
+
+    def _argument(self, fn: JitFunction, atom: Atom) -> Interval:
+        """A parameter: itself; -1 for a sentinel; for a helper, >= 0 where every
+        caller binds a non-negative value."""
+        name = atom.name
+        if name in self.sentinels(fn):
+            return Form.constant(-1), Form.constant(-1)
+        bindings = [b for b in self.core.helper_calls_to(fn) if b.caller is not None]
+        if not bindings:
+            exact = Form.of(Atom("arg", (name,), name))
+            return exact, exact
+        for binding in bindings:  # a helper's parameter: what its callers bind to it
+            caller = binding.caller
+            where = next((s for c, s in caller.calls if c is binding.call), None)
+            here = caller.order_of(where) if where is not None else len(caller.statements) - 1
+            for value in binding.args.get(name, ()):
+                low = self.interval(caller, self.linear_form(caller, value, here))[0]
+                if not self.non_negative(caller, low):
+                    return _UNKNOWN
+        return ZERO, None
+
+    def _loop(self, fn: JitFunction, loop: ast.stmt) -> Interval:
+        """A `range`/`tl.range`/`tl.static_range` loop variable: from the start to below
+        the end (the other way round for a literal negative step)."""
+        it = getattr(loop, "iter", None)
+        if not isinstance(it, ast.Call) or not it.args or len(it.args) > 3:
+            return _UNKNOWN
+        if not (
+            (isinstance(it.func, ast.Name) and it.func.id == "range")
+            or self.aliases.resolve(it.func) in _RANGES
+        ):
+            return _UNKNOWN
+        at = fn.order_of(loop)
+
+        def bound(node: ast.AST) -> Interval:
+            return self.interval(fn, self.linear_form(fn, node, at), whole=False)
+
+        if len(it.args) == 1:
+            high = bound(it.args[0])[1]
+            return ZERO, None if high is None else high.plus(-1)
+        step = int_literal(it.args[2]) if len(it.args) == 3 else 1
+        start, end = bound(it.args[0]), bound(it.args[1])
+        if step is not None and step < 0:
+            return (None if end[0] is None else end[0].plus(1)), start[1]
+        return start[0], None if end[1] is None else end[1].plus(-1)
+
+    def _merge(self, fn: JitFunction, atom: Atom, whole: bool) -> Interval:
+        """A name several definitions reach: the bounds every one of them keeps."""
+        forms = self.forms(fn)
+        parts: list[Interval] = []
+        for d in atom.definitions:
+            if d.order < 0:
+                parts.append(self._argument(fn, Atom("arg", (d.name,), d.name)))
+            elif d.value is None:
+                parts.append(self._loop(fn, fn.statements[d.order]))
+            else:
+                parts.append(self.interval(fn, forms.definition(d), whole=whole))
+        return _join(parts)
+
+    def _opaque(self, fn: JitFunction, node: ast.AST, at: int, whole: bool) -> Interval:
+        """Clamps, selects, integer division and remainder, conditional values."""
+
+        def part(e: ast.AST, keep: bool = False) -> Interval:
+            return self.interval(fn, self.linear_form(fn, e, at), whole=whole and keep)
+
+        if isinstance(node, ast.IfExp):
+            return _join([part(node.body, True), part(node.orelse, True)])
+        if isinstance(node, ast.BinOp):
+            op = node.op
+            if isinstance(op, (ast.FloorDiv, ast.Mod, ast.RShift, ast.BitAnd, ast.Mult)):
+                (l_low, _), (r_low, r_high) = part(node.left), part(node.right)
+                low = ZERO if plainly_non_negative(l_low) and plainly_non_negative(r_low) else None
+                high = r_high.plus(-1) if isinstance(op, ast.Mod) and low and r_high else None
+                return low, high
+            return _UNKNOWN
+        if not isinstance(node, ast.Call):
+            return _UNKNOWN
+        qual = self.aliases.resolve(node.func)
+        args = node.args
+        if qual == f"{LANGUAGE}.maximum" and len(args) == 2:
+            (a_low, _), (b_low, _) = part(args[0]), part(args[1])
+            if plainly_non_negative(a_low) or plainly_non_negative(b_low):
+                return ZERO, None
+            return a_low or b_low, None
+        if qual == f"{LANGUAGE}.clamp" and len(args) == 3:
+            return part(args[1])[0], part(args[2])[1]
+        if qual == f"{LANGUAGE}.where" and len(args) == 3:
+            return _join([part(args[1], True), part(args[2], True)])
+        if qual in (f"{LANGUAGE}.minimum", f"{LANGUAGE}.cdiv") and len(args) == 2:
+            lows = [part(a)[0] for a in args]
+            return (ZERO if all(plainly_non_negative(x) for x in lows) else None), None
+        if qual == f"{LANGUAGE}.full" and len(args) >= 2:
+            return part(args[1], True)
+        if qual in (f"{LANGUAGE}.zeros", f"{LANGUAGE}.zeros_like"):
+            return ZERO, ZERO
+        return _UNKNOWN
+
+    # -- launches ------------------------------------------------------------------------
+    def _at_every_launch(self, fn: JitFunction, low: Form) -> bool:
+        """`low` (over `fn`'s arguments) >= 0 with the values each launch binds, and the
+        launcher's own `assert`s before the launch: every launch, and at least one."""
+        launches = self.core.launches_of(fn)
+        if not launches or self.core.helper_calls_to(fn):
+            return False
+        return all(self._at_launch(binding, low) for binding in launches)
+
+    def _at_launch(self, binding: CallBinding, low: Form) -> bool:
+        total = Form.constant(low.literal)
+        for mono, c in low.monomials():
+            term: Form | None = Form.constant(c)
+            for atom in mono:
+                value = self._argument_value(binding, atom.name) if atom.kind == "arg" else None
+                term = _times(term, value)
+                if term is None:
+                    return False
+            total = total + term
+        if plainly_non_negative(total):
+            return True
+        return _shown_on_host(total, self._host_facts(binding))
+
+    def _argument_value(self, binding: CallBinding, name: str) -> Form | None:
+        """What one launch binds to a parameter, as a form over host values."""
+        key = (id(binding.call), name)
+        if key not in self._arguments:
+            exprs = binding.args.get(name, ())
+            self._arguments[key] = (
+                self._host_form(exprs[0], binding.host, 0)
+                if len(exprs) == 1 and binding.host is not None
+                else None
+            )
+        return self._arguments[key]
+
+    def _host_form(self, expr: ast.AST, host: HostFunction, depth: int) -> Form:
+        """A host expression as a form over host values (each >= 0: sizes, counts):
+        literals, sums, products, `int(...)`, names through what they hold."""
+        value = int_literal(expr)
+        if value is not None and not isinstance(getattr(expr, "value", None), bool):
+            return Form.constant(value)
+        if depth <= MAX_HELPER_DEPTH:
+            if (
+                isinstance(expr, ast.Call)
+                and isinstance(expr.func, ast.Name)
+                and expr.func.id == "int"
+                and len(expr.args) == 1
+            ):
+                return self._host_form(expr.args[0], host, depth + 1)
+            if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
+                left = self._host_form(expr.left, host, depth + 1)
+                right = self._host_form(expr.right, host, depth + 1)
+                if isinstance(expr.op, ast.Add):
+                    return left + right
+                if isinstance(expr.op, ast.Sub):
+                    return left - right
+                product = left.times(right)
+                if product is not None:
+                    return product
+            if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+                return -self._host_form(expr.operand, host, depth + 1)
+            if isinstance(expr, ast.Name):
+                values = self.host.host_values(expr, host)
+                if len(values) == 1 and values[0][0] is not expr:
+                    return self._host_form(values[0][0], host, depth + 1)
+                literals = {int_literal(v) for v, _guards in values}
+                if len(literals) == 1 and None not in literals:
+                    return Form.constant(literals.pop())
+        if isinstance(expr, TupleElement):
+            key: tuple = ("element", shape(expr.value), expr.index)
+        else:
+            key = (shape(expr),)
+        return Form.of(Atom("host", key, getattr(expr, "id", "")))
+
+    def _host_facts(self, binding: CallBinding) -> tuple[Form, ...]:
+        """The launcher's `assert a >= b` (and `>`, `<`, `<=`, `==`) before the launch,
+        in the launching function's own body: each as a form >= 0 over host values."""
+        host = binding.host
+        if host is None:
+            return ()
+        asserts = self._asserts.get(id(host))
+        if asserts is None:
+            body = getattr(host.node, "body", [])
+            asserts = self._asserts[id(host)] = [
+                (s.lineno, s) for s in body if isinstance(s, ast.Assert)
+            ]
+        facts: list[Form] = []
+        for line, stmt in asserts:
+            if line >= binding.call.lineno:
+                break
+            for left, op, right in comparisons(stmt.test, True):
+                if isinstance(op, (ast.Lt, ast.LtE)):
+                    left, right = right, left
+                    op = ast.Gt() if isinstance(op, ast.Lt) else ast.GtE()
+                if not isinstance(op, (ast.Gt, ast.GtE, ast.Eq)):
+                    continue
+                diff = self._host_form(left, host, 0) - self._host_form(right, host, 0)
+                facts.append(diff.plus(-1) if isinstance(op, ast.Gt) else diff)
+                if isinstance(op, ast.Eq):
+                    facts.append(-diff)
+        return tuple(facts)
+
+    # -- what varies, sentinels, tables --------------------------------------------------
+    def varies(self, fn: JitFunction, form: Form) -> bool:
+        """Whether `form` differs between lanes or comes from memory: a `tl.arange`
+        lane, a loaded value, or a local or parameter computed from one (not
+        program-id arithmetic)."""
+        return any(self._varies(fn, atom) for atom in form.atoms())
+
+    def _mentions_varying(self, fn: JitFunction, node: ast.AST) -> bool:
+        """Whether an expression reads a lane-varying or loaded value (`varying`) or
+        makes one: what a mask test bounds, before its form is built."""
+        if frozen_names(node) & self.varying(fn):
+            return True
+        resolve = self.aliases.resolve
+        return any(
+            isinstance(n, ast.Call)
+            and (resolve(n.func) == _ARANGE or is_load_or_atomic(resolve(n.func)))
+            for n in walk(node)
+        )
+
+    def varying_atoms(self, fn: JitFunction, form: Form) -> set[Atom]:
+        """The atoms of `form` that vary (see `varies`)."""
+        return {atom for atom in form.atoms() if self._varies(fn, atom)}
+
+    def _varies(self, fn: JitFunction, atom: Atom) -> bool:
+        if atom.kind in ("lane", "load"):
+            return True
+        key = (id(fn), atom)
+        found = self._atom_varies.get(key)
+        if found is None:
+            found = self._atom_varies[key] = self._atom_from_varying(fn, atom)
+        return found
+
+    def _atom_from_varying(self, fn: JitFunction, atom: Atom) -> bool:
+        varying = self.varying(fn)
+        if atom.kind == "opaque" and atom.node is not None:
+            return bool(frozen_names(atom.node) & varying) or any(
+                isinstance(n, ast.Call)
+                and (
+                    self.aliases.resolve(n.func) == _ARANGE
+                    or is_load_or_atomic(self.aliases.resolve(n.func))
+                )
+                for n in walk(atom.node)
+            )
+        return atom.kind != "pid" and atom.kind != "programs" and atom.name in varying
 
     def sentinels(self, fn: JitFunction) -> frozenset[str]:
         """Parameters of `fn` that every launch and calling kernel binds to -1."""
@@ -572,72 +1053,89 @@ class BoundFacts:
             if theirs is None:
                 theirs = self._evidence(caller, done, (*stack, id(fn)))
             for param, exprs in binding.args.items():
-                if any(names_in(e) & theirs for e in exprs):
+                if any(frozen_names(e) & theirs for e in exprs):
                     roots.add(param)
         return pointer_names(fn, roots)
 
-    def guarded(self, fn: JitFunction, value: ast.AST, stmt: ast.stmt, at: int) -> bool:
-        """`value` cannot be negative at statement `stmt` (order `at`): clamped where it
-        is assigned, or `stmt` sits behind a branch or an early exit that tests it."""
-        if isinstance(value, ast.Name):
-            found = last_assignment(fn, value.id, at)
-            if found is not None:
-                assigned = strip_casts(found[1])
-                if (
-                    isinstance(assigned, ast.Call)
-                    and self.core.aliases.resolve(assigned.func) in CLAMPS
-                ):
-                    return True
-        context = fn.context(stmt)
-        guards = [(branch.test, branch.taken) for branch in context.branches]
-        outer = {(id(b.node), b.taken) for b in context.branches}
-        loops = {id(loop.node) for loop in context.loops}
-        for order in range(at):  # `if slot < 0: return` before the access
-            guard = fn.statements[order]
-            if not (isinstance(guard, ast.If) and guard.body):
-                continue
-            if not isinstance(guard.body[-1], _EXITS):
-                continue
-            where = fn.context(guard)
-            if all((id(b.node), b.taken) in outer for b in where.branches) and all(
-                id(loop.node) in loops for loop in where.loops
-            ):
-                guards.append((guard.test, False))
-        sentinels = self.sentinels(fn)
-        params = frozenset(fn.params)
-        for test, holds in guards:
-            if _guards(test, holds, value, sentinels):
-                return True  # `if slot >= 0:` around it (a branch, not a mask)
-            for floor in _floors(test, holds, params):
-                if _increasing(fn, value, floor, at):
-                    return True  # `elif t0 >= W:` around `t0 + i_w + tl.arange(0, BT)`
-        return False
-
-    def table_of(self, fn: JitFunction, name: str, at: int) -> str | None:
-        """The table the value `name` holds at statement `at` is loaded from
-        (`slot_mapping` of `slot = tl.load(slot_mapping + i)`), through casts and copies."""
-        resolve = self.core.aliases.resolve
-        here = at
-        for _ in range(4):  # `slot = raw.to(tl.int64)`, `raw = tl.load(...)`
-            found = last_assignment(fn, name, here)
-            if found is None:
-                return None
-            here, value = found
-            loads = [
-                n
-                for n in walk(value)
-                if isinstance(n, ast.Call) and n.args and resolve(n.func) == _LOAD
-            ]
-            if loads:
-                base = _base_name(loads[0].args[0])
-                for _ in range(4):  # `p = slot_mapping + i; slot = tl.load(p)`
-                    local = last_assignment(fn, base, here) if base else None
-                    if local is None:
-                        break
-                    here, base = local[0], _base_name(local[1])
-                return base
-            inner = strip_casts(value)  # a cast or a copy keeps the entries; arithmetic not
-            if not isinstance(inner, ast.Name):
-                return None
-            name = inner.id
+    def table_of(self, fn: JitFunction, form: Form) -> str | None:
+        """The table a loaded value comes from (`slot_mapping` of
+        `slot = tl.load(slot_mapping + i)`), where `form` is that value alone."""
+        atom = form.single_atom()
+        if atom is None or atom.kind != "load" or not isinstance(atom.node, ast.Call):
+            return None
+        if not atom.node.args:
+            return None
+        pointer = self.linear_form(fn, atom.node.args[0], atom.order)
+        pointers = fn.values(self.aliases).pointers
+        for mono, c in pointer.monomials():
+            if c == 1 and len(mono) == 1 and mono[0].kind != "load" and mono[0].name in pointers:
+                return mono[0].name
         return None
+
+
+def _shown_on_host(form: Form, facts: tuple[Form, ...], depth: int = 0) -> bool:
+    """`form` (over host values, each >= 0) >= 0: no negative coefficient, or
+    `form = F * fact + R` with F and R so."""
+    if plainly_non_negative(form):
+        return True
+    if depth >= 4:
+        return False
+    for i, fact in enumerate(facts):
+        for pivot, _coefficient in fact.monomials():
+            split = form.divide(fact, pivot)
+            if split is not None and plainly_non_negative(split[0]):
+                if _shown_on_host(split[1], facts[:i] + facts[i + 1 :], depth + 1):
+                    return True
+    return False
+
+
+def _argument_arithmetic(atom: Atom) -> bool:
+    """A kernel argument, or arithmetic of arguments only (`K // BK`): a stride or a
+    size, the same in every lane and program."""
+    if atom.kind == "arg":
+        return True
+    if atom.kind != "opaque" or not isinstance(atom.node, ast.BinOp):
+        return False
+    reads = atom.key[1]
+    return bool(reads) and all(orders == (-1,) for _name, orders in reads)
+
+
+def _minus_one(node: ast.AST, sentinels: frozenset[str]) -> bool:
+    """`-1`, or a kernel argument every launch binds to -1 (`pad_slot_id`)."""
+    return int_literal(node) == -1 or (isinstance(node, ast.Name) and node.id in sentinels)
+
+
+def _bounds_an_index(value: ast.AST, other: ast.AST, above: bool) -> bool:
+    """`value >= other` (`value > other` if `above`) as a mask bounds an index: `value`
+    is not a literal, and the least value it keeps is not negative (`o >= -2` says
+    nothing about a negative offset; `o > -1` does) nor a literal of another type (a
+    float bound is a value test, not an index)."""
+    if isinstance(value, ast.Constant) or int_literal(value) is not None:
+        return False
+    n = int_literal(other)
+    if n is not None:
+        return n + above >= 0 and not isinstance(getattr(other, "value", None), bool)
+    return not isinstance(other, ast.Constant)
+
+
+def _atom_text(atom: Atom) -> str:
+    if atom.kind == "lane" and atom.extent is not None:
+        return f"tl.arange(0, {_text(atom.extent)})"
+    if atom.node is not None and atom.kind in ("load", "opaque", "pid", "programs"):
+        return show(atom.node)
+    return atom.name or "..."
+
+
+def _text(form: Form) -> str:
+    """A form as text, for a message: `K`, `2`, `K + 1`, `BT * i`."""
+    parts = []
+    for mono, c in [*form.monomials(), ((), form.literal)]:
+        if not c:
+            continue
+        names = " * ".join(_atom_text(a) for a in mono)
+        magnitude = (
+            names if abs(c) == 1 and names else f"{abs(c)} * {names}" if names else str(abs(c))
+        )
+        sign = "-" if c < 0 else "+"
+        parts.append(f"{sign} {magnitude}" if parts else (f"-{magnitude}" if c < 0 else magnitude))
+    return " ".join(parts) or "0"

@@ -6,7 +6,9 @@ function that holds it, every `kernel[grid](...)` launch and kernel-to-helper ca
 bound to the callee's parameters, the `triton.Config(...)` calls, and the queries
 every other kind of fact builds on: which kernel a callee expression names, the calls
 to a host function, the calls in a kernel to a triton function, the bindings by
-callee, argument and name, and the statement blocks of a kernel.
+callee, argument and name, the statement blocks of a kernel, the tile behind each
+`tl.dot` lhs (`dot_lhs_uses`) and the tiles callers pass to a helper's parameter
+(`tiles_passed_to`).
 
 Depends on: nothing else of the index but the per-kernel scan (`kernels`), the import
 aliases and the host scan and argument binding of `launches`. Every other facts
@@ -82,6 +84,7 @@ class CoreFacts:
     _calls_by_qual: dict[int, dict[str, list]] = field(default_factory=dict)
     _parents_cache: dict[int, dict[int, ast.AST]] = field(default_factory=dict)
     _call_maps_cache: _CallMaps | None = None
+    _dot_lhs_cache: dict[int, list[DotLhs]] = field(default_factory=dict)
 
     # -- construction --------------------------------------------------------------
     @classmethod
@@ -419,9 +422,97 @@ class CoreFacts:
         ("item", (variable, `kw['KEY'] = value` statement), host); None if elsewhere."""
         return self._call_maps().places.get(id(expr))
 
+    # -- matmul lhs tiles ----------------------------------------------------------------
+    def dot_lhs_uses(self, fn: JitFunction) -> list[DotLhs]:
+        """Each `tl.dot(tile, ...)` of `fn` with the tile behind its lhs (through `.to()`,
+        `tl.trans`, `.T`). A dot whose rhs is the same tile reads one operand and is
+        left out."""
+        found = self._dot_lhs_cache.get(id(fn))
+        if found is not None:
+            return found
+        found = []
+        for call, stmt in self.calls_in(fn, _DOT):
+            tile = dot_operand_tile(call.args[0], self.aliases) if call.args else None
+            rhs = call.args[1] if len(call.args) > 1 else None
+            if tile is not None and (rhs is None or dot_operand_tile(rhs, self.aliases) != tile):
+                found.append(DotLhs(call, stmt, tile))
+        self._dot_lhs_cache[id(fn)] = found
+        return found
+
+    def tiles_passed_to(self, fn: JitFunction, param: str, depth: int = 0) -> list[TilePassed]:
+        """The tiles callers hand to parameter `param` of the `@triton.jit` helper `fn`
+        (`_apply(b_A, ...)`, also through `.to()` / `tl.trans`), each with the call and
+        its statement; where a caller passes on a parameter of its own, its callers'
+        tiles instead (up to `MAX_HELPER_DEPTH` calls deep)."""
+        found: list[TilePassed] = []
+        for binding in self.helper_calls_to(fn):
+            caller = binding.caller
+            if caller is None:
+                continue
+            stmt = next((s for c, s in caller.calls if c is binding.call), None)
+            if stmt is None:
+                continue
+            for arg in binding.args.get(param, []):
+                tile = dot_operand_tile(arg, self.aliases)
+                if tile is None:
+                    continue
+                reach = caller.reaching(tile, caller.order_of(stmt))
+                if reach and all(d.order < 0 for d in reach) and tile in caller.params:
+                    if depth < MAX_HELPER_DEPTH:
+                        found += self.tiles_passed_to(caller, tile, depth + 1)
+                    continue
+                found.append(TilePassed(caller, binding.call, stmt, tile))
+        return found
+
 
 def _by_name(hosts: list[HostFunction]) -> dict[str, list[HostFunction]]:
     named: dict[str, list[HostFunction]] = defaultdict(list)
     for h in hosts:
         named[h.name].append(h)
     return dict(named)
+
+
+_DOT = f"{LANGUAGE}.dot"
+
+
+@dataclass(frozen=True)
+class DotLhs:
+    """A `tl.dot` (`call`, in `stmt`) and the tile behind its lhs."""
+
+    call: ast.Call
+    stmt: ast.stmt
+    tile: str
+
+
+@dataclass(frozen=True)
+class TilePassed:
+    """A tile `caller` hands to a helper's parameter by `call`, in `stmt`."""
+
+    caller: JitFunction
+    call: ast.Call
+    stmt: ast.stmt
+    tile: str
+
+
+def dot_operand_tile(expr: ast.AST, aliases: Aliases) -> str | None:
+    """The tile behind a dot operand: `b_A`, `b_A.to(dt)`, `tl.trans(b_do.to(dt))`,
+    `b_A.T` -> the name. Anything else (`b_A + 0.0`, a load) is a fresh value."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr == "to"
+        ):
+            expr = expr.func.value
+        elif (
+            isinstance(expr, ast.Call)
+            and aliases.resolve(expr.func) == f"{LANGUAGE}.trans"
+            and expr.args
+        ):
+            expr = expr.args[0]
+        elif isinstance(expr, ast.Attribute) and expr.attr == "T":
+            expr = expr.value
+        else:
+            return None

@@ -18,18 +18,24 @@ use (a 2-D tile, the pointer as a stored value or on the right of `+`, a call th
 cannot resolve) makes the answer None: the tensor is not accessed in a shape whose
 re-addressing is mechanical.
 
-Also here: how a sequence start is defined (`sequence_start`, `start_split`) and what
-is computed from the starts, and what the host does with a launch argument (may it be
-None, does it hold nothing yet, do the kernel's decorators look at it), the questions
-the gate layout fix asks before it rewrites a launcher.
+Also here: how a sequence start is defined (`sequence_start`) and what is computed
+from the starts; what each summand of an address counts on each path, followed through
+the definitions that reach it (`time_math_term`: a position along time times the head
+count, or whole rows; `fixed_length_start`: a start that is the batch row `i_b * T` on
+the fixed-length path); and what the host does with a launch argument (may it be None,
+does it hold nothing yet, do the kernel's decorators look at it), the questions the
+gate layout fix asks before it rewrites a launcher.
 
 Depends on: the core facts (helper bindings, aliases), `host` (what a launch argument
-holds) and `sequences` (token offsets and lengths, callers' included). Nothing else of
-the index depends on this object.
+holds), `sequences` (token offsets and lengths, callers' included), `quantities` (what
+a launcher passes for a row count) and, per kernel, the value model (`on_paths`).
+Nothing else of the index depends on this object.
 
 Costs: one walk over the function's statements per (function, parameter), cached;
 the readers of each local once per function; the starts and what derives from them
-once per function; the None tests of a host function once per host function.
+once per function; the None tests of a host function once per host function; the
+per-path expansion only for the addresses of transposed tensors the rules ask about,
+memoised per (expression, statement).
 """
 
 from __future__ import annotations
@@ -42,17 +48,19 @@ from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import Branch, JitFunction
 from ascend_lint.index.launches import HostFunction
-from ascend_lint.index.naming import is_head_count, is_sequence_length
+from ascend_lint.index.naming import is_head_count, is_length, is_sequence_length
+from ascend_lint.index.quantities import QuantityFacts, Role
 from ascend_lint.index.sequences import SequenceFacts, broadcasts, strip_casts, table_read
 from ascend_lint.index.syntax import (
     MAX_HELPER_DEPTH,
+    additive_terms,
     children,
     factors,
     names_in,
     own_nodes,
     walk,
 )
-from ascend_lint.index.values import pointer_root
+from ascend_lint.index.values import PathProduct, ValuePath, pointer_root
 
 _LOAD = f"{LANGUAGE}.load"
 _STORE = f"{LANGUAGE}.store"
@@ -119,11 +127,20 @@ class GateFacts:
     """Gate accesses, sequence starts and what the host does with a launch argument
     (see the module doc)."""
 
-    def __init__(self, core: CoreFacts, host: HostFacts, sequences: SequenceFacts):
+    def __init__(
+        self,
+        core: CoreFacts,
+        host: HostFacts,
+        sequences: SequenceFacts,
+        quantities: QuantityFacts,
+    ):
         self._aliases = core.aliases
         self._helper_binding = core.helper_binding
+        self._launches_of = core.launches_of
         self._host_values = host.host_values
         self._sequences = sequences
+        self._quantities = quantities
+        self._row_extent_cache: dict[tuple[int, str], bool] = {}
         self._gate_cache: dict[tuple[int, str], GateUses | None] = {}
         self._gate_pointer_cache: dict[tuple[int, str], set[str]] = {}
         self._readers_cache: dict[int, dict[str, list[str]]] = {}
@@ -356,15 +373,15 @@ class GateFacts:
                     return None
                 packed, packed_at = True, innermost
                 continue
+            left, right = _batch_operands(value, self._aliases)
             if (
-                isinstance(value, ast.BinOp)
-                and isinstance(value.op, ast.Mult)
-                and isinstance(value.left, ast.Name)
-                and isinstance(value.right, ast.Name)
-                and (value.right.id in seq.lengths or is_sequence_length(value.right.id))
+                isinstance(left, ast.Name)
+                and isinstance(right, ast.Name)
+                and (right.id in seq.lengths or is_sequence_length(right.id))
                 and batch is None
             ):
-                batch, batch_at = (value.left.id, value.right.id), innermost
+                # `i_b * T`, or `tl.cast(i_b, tl.int64) * T` as an int64 fix writes it
+                batch, batch_at = (left.id, right.id), innermost
                 continue
             return None
         if packed and batch is not None:
@@ -382,24 +399,133 @@ class GateFacts:
             return SequenceStart(name, False, batch[0], batch[1], None)
         return None
 
-    def start_split(self, fn: JitFunction, name: str) -> tuple[list[ast.AST], list[Branch]] | None:
-        """A token offset read from the offsets table under a branch and given another
-        value elsewhere: (the other values, the branches around each table read). None
-        when there is no such pair, or when another value's batch term carries the head
-        count (`bos_bh = i_b * HV * T`, right in [B, HV, T] storage). Looser than
-        `sequence_start`: any number of table reads, any fixed-length form."""
-        fixed: list[ast.AST] = []
-        varlen: list[Branch] = []
-        for raw, branches, from_table in self._start_definitions(fn, name):
-            if from_table:
-                if branches:
-                    varlen.append(branches[-1])
+    # -- what an address term counts, path by path ------------------------------------
+    def time_math_term(
+        self, fn: JitFunction, expr: ast.AST, order: int, pointers: set[str]
+    ) -> ast.AST | None:
+        """The summand of the address `expr` (read at statement `order`) that is
+        [B, T, HV] time math on some path: a product written with a head count factor
+        whose other factors, on that path, count no whole rows. `bos * HV` is one where `bos` is a
+        packed offset (on the varlen path); `i_b * T * HV` (a batch step, `bos = i_b * T`)
+        and `i_k * all * HV` with `all = B * T` (whole planes of an axis before the
+        batch) are the same element counts in [B, HV, T] storage and are not. Locals are
+        followed through the definitions that reach the read on each path (`values`)."""
+        seq = self._sequences.of(fn)
+        keep = frozenset(pointers) | frozenset(seq.lengths)
+        values = fn.values(self._aliases)
+        for term in additive_terms(expr):
+            written = factors(term)
+            if len(written) < 2 or not any(
+                isinstance(f, ast.Name) and is_head_count(f.id) for f in written
+            ):
+                # The head count scales the summand as written (`bos * HV`); one met only
+                # inside a local (`index * stride` with `stride = H * K * V`, a whole
+                # state per slot) says nothing about the time axis.
                 continue
-            value = strip_casts(raw, self._aliases)
-            if any(is_head_count(f.id) for f in factors(value) if isinstance(f, ast.Name)):
-                return None
-            fixed.append(raw)
-        return (fixed, varlen) if fixed and varlen else None
+            paths = values.on_paths(term, order, keep)
+            if paths is None:  # past the expansion's bounds: the summand as written
+                paths = [ValuePath(frozenset(), (PathProduct(tuple(factors(term))),))]
+            for path in paths:
+                if any(self._scales_time(fn, p, pointers) for p in path.products):
+                    return term
+        return None
+
+    def _scales_time(self, fn: JitFunction, product: PathProduct, pointers: set[str]) -> bool:
+        """Is one product of an address a position along time times the head count?"""
+        parts = product.factors  # a literal is a position too (`x + 1 * HV`: one row on)
+        if any(isinstance(f, ast.Constant) and f.value == 0 for f in parts):
+            return False
+        heads = [f for f in parts if isinstance(f, ast.Name) and is_head_count(f.id)]
+        if not heads:
+            return False
+        others = [f for f in parts if f is not heads[0]]
+        if not others:
+            return False
+        lengths = self._sequences.of(fn).lengths
+        names = [f.id for f in others if isinstance(f, ast.Name)]
+        if any(is_length(n) or n in lengths for n in names):
+            return False  # whole rows: a batch step `i_b * T * HV`
+        # an index times a row count the launcher passes (`i_k * total * HV`): whole planes
+        return not (len(others) > 1 and any(self._counts_rows(fn, n, pointers) for n in names))
+
+    def _counts_rows(self, fn: JitFunction, name: str, pointers: set[str]) -> bool:
+        """Is parameter `name` a runtime count of rows (tokens, elements) at every launch?"""
+        key = (id(fn), name)
+        known = self._row_extent_cache.get(key)
+        if known is not None:
+            return known
+        found = False
+        if name in fn.params and name not in fn.constexpr_params and name not in pointers:
+            launches = self._launches_of(fn)
+            roles = [
+                q.role
+                for binding in launches
+                for expr in binding.args.get(name, [])
+                for q in self._quantities.of(expr, binding.host, name)
+            ]
+            found = bool(roles) and all(role is Role.LENGTH for role in roles)
+        self._row_extent_cache[key] = found
+        return found
+
+    def fixed_length_start(
+        self, fn: JitFunction, offset: ast.Name, order: int
+    ) -> tuple[ast.AST, str] | None:
+        """Where statement `order` reads the token offset `offset` (a bare summand of a
+        row base): on a path where it is no offsets-table read (the fixed-length path),
+        does it step the batch by a sequence length without the head count
+        (`bos = i_b * T`)? Then (that definition's value, the test that selects the
+        varlen path), else None. A start that is 0 on that path, with the batch step
+        in another summand (`i_b * HV * T`), or whose batch term carries the head count
+        (`bos_bh = i_b * HV * T`) is right in [B, HV, T] storage."""
+        seq = self._sequences.of(fn)
+        paths = fn.values(self._aliases).on_paths(offset, order, frozenset(seq.lengths))
+        if not paths:
+            return None
+        params = set(fn.params)
+        varlen: list[PathProduct] = []
+        fixed: list[PathProduct] = []
+        for path in paths:
+            read = [p for p in path.products if self._table_read(p, seq.offsets_tables, params)]
+            if read:
+                varlen += read
+                continue
+            for product in path.products:
+                parts = [f for f in product.factors if not isinstance(f, ast.Constant)]
+                names = [f.id for f in parts if isinstance(f, ast.Name)]
+                if (
+                    len(parts) > 1
+                    and product.through
+                    and any(is_length(n) or n in seq.lengths for n in names)
+                    and not any(is_head_count(n) for n in names)
+                ):
+                    fixed.append(product)
+        if not fixed or not varlen:
+            return None
+        test = self._varlen_test(fn, varlen[0].through, fixed[0].through)
+        if test is None:
+            return None
+        value = fixed[0].through[0].value
+        return (value, test) if value is not None else None
+
+    def _table_read(self, product: PathProduct, tables: set[str], params: set[str]) -> bool:
+        return any(
+            (read := table_read(f, self._aliases, params)) is not None and read.table in tables
+            for f in product.factors
+        )
+
+    @staticmethod
+    def _varlen_test(fn: JitFunction, varlen, fixed) -> str | None:
+        """The test, as text, whose side loads the offset: that of the table read's
+        definition, else the other side of the fixed-length one's."""
+        for chain, on_varlen in ((varlen, True), (fixed, False)):
+            if chain and chain[0].order >= 0:
+                branches = fn.context(fn.statements[chain[0].order]).branches
+                if branches:
+                    test, taken = ast.unparse(branches[-1].test), branches[-1].taken
+                    if taken == on_varlen:
+                        return test
+                    return f"not ({test})" if not test.startswith("not ") else test[4:]
+        return None
 
     def _start_definitions(
         self, fn: JitFunction, name: str
@@ -591,6 +717,13 @@ class GateFacts:
 
 _HOST_METADATA = frozenset({"shape", "dtype", "device", "stride", "size", "numel", "dim", "ndim"})
 _EMPTY_ALLOCATORS = frozenset({"empty", "empty_like", "empty_strided"})
+
+
+def _batch_operands(value: ast.AST, aliases) -> tuple[ast.AST | None, ast.AST | None]:
+    """The two operands of a product, casts stripped from each (`tl.cast(i_b, ...) * T`)."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        return strip_casts(value.left, aliases), strip_casts(value.right, aliases)
+    return None, None
 
 
 def _uninitialised(value: ast.AST) -> bool:

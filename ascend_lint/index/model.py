@@ -11,17 +11,20 @@ builds on them, in this order, each facts object from exactly the ones below it:
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
           │         ├─> dtypes
-          │         └──────────────> gates          (gates: also core, sequences)
+          │         └──────────────> gates          (gates: also core, sequences,
+          │                                          quantities)
           ├─> sequences ─┬─────────> gates
-          │              └─────────> bounds         (bounds: also core, host)
+          │              └─────────> bounds         (bounds: also core, host; per
+          │                                          kernel, `linear` forms)
           ├─> autotune                              (autotune: names through scopes)
           └─> lanes ──> accesses                    (lanes: also host, tiles)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
 `index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
 `index.gates`, `index.values`, `index.dtypes`, `index.bounds`, `index.autotune`,
-`index.lanes` and `index.accesses`, and forwards the core's data and queries (`index.kernels`,
-`index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
+`index.lanes` and `index.accesses`, and forwards the core's data and queries
+(`index.kernels`, `index.launches`, `index.calls_in`, ...); rules ask the index, never
+the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
 """
@@ -89,7 +92,7 @@ class KernelIndex:
         self.platform = PlatformFacts(core, self.host)
         self.dtypes = DtypeFacts(core, self.host)
         self.sequences = SequenceFacts(core)
-        self.gates = GateFacts(core, self.host, self.sequences)
+        self.gates = GateFacts(core, self.host, self.sequences, self.quantities)
         self.bounds = BoundFacts(core, self.host, self.sequences)
         self.autotune = AutotuneFacts(core)
         # What each lane of a value holds and where it goes; the memory accesses.

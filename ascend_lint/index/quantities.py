@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import ast
 import enum
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
-from ascend_lint.index.launches import HostFunction, TupleElement
+from ascend_lint.index.launches import HostFunction, TupleElement, argument_for
 from ascend_lint.index.naming import (
     is_batch_name,
     is_cache_tensor,
@@ -56,6 +57,7 @@ from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.syntax import (
     MAX_HELPER_DEPTH,
     call_name,
+    expr_key,
     factors,
     int_literal,
     show,
@@ -253,6 +255,21 @@ def _remaining_dimensions(count: ast.AST, divisor: ast.AST, host_values, host) -
     return True
 
 
+def _ceil_division(expr: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:
+    """`(n + B - 1) // B` -> (n, B): a ceiling division spelled out."""
+    if isinstance(expr.op, ast.FloorDiv) and isinstance(expr.left, ast.BinOp):
+        left = expr.left
+        if isinstance(left.op, ast.Sub) and isinstance(left.left, ast.BinOp):
+            inner = left.left
+            if (
+                isinstance(inner.op, ast.Add)
+                and int_literal(left.right) == 1
+                and expr_key(inner.right) == expr_key(expr.right)
+            ):
+                return inner.left, expr.right
+    return None
+
+
 def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
     """The sequence multiplied out by `math.prod(s)`, `numpy.prod(s)`,
     `functools.reduce(operator.mul, s[, 1])` or `reduce(lambda a, b: a * b, s)`."""
@@ -269,6 +286,62 @@ def _product_operand(call: ast.Call, name: str) -> ast.AST | None:
     return None
 
 
+# A value's form: what it is computed from, with the names followed to what they hold,
+# so that two spellings of one value compare equal (`n_cols` and `x.shape[1]` after
+# `n_rows, n_cols = x.shape`; `_block(n)` and `next_power_of_2(n)` through the helper).
+# Nested tuples: ("const", v), ("dim", tensor, k), ("call", name, args...),
+# ("op", operator, left, right), ("ceil", count, divisor), ("floor", count, divisor),
+# ("name", id) for what is not followed further, ("expr", dump) for the rest.
+Form = tuple
+# At most this many forms per value (branches multiply): beyond it, none is trusted.
+_MAX_FORMS = 8
+
+
+def _combine(parts: list[frozenset[Form]], build) -> frozenset[Form]:
+    """`build` over every choice of one form per part (at most `_MAX_FORMS` of them)."""
+    out: set[Form] = set()
+    for chosen in itertools.product(*parts):
+        if len(out) > _MAX_FORMS:
+            break
+        out.add(build(*chosen))
+    return frozenset(out)
+
+
+def power_of_two_operand(form: Form) -> Form | None:
+    """`next_power_of_2(E)` (also `max(next_power_of_2(E), 16)`) -> E: a value at
+    least as large as E on every path."""
+    if form[0] == "call" and form[1] in _POWER_OF_TWO and len(form) == 3:
+        return form[2]
+    if form[0] == "call" and form[1] == "max":
+        inner = [power_of_two_operand(a) for a in form[2:]]
+        rounded = [i for i in inner if i is not None]
+        others = [a for a, i in zip(form[2:], inner) if i is None]
+        if len(rounded) == 1 and all(a[0] == "const" for a in others):
+            return rounded[0]
+    return None
+
+
+def as_min_or_max(expr: ast.IfExp) -> tuple[str, list[ast.AST]] | None:
+    """`a if a < b else b` -> ('min', [a, b]); `a if a > b else b` -> ('max', [a, b]);
+    any order of the comparison's sides. None for other conditionals."""
+    test = expr.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op = test.ops[0]
+    if not isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return None
+    left, right = expr_key(test.left), expr_key(test.comparators[0])
+    body, orelse = expr_key(expr.body), expr_key(expr.orelse)
+    if (body, orelse) == (left, right):
+        smaller_first = True  # `a if a < b else b`
+    elif (body, orelse) == (right, left):
+        smaller_first = False  # `b if a < b else a`
+    else:
+        return None
+    less = isinstance(op, (ast.Lt, ast.LtE))
+    return ("min" if less == smaller_first else "max"), [expr.body, expr.orelse]
+
+
 class QuantityFacts:
     """What host values count, and the grids of launches (see the module doc)."""
 
@@ -280,28 +353,44 @@ class QuantityFacts:
         self._host_values = host.host_values
         self._rank = strides.rank
         self._min_rank = strides.min_rank
-        self._quantity_cache: dict[tuple[int, int, str], Quantity] = {}
+        self._quantity_cache: dict[tuple[int, int, str, str | None], Quantity] = {}
+        self._forms_cache: dict[tuple[int, int], frozenset[Form]] = {}
+        # how the kernel that receives the value being judged uses it (see `of`)
+        self._use: str | None = None
 
-    def of(self, expr: ast.AST, host: HostFunction | None, receiver: str = "") -> list[Quantity]:
+    def of(
+        self,
+        expr: ast.AST,
+        host: HostFunction | None,
+        receiver: str = "",
+        use: str | None = None,
+    ) -> list[Quantity]:
         """One quantity per value `expr` can hold (branches of the host, callers).
         `receiver` names the kernel parameter that takes the value: where the host
         passes a bare dimension (`k.shape[1]`), its name is the last evidence left, and
         a parameter named as a flag (`HAS_TOKENS`, `RETURN_*`) takes two values,
-        whatever its value's name says."""
+        whatever its value's name says. `use` is how the receiving kernel uses the
+        value (`coverage.dimension_use`): "time" where it walks it as the time axis,
+        "unrolled" where it unrolls a loop over it and only indexes with it; it
+        outweighs the position of a dimension in its tensor."""
         if receiver and is_flag_name(receiver):
             return [Quantity(Role.BOOLEAN, f"`{receiver}`, a flag")]
-        if host is None:
-            return [self._quantity(expr, None, receiver, 0)]
-        out = []
-        for value, _guards in self._host_values(expr, host):
-            hint = expr.id if isinstance(expr, ast.Name) else receiver
-            out.append(self._quantity(value, host, hint, 0))
-        return out
+        self._use = use
+        try:
+            if host is None:
+                return [self._quantity(expr, None, receiver, 0)]
+            out = []
+            for value, _guards in self._host_values(expr, host):
+                hint = expr.id if isinstance(expr, ast.Name) else receiver
+                out.append(self._quantity(value, host, hint, 0))
+            return out
+        finally:
+            self._use = None
 
     def _quantity(
         self, expr: ast.AST, host: HostFunction | None, hint: str, depth: int
     ) -> Quantity:
-        key = (id(expr), id(host), hint)
+        key = (id(expr), id(host), hint, self._use)
         cached = self._quantity_cache.get(key)
         if cached is None:
             self._quantity_cache[key] = Quantity(Role.UNKNOWN, _Source(expr))  # cycles
@@ -360,12 +449,19 @@ class QuantityFacts:
                 (self._sub(expr.left, host, depth, hint), self._sub(expr.right, host, depth, hint))
             )
         if isinstance(expr, ast.IfExp):
+            chosen = as_min_or_max(expr)
+            if chosen is not None:
+                # `n if n < 65535 else 65535` is `min(n, 65535)`, with the same cap
+                which, operands = chosen
+                if which == "min":
+                    return self._min_quantity(operands, host, depth, hint)
+                return self._max_quantity(operands, host, depth, hint)
             sides = (
                 self._sub(expr.body, host, depth, hint),
                 self._sub(expr.orelse, host, depth, hint),
             )
             cores = [q for q in sides if q.role == Role.CORES]
-            return cores[0] if cores else _max(sides)  # `n if n < CORES else CORES`: a cap
+            return cores[0] if cores else _max(sides)  # `n if c else CORES`: a cap
         if isinstance(expr, ast.Call):
             return self._call_quantity(expr, host, hint, depth, shown)
         return Quantity(Role.UNKNOWN, shown)
@@ -448,6 +544,134 @@ class QuantityFacts:
             return Quantity(Role.LENGTH, f"{label}, a token or sequence count")
         return Quantity(Role.UNKNOWN, label.strip("`"))
 
+    # -- which values are the same --------------------------------------------------
+    def value_forms(self, expr: ast.AST, host: HostFunction | None) -> frozenset[Form]:
+        """The forms `expr` can have where `host` evaluates it (one per path, and one
+        per spelling of a dimension: `x.shape[1]` is also `x.shape[-1]` of a 2-D `x`).
+        Two values are the same where their forms meet. Empty where too many."""
+        return self._forms(expr, host, {}, 0)
+
+    def _forms(
+        self, expr: ast.AST, host: HostFunction | None, env: dict, depth: int
+    ) -> frozenset[Form]:
+        key = (id(expr), id(host))
+        if not env:
+            cached = self._forms_cache.get(key)
+            if cached is not None:
+                return cached
+            self._forms_cache[key] = frozenset({("expr", id(expr))})  # a cycle: itself
+        found = self._compute_forms(expr, host, env, depth)
+        if len(found) > _MAX_FORMS:
+            found = frozenset()
+        if not env:
+            self._forms_cache[key] = found
+        return found
+
+    def _compute_forms(
+        self, expr: ast.AST, host: HostFunction | None, env: dict, depth: int
+    ) -> frozenset[Form]:
+        if depth > 2 * MAX_HELPER_DEPTH:
+            return frozenset({("expr", expr_key(expr))})
+        sub = lambda e, h=host, en=env: self._forms(e, h, en, depth + 1)  # noqa: E731
+        if isinstance(expr, ast.Constant):
+            return frozenset({("const", expr.value)})
+        if isinstance(expr, ast.Name):
+            return self._name_forms(expr, host, env, depth)
+        if isinstance(expr, TupleElement):
+            sliced = _shape_slice(expr.value)
+            if sliced is not None and sliced[1] is None and sliced[2] is None:
+                tensor = sliced[0]
+                width = None if expr.index < 0 else expr.width
+                return self._dimension_forms(sub(tensor), expr.index, width)
+            return frozenset({("expr", id(expr))})
+        if isinstance(expr, ast.Subscript) and _shape_of(expr.value) is not None:
+            index = int_literal(expr.slice)
+            if index is not None:
+                tensor = _shape_of(expr.value)
+                return self._dimension_forms(sub(tensor), index, self._rank(tensor, host))
+        if isinstance(expr, ast.IfExp):
+            chosen = as_min_or_max(expr)
+            if chosen is not None:
+                parts = [sub(a) for a in chosen[1]]
+                return _combine(parts, lambda *a, f=chosen[0]: ("call", f, *sorted(a, key=repr)))
+            return sub(expr.body) | sub(expr.orelse)
+        if isinstance(expr, ast.BinOp):
+            divided = _ceil_division(expr)
+            if divided is not None:
+                return _combine([sub(divided[0]), sub(divided[1])], lambda a, b: ("ceil", a, b))
+            op = type(expr.op).__name__
+            kind = "floor" if isinstance(expr.op, ast.FloorDiv) else None
+            if kind is not None:
+                return _combine([sub(expr.left), sub(expr.right)], lambda a, b: ("floor", a, b))
+            return _combine([sub(expr.left), sub(expr.right)], lambda a, b: ("op", op, a, b))
+        if isinstance(expr, ast.Call):
+            name = call_name(expr.func) or ""
+            method_of = expr.func.value if isinstance(expr.func, ast.Attribute) else None
+            if method_of is not None and name == "size" and len(expr.args) == 1:
+                index = int_literal(expr.args[0])
+                if index is not None:
+                    return self._dimension_forms(sub(method_of), index, self._rank(method_of, host))
+            if name in _CEIL_DIV and len(expr.args) == 2:
+                return _combine([sub(a) for a in expr.args], lambda a, b: ("ceil", a, b))
+            helper = self._visible_function(name, host) if method_of is None else None
+            if helper is not None and helper is not host and helper.returns:
+                bound = {
+                    param: (arg, host, env)
+                    for position, param in enumerate(helper.params)
+                    if (arg := argument_for(expr, param, position)) is not None
+                }
+                return frozenset().union(
+                    *(self._forms(r.value, helper, bound, depth + 1) for r in helper.returns)
+                )
+            if method_of is None or name in _POWER_OF_TWO or name in _CEIL_DIV:
+                parts = [sub(a) for a in expr.args]
+                return _combine(parts, lambda *a, f=name: ("call", f, *a))
+        return frozenset({("expr", expr_key(expr))})
+
+    def _name_forms(
+        self, name: ast.Name, host: HostFunction | None, env: dict, depth: int
+    ) -> frozenset[Form]:
+        if name.id in env:
+            arg, caller, caller_env = env[name.id]
+            return self._forms(arg, caller, caller_env, depth + 1)
+        if host is None:
+            return frozenset({("name", name.id)})
+        if name.id in host.assignments:
+            return frozenset().union(
+                *(self._forms(v, host, env, depth + 1) for v in host.assignments[name.id])
+            )
+        if name.id in host.params:
+            position = host.params.index(name.id)
+            passed = [
+                (arg, caller)
+                for call, caller in self._core.calls_to(host)
+                if (arg := argument_for(call, name.id, position)) is not None
+            ]
+            if passed:
+                return frozenset().union(
+                    *(self._forms(arg, caller, {}, depth + 1) for arg, caller in passed)
+                )
+            return frozenset({("name", name.id, id(host))})
+        if host is not self._module and name.id in self._module.assignments:
+            return self._forms(name, self._module, {}, depth + 1)
+        return frozenset({("name", name.id)})
+
+    @staticmethod
+    def _dimension_forms(tensors: frozenset[Form], index: int, rank: int | None) -> frozenset[Form]:
+        """Dimension `index` of a tensor, also counted from the other end where the
+        rank is known."""
+        indices = {index}
+        if rank is not None:
+            indices.add(index - rank if index >= 0 else index + rank)
+        return frozenset(("dim", t, i) for t in tensors for i in indices)
+
+    def same_value(
+        self, a: ast.AST, host_a: HostFunction | None, b: ast.AST, host_b: HostFunction | None
+    ) -> bool:
+        """Do `a` and `b` hold the same value on every path shown (their forms meet)?"""
+        forms = self.value_forms(a, host_a)
+        return bool(forms) and bool(forms & self.value_forms(b, host_b))
+
     def attribute_values(
         self, owner: str, attr: str, host: HostFunction | None
     ) -> list[tuple[ast.AST, HostFunction]]:
@@ -513,28 +737,9 @@ class QuantityFacts:
         if _is_core_count_call(call):
             return Quantity(Role.CORES, f"`{shown}`, the core count")
         if name == "min" and isinstance(call.func, ast.Name):
-            parts = [self._sub(a, host, depth, hint) for a in call.args]
-            cores = [q for q in parts if q.role == Role.CORES]
-            if cores:
-                return cores[0]
-            limits = [self._literal_int(a, host) for a in call.args]
-            small = [
-                q
-                for q, limit in zip(parts, limits)
-                if q.role in (Role.LITERAL, Role.MODEL)
-                and (limit is None or limit < _GRID_LIMIT_CAP)
-            ]
-            if small:
-                return small[0]
-            grown = _max(q for q, limit in zip(parts, limits) if limit is None)
-            caps = [limit for limit in limits if limit is not None]
-            if caps and grown.role.per_call:
-                return Quantity(grown.role, f"{grown.why}, capped only at {min(caps):,}", min(caps))
-            return _max(parts)
+            return self._min_quantity(call.args, host, depth, hint)
         if name in ("max", "int", "abs", "round") and isinstance(call.func, ast.Name):
-            parts = [self._sub(a, host, depth, hint) for a in call.args]
-            varying = [q for q in parts if q.role != Role.LITERAL]
-            return _max(varying or parts)
+            return self._max_quantity(call.args, host, depth, hint)
         if name == "len" and isinstance(call.func, ast.Name):
             return Quantity(Role.BATCH, f"`{shown}`, the length of a host sequence")
         if method_of is not None and name in ("numel", "nelement"):
@@ -553,6 +758,46 @@ class QuantityFacts:
                 for v, _ in self._host_values(ret.value, helper)
             )
         return Quantity(Role.UNKNOWN, shown)
+
+    def _min_quantity(
+        self, operands: list[ast.AST], host: HostFunction | None, depth: int, hint: str
+    ) -> Quantity:
+        """`min(a, b, ...)`: a core count caps it to the cores; a small literal or model
+        constant bounds it; a literal at the grid limit only caps it (`cap`)."""
+        parts = [self._sub(a, host, depth, hint) for a in operands]
+        cores = [q for q in parts if q.role == Role.CORES]
+        if cores:
+            return cores[0]
+        limits = [self._literal_int(a, host) for a in operands]
+        small = [
+            q
+            for q, limit in zip(parts, limits)
+            if q.role in (Role.LITERAL, Role.MODEL) and (limit is None or limit < _GRID_LIMIT_CAP)
+        ]
+        if small:
+            return small[0]
+        grown = _max(q for q, limit in zip(parts, limits) if limit is None)
+        caps = [limit for limit in limits if limit is not None]
+        if caps and grown.role == Role.LENGTH:
+            return Quantity(grown.role, f"{grown.why}, capped only at {min(caps):,}", min(caps))
+        if caps and grown.role in (Role.UNKNOWN, Role.BUCKETED, Role.BATCH):
+            # Capping at the grid limit says the launcher expects the value past it: a
+            # count of the problem's size, whatever else shows what it counts.
+            shown = str(grown.why) if str(grown.why).startswith("`") else f"`{grown.why}`"
+            return Quantity(
+                Role.LENGTH,
+                f"{shown}, capped only at {min(caps):,}: a count that outgrows the grid",
+                min(caps),
+            )
+        return _max(parts)
+
+    def _max_quantity(
+        self, operands: list[ast.AST], host: HostFunction | None, depth: int, hint: str
+    ) -> Quantity:
+        """`max(a, 1)`, `int(a)`: what the operand that is not a literal counts."""
+        parts = [self._sub(a, host, depth, hint) for a in operands]
+        varying = [q for q in parts if q.role != Role.LITERAL]
+        return _max(varying or parts)
 
     def _shape_product(
         self,
@@ -613,6 +858,27 @@ class QuantityFacts:
         """`B, T, H, K = x.shape`: element `index` of `width`; also of a slice
         (`M, N = a.shape[-2:]`) and around a starred name (`B, T, *_ = x.shape`)."""
         sliced = _shape_slice(element.value)
+        if sliced is None and element.width is not None and element.index >= 0:
+            # `b, s, h, d = ctx.dims` where a `forward` stored `ctx.dims = (b, s, h, d)`,
+            # or `dims = (b, s); b, s = dims`: the element of the tuple stored
+            stored = (
+                self.attribute_values(element.value.value.id, element.value.attr, host)
+                if isinstance(element.value, ast.Attribute)
+                and isinstance(element.value.value, ast.Name)
+                else [(element.value, host)]
+            )
+            found = [
+                self._sub(value.elts[element.index], owner, 1, hint)
+                for held, owner in stored
+                for value, _ in (
+                    self._host_values(held, owner) if owner is not None else [(held, ())]
+                )
+                if isinstance(value, (ast.Tuple, ast.List))
+                and len(value.elts) == element.width
+                and not any(isinstance(e, ast.Starred) for e in value.elts)
+            ]
+            if found:
+                return _max(found)
         if sliced is None:
             # `_, cores = get_device_properties()`: where the value is not a shape, the
             # name it is unpacked into is the last evidence left.
@@ -642,6 +908,14 @@ class QuantityFacts:
         shown: str,
     ) -> Quantity:
         if index == -1 or (rank is not None and index == rank - 1):
+            if self._use == "time" and not (
+                isinstance(tensor, ast.Name) and is_parameter_tensor(tensor.id)
+            ):
+                return Quantity(
+                    Role.LENGTH,
+                    f"{shown}, the innermost dimension, which the kernel walks in tiles "
+                    "over the grid while it holds the features whole",
+                )
             return Quantity(Role.MODEL, f"{shown}, the innermost dimension")
         if isinstance(tensor, ast.Name) and is_parameter_tensor(tensor.id):
             return Quantity(Role.MODEL, f"{shown}, a size of a learned parameter")
@@ -676,6 +950,10 @@ class QuantityFacts:
         if rank is None:
             rank = self._min_rank(tensor, host)
         if rank is not None and index < rank - 1:
+            if self._use == "unrolled":
+                # The kernel unrolls a loop over it and never walks or masks it: a
+                # count the model fixes (heads, groups), whatever its position.
+                return Quantity(Role.UNKNOWN, shown)
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")
         if hint and is_sequence_length(hint):
             return Quantity(Role.LENGTH, f"{shown}, a sequence dimension")

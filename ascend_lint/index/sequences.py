@@ -280,19 +280,25 @@ def _has_arange(expr: ast.AST, aliases: Aliases) -> bool:
 
 
 def address_terms(
-    expr: ast.AST, fn: JitFunction, aliases: Aliases, keep: set[str], depth: int = 0
+    expr: ast.AST,
+    fn: JitFunction,
+    aliases: Aliases,
+    keep: set[str],
+    depth: int = 0,
+    followed: list[ast.AST] | None = None,
 ) -> list[list[ast.AST]]:
     """The summands of an address, each as its list of factors, with products distributed
     over sums and single-assignment locals replaced by their values (`p = g + o_t * H;
-    tl.load(p)` reads as `g + o_t * H`). Names in `keep` stay names."""
+    tl.load(p)` reads as `g + o_t * H`). Names in `keep` stay names. The values put in
+    for locals are added to `followed`, when given: where else the address is written."""
     expr = strip_casts(expr, aliases)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-        return address_terms(expr.left, fn, aliases, keep, depth) + address_terms(
-            expr.right, fn, aliases, keep, depth
+        return address_terms(expr.left, fn, aliases, keep, depth, followed) + address_terms(
+            expr.right, fn, aliases, keep, depth, followed
         )
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-        left = address_terms(expr.left, fn, aliases, keep, depth)
-        right = address_terms(expr.right, fn, aliases, keep, depth)
+        left = address_terms(expr.left, fn, aliases, keep, depth, followed)
+        right = address_terms(expr.right, fn, aliases, keep, depth, followed)
         if len(left) * len(right) > _MAX_TERMS:
             return [[expr]]
         return [a + b for a in left for b in right]
@@ -303,7 +309,10 @@ def address_terms(
         and depth < _MAX_EXPANSION
         and len(fn.assignments.get(expr.id, ())) == 1
     ):
-        return address_terms(fn.assignments[expr.id][0], fn, aliases, keep, depth + 1)
+        value = fn.assignments[expr.id][0]
+        if followed is not None:
+            followed.append(value)
+        return address_terms(value, fn, aliases, keep, depth + 1, followed)
     return [[expr]]
 
 

@@ -192,8 +192,9 @@ class StrideFacts:
         return ranks.pop() if len(ranks) == 1 else None
 
     def min_rank(self, tensor: ast.AST, host: HostFunction | None) -> int | None:
-        """At least how many dimensions a host tensor has: `x.stride(2)` or `x.size(2)`
-        anywhere in the host shows three. One pass over the host's calls, kept."""
+        """At least how many dimensions a host tensor has: `x.stride(2)`, `x.size(2)` or
+        `x.shape[2]` anywhere in the host shows three. One pass over the host's calls
+        and one walk of its body, kept."""
         if not isinstance(tensor, ast.Name) or host is None:
             return None
         highest = self._min_rank_cache.get(id(host))
@@ -212,6 +213,21 @@ class StrideFacts:
                 ):
                     name, dim = func.value.id, call.args[0].value
                     highest[name] = max(highest.get(name, -1), dim)
+            body = host.node.body if isinstance(host.node.body, list) else []
+            for stmt in body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue  # their own hosts
+                for node in ast.walk(stmt):
+                    if (
+                        isinstance(node, ast.Subscript)
+                        and isinstance(node.value, ast.Attribute)
+                        and node.value.attr == "shape"
+                        and isinstance(node.value.value, ast.Name)
+                        and isinstance(node.slice, ast.Constant)
+                        and isinstance(node.slice.value, int)
+                    ):
+                        name, dim = node.value.value.id, node.slice.value
+                        highest[name] = max(highest.get(name, -1), dim)
         dim = highest.get(tensor.id, -1)
         return dim + 1 if dim >= 0 else None
 

@@ -11,7 +11,6 @@ from collections import deque
 from collections.abc import Iterator
 
 MAX_FIXPOINT_ROUNDS = 50
-MAX_FIXPOINT_ROUNDS = 50
 MAX_HELPER_DEPTH = 8
 
 
@@ -350,3 +349,19 @@ def _literal(node: ast.AST) -> bool:
     if isinstance(node, ast.IfExp):
         return _literal(node.body) and _literal(node.orelse)
     return isinstance(node, _LITERALS)
+
+
+def expr_key(node: ast.AST | None):
+    """A hashable key equal for two expressions written the same (positions and context
+    aside): what `ast.dump` compares, without its recursive closure, which is a
+    reference cycle per call that keeps the lint's tree alive until the cycle collector
+    runs."""
+    if node is None or isinstance(node, (str, int, float, complex, bool, bytes)):
+        return node
+    if isinstance(node, list):
+        return tuple(expr_key(n) for n in node)
+    if isinstance(node, ast.expr_context):
+        return None
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    return (type(node).__name__, *(expr_key(getattr(node, f, None)) for f in node._fields))

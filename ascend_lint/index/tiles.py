@@ -62,7 +62,7 @@ from ascend_lint.index.kernels import DTYPE_NAMES, JitFunction
 from ascend_lint.index.launches import CallBinding, HostFunction, argument_for
 from ascend_lint.index.naming import is_batch_name
 from ascend_lint.index.quantities import QuantityFacts, Role
-from ascend_lint.index.syntax import call_name, frozen_names, int_literal, names_in, show
+from ascend_lint.index.syntax import call_name, expr_key, frozen_names, int_literal, names_in, show
 from ascend_lint.index.values import pointer_root
 from ascend_lint.ub_model import BITS_PER_BYTE, UbTarget, aligned_bytes
 
@@ -246,7 +246,7 @@ def evaluate(expr: ast.AST, values: dict[str, int]) -> int | None:
 
 
 def _dims_equal(a: ast.expr, b: ast.expr) -> bool:
-    return a is b or ast.dump(a) == ast.dump(b)
+    return a is b or expr_key(a) == expr_key(b)
 
 
 def _is_one(expr: ast.expr) -> bool:

@@ -215,6 +215,7 @@ class KernelValues:
         self._binding_may: dict[int, bool] = {}
         self._binding_pid: dict[int, bool] = {}
         self._sets: tuple[set[str], set[str], set[str]] | None = None
+        self._paths: PathExpansion | None = None
 
     @property
     def fn(self) -> JitFunction:
@@ -448,6 +449,19 @@ class KernelValues:
                 return False
         return seen_name
 
+    # -- per compile-time path -----------------------------------------------------------
+    def on_paths(
+        self, expr: ast.AST, order: int, keep: frozenset[str] = frozenset()
+    ) -> list[ValuePath] | None:
+        """What `expr` is where statement `order` reads it, on each combination of the
+        `if` sides its definitions sit under: a sum of products of atoms (parameters,
+        loads, program ids, loop targets, literals; names in `keep` stay names), locals
+        replaced by the definition that reaches the read on that path. None when the
+        expansion grows past its bounds (see `PathExpansion`)."""
+        if self._paths is None:
+            self._paths = PathExpansion(self)
+        return self._paths.expand(expr, order, keep)
+
     # -- flow-insensitive sets -----------------------------------------------------------
     @property
     def pointers(self) -> set[str]:
@@ -523,6 +537,206 @@ class KernelValues:
                         queued.add(reader)
                         todo.append(reader)
         return pointers - block_pointers, block_pointers, loop_derived
+
+
+# -- values per path (the sum-of-products form of a value, one per combination of the
+# `if` sides its definitions sit under) ------------------------------------------------
+@dataclass(frozen=True)
+class PathProduct:
+    """One summand of a value on one path: its factors (atoms, casts stripped) and the
+    definitions that were followed to reach them, outermost first."""
+
+    factors: tuple[ast.AST, ...]
+    through: tuple[Definition, ...] = ()
+
+    def names(self) -> list[str]:
+        return [f.id for f in self.factors if isinstance(f, ast.Name)]
+
+
+@dataclass(frozen=True)
+class ValuePath:
+    """A value on one path: the `if` sides the path takes (`(test, taken)`, a test keyed
+    by its text when it is compile-time, so that two `if IS_VARLEN:` agree) and the
+    value as a sum of products."""
+
+    decisions: frozenset[tuple[object, bool]]
+    products: tuple[PathProduct, ...]
+
+
+class _Unbounded(Exception):
+    """The expansion outgrew its bounds."""
+
+
+class PathExpansion:
+    """`KernelValues.on_paths`, memoised per kernel.
+
+    A name is replaced by each definition that reaches the read (`reaching`) on a path:
+    the `if` sides its definitions sit under are enumerated (at most `MAX_TESTS` at a
+    time), and on each combination a definition is dropped when a later one that runs
+    on that combination (in no loop the read is outside of) overwrites it before the
+    read. Products distribute over sums. Bounds: `MAX_PATHS` paths, `MAX_PRODUCTS`
+    summands per path, `MAX_DEPTH` names deep; a name rebuilt from itself stays a name.
+    """
+
+    MAX_PATHS = 16
+    MAX_PRODUCTS = 64
+    MAX_DEPTH = 10
+    MAX_TESTS = 4
+
+    def __init__(self, values: KernelValues):
+        self._values = weakref.ref(values)
+        self._keys: dict[int, tuple[object, bool]] = {}  # id(Branch) -> (test key, taken)
+        # (id(expr), order, keep) -> (expr, paths): the expression is held so that its id
+        # is not reused by another while the entry lives
+        self._memo: dict[tuple, tuple[ast.AST, list[ValuePath] | None]] = {}
+
+    def expand(self, expr: ast.AST, order: int, keep: frozenset[str]) -> list[ValuePath] | None:
+        key = (id(expr), order, keep)
+        known = self._memo.get(key)
+        if known is not None and known[0] is expr:
+            return known[1]
+        values = self._values()
+        assert values is not None
+        fn = values.fn
+        start = frozenset(
+            self._branch_key(fn, b) for b in fn.context(fn.statements[order]).branches
+        )
+        try:
+            found = self._expand(values, expr, order, start, keep, 0, frozenset())
+            paths: dict[frozenset, list[PathProduct]] = {}
+            for decisions, products in found:
+                paths.setdefault(decisions, []).extend(products)
+            result: list[ValuePath] | None = [ValuePath(d, tuple(p)) for d, p in paths.items()]
+        except _Unbounded:
+            result = None
+        self._memo[key] = (expr, result)
+        return result
+
+    def _branch_key(self, fn: JitFunction, branch) -> tuple[object, bool]:
+        known = self._keys.get(id(branch))
+        if known is not None:
+            return known
+        test, taken = branch.test, branch.taken
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, taken = test.operand, not taken
+        if fn.compile_time.is_runtime(branch.test, branch.node):
+            key: tuple[object, bool] = (("runtime", id(branch.node)), branch.taken)
+        else:
+            key = (ast.unparse(test), taken)  # (`ast.dump` builds a reference cycle per call)
+        self._keys[id(branch)] = key
+        return key
+
+    def _expand(
+        self,
+        values: KernelValues,
+        expr: ast.AST,
+        order: int,
+        decisions: frozenset,
+        keep: frozenset[str],
+        depth: int,
+        stack: frozenset,
+    ) -> list[tuple[frozenset, list[PathProduct]]]:
+        expr = strip_casts(expr, values.aliases)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
+            out = []
+            for left_decisions, left in self._expand(
+                values, expr.left, order, decisions, keep, depth, stack
+            ):
+                for both, right in self._expand(
+                    values, expr.right, order, left_decisions, keep, depth, stack
+                ):
+                    if isinstance(expr.op, ast.Mult):
+                        if len(left) * len(right) > self.MAX_PRODUCTS:
+                            raise _Unbounded
+                        combined = [
+                            PathProduct(a.factors + b.factors, a.through + b.through)
+                            for a in left
+                            for b in right
+                        ]
+                    else:
+                        combined = left + right
+                        if len(combined) > self.MAX_PRODUCTS:
+                            raise _Unbounded
+                    out.append((both, combined))
+            if len(out) > self.MAX_PATHS:
+                raise _Unbounded
+            return out
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.UAdd, ast.USub)):
+            return self._expand(values, expr.operand, order, decisions, keep, depth, stack)
+        atom = [(decisions, [PathProduct((expr,))])]
+        if not isinstance(expr, ast.Name) or expr.id in keep or (expr.id, order) in stack:
+            return atom
+        if depth >= self.MAX_DEPTH:
+            raise _Unbounded
+        out = []
+        inner = stack | {(expr.id, order)}
+        for path, binding in self._alternatives(values, expr.id, order, decisions):
+            if binding.value is None or binding.order < 0:
+                out.append((path, [PathProduct((expr,))]))
+                continue
+            for deeper, products in self._expand(
+                values, binding.value, binding.order, path, keep, depth + 1, inner
+            ):
+                out.append(
+                    (deeper, [PathProduct(p.factors, (binding, *p.through)) for p in products])
+                )
+        if len(out) > self.MAX_PATHS:
+            raise _Unbounded
+        return out or atom
+
+    def _alternatives(
+        self, values: KernelValues, name: str, order: int, decisions: frozenset
+    ) -> list[tuple[frozenset, Definition]]:
+        """The definitions of `name` that reach statement `order` on the paths that
+        agree with `decisions`, each with the `if` sides its path takes."""
+        fn = values.fn
+        reach = values.reaching(name, order)
+        if len(reach) == 1:
+            return [(decisions, reach[0])]
+        decided = dict(decisions)
+        sides = {
+            id(d): dict(
+                self._branch_key(fn, b) for b in fn.context(fn.statements[d.order]).branches
+            )
+            if d.order >= 0
+            else {}
+            for d in reach
+        }
+        open_tests = sorted({t for s in sides.values() for t in s if t not in decided}, key=repr)
+        if len(open_tests) > self.MAX_TESTS:
+            return [(decisions, d) for d in reach if _agrees(sides[id(d)], decided)]
+        read_loops = {id(lp.node) for lp in fn.context(fn.statements[order]).loops}
+        groups: dict[tuple[int, ...], tuple[list[dict], list[Definition]]] = {}
+        for choice in range(2 ** len(open_tests)):
+            taken = {t: bool(choice >> i & 1) for i, t in enumerate(open_tests)}
+            path = {**decided, **taken}
+            live = [d for d in reach if _agrees(sides[id(d)], path)]
+            live = [
+                d
+                for d in live
+                if not any(
+                    d.order < later.order < order
+                    and all(
+                        id(lp.node) in read_loops
+                        for lp in fn.context(fn.statements[later.order]).loops
+                    )
+                    for later in live
+                )
+            ]
+            if not live:
+                continue
+            group = groups.setdefault(tuple(id(d) for d in live), ([], live))
+            group[0].append(taken)
+        out = []
+        for choices, live in groups.values():
+            common = {t: v for t, v in choices[0].items() if all(c[t] == v for c in choices)}
+            path = decisions | frozenset(common.items())
+            out += [(path, d) for d in live]
+        return out
+
+
+def _agrees(sides: dict, path: dict) -> bool:
+    return all(path.get(test, taken) == taken for test, taken in sides.items())
 
 
 # -- the module ----------------------------------------------------------------------------

@@ -6,9 +6,10 @@ interpreter on CPU there is no active driver, so every module with an autotuned 
 fails to import ("0 active drivers").  With ``--ascend-compile`` on, an autotuner made
 without a driver gets ``run_each_config_once`` instead: the first launch of each tuning
 key runs every (pruned) config once under the interpreter, so that each config's
-specialisation is launched, recorded and compiled, and then keeps the first config, as
-interpreter timings would pick one by noise.  The test's result comes from that first
-config.  A machine with a driver (an NPU, a GPU) keeps triton's own benchmarker.
+specialisation is launched, recorded and compiled, and then keeps the first config that
+can run on the NPU (the gate tells: a config the front end rejects or that overflows the
+Unified Buffer is one triton-ascend's autotuner drops), as interpreter timings would pick
+one by noise.  The test's result comes from that config.  A machine with a driver (an NPU, a GPU) keeps triton's own benchmarker.
 
 The patch is applied when ``triton.runtime.autotuner`` is imported and not before, so
 this module never imports triton itself (the kernel tests must set ``TRITON_INTERPRET``
@@ -19,18 +20,39 @@ from __future__ import annotations
 
 import importlib.abc
 import sys
+from collections.abc import Callable
 
 AUTOTUNER_MODULE = "triton.runtime.autotuner"
 _PATCHED = "_ascend_compile_cpu_benchmarker"
 
 
+# Set by the compile gate: did the launch just made compile to something that cannot run
+# on the NPU (rejected by the front end, or over the Unified Buffer)?
+last_launch_cannot_run: Callable[[], bool] | None = None
+_tuning = 0  # > 0 while a config runs for the autotuner
+
+
+def tuning() -> bool:
+    """Is the launch being made one config's trial run for the autotuner?"""
+    return _tuning > 0
+
+
 def run_each_config_once(kernel_call, quantiles=None, **_options):
-    """A benchmarker that runs the config once and reports it as free: every config
-    ties, and the autotuner's ``min`` keeps the first."""
-    kernel_call()
+    """A benchmarker that runs the config once and reports it as free, so every config
+    ties and the autotuner's ``min`` keeps the first, except a config the compile gate
+    found cannot run on the NPU: triton-ascend's autotuner drops a config that fails to
+    compile, so it costs infinity here too, and the next one is kept."""
+    global _tuning
+    _tuning += 1
+    try:
+        kernel_call()
+    finally:
+        _tuning -= 1
+    judge = last_launch_cannot_run
+    cost = float("inf") if judge is not None and judge() else 0.0
     if quantiles is None:
-        return 0.0
-    return [0.0] * len(quantiles)
+        return cost
+    return [cost] * len(quantiles)
 
 
 def install() -> None:

@@ -99,7 +99,7 @@ class WorkerClient:
             self._proc.kill()
             return self._died(
                 request,
-                f"compiling took longer than {self.timeout_s:.0f} s; the worker was stopped",
+                f"compiling took longer than {self.timeout_s:g} s; the worker was stopped",
                 log_offset=log_offset,
                 stage="timeout",
             )

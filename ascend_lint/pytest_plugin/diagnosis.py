@@ -80,9 +80,49 @@ def _short_paths(line: str) -> str:
     return _ABSOLUTE_PATH.sub(shorten, line)
 
 
+# Rejections that are limits of the pinned front end, not defects of the kernel: later
+# triton-ascend releases compile the same code. (needle in the message, what to say)
+_VERSION_LIMITS = (
+    (
+        "'NotImplementedType' object has no attribute",
+        "arithmetic on the result of a constexpr function (`tl.cdiv(A, B) + 1`) is a limit "
+        "of this front end that later releases lift; compute it as `(A + B - 1) // B + 1` "
+        "or on the host",
+    ),
+)
+
+
+def front_end() -> str:
+    """The compiler front end the gate runs, with its version: every verdict is this
+    version's (`triton-ascend 3.2.0`)."""
+    global _FRONT_END
+    if _FRONT_END is None:
+        from importlib import metadata
+
+        try:
+            _FRONT_END = f"triton-ascend {metadata.version('triton-ascend')}"
+        except metadata.PackageNotFoundError:
+            _FRONT_END = "triton-ascend (version unknown)"
+    return _FRONT_END
+
+
+_FRONT_END: str | None = None
+
+
+def version_limit(message: str) -> str | None:
+    """What to say when a rejection is a limit of this front-end version."""
+    for needle, said in _VERSION_LIMITS:
+        if needle in message:
+            return said
+    return None
+
+
 def reason(message: str, stage: str) -> str:
     """One line that says why: a probable cause where one was found, else the
     compiler's first error, else the exception."""
+    limit = version_limit(message)
+    if limit is not None:
+        return limit
     lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
     for prefix in (PLATFORM_PREFIX, HINT_PREFIX):
         for ln in lines:
@@ -132,3 +172,19 @@ def shown_path(path: str, root: str | None = None) -> str:
         return os.path.relpath(path, root)
     except ValueError:
         return path
+
+
+def specialisation_text(record: dict) -> str:
+    """``x: *fp32 (16-byte aligned), n: i32, BLOCK=32``: the runtime arguments as the
+    key specialises them, then the constexprs; else the key itself."""
+    signature = record.get("signature") or {}
+    constants = record.get("constants") or {}
+    if not signature and not constants:
+        return record.get("key") or "(unknown)"
+    parts = (
+        [record["specialisation"]]
+        if record.get("specialisation")
+        else [f"{name}: {kind}" for name, kind in signature.items() if name not in constants]
+    )
+    parts += [f"{name}={value}" for name, value in constants.items() if name not in signature]
+    return ", ".join(p for p in parts if p)

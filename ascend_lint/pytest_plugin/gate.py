@@ -22,6 +22,7 @@ import pytest
 from ascend_lint.pytest_plugin import (
     GRID_MARKER,
     SANITIZE_PLUGIN_NAME,
+    autotune,
     capture,
     confirm,
     diagnosis,
@@ -54,6 +55,8 @@ class CompileGate:
         self.is_xdist_worker = hasattr(config, "workerinput")
         self.ub_target = ub_verdict.target_for_arch(os.environ.get(NPU_ARCH_ENV, DEFAULT_NPU_ARCH))
         self.interpreter_seen = False  # did this process load triton's interpreter?
+        self.last_cannot_run = False  # the last launch's specialisation cannot run
+        autotune.last_launch_cannot_run = lambda: self.last_cannot_run
 
     # -- session ------------------------------------------------------------------------
     def pytest_sessionstart(self, session):
@@ -113,6 +116,10 @@ class CompileGate:
                     any(r.get("status") == "rejected" for r in pending),
                 ),
                 ("does not fit the Ascend Unified Buffer", any(map(_overflows, pending))),
+                (
+                    "launched a kernel the compile worker could not load",
+                    any(r.get("status") == "not-compiled" for r in pending),
+                ),
             )
             headline = "; ".join(words for words, present in what if present)
             report.longrepr = f"{headline} (--ascend-compile=strict):\n\n{text}"
@@ -186,8 +193,24 @@ class CompileGate:
         for found in grid_coverage.record(record, launch, self._grid_use(record), test):
             if self.current is not None:
                 self.grid_pending.setdefault(self.current, []).append(found)
-        fails = record["status"] == "rejected" or _overflows(record)
-        if fails and self.current is not None:
+        cannot_run = record["status"] == "rejected" or _overflows(record)
+        self.last_cannot_run = cannot_run
+        if autotune.tuning():
+            # one config's trial run for the autotuner: a config that cannot run is one
+            # triton-ascend's tuner drops (the benchmarker asks `last_cannot_run`), not
+            # the test's failure; if every config is dropped, the launch the tuner then
+            # makes with its pick cannot run either, and that one fails the test
+            if cannot_run:
+                record["dropped_by_autotuner"] = True
+            return
+        # a kernel the worker could not load is not checked: strict says so (a kernel
+        # defined inside a function is one no worker can load: reported, not failed)
+        unloadable = (
+            record["status"] == "not-compiled"
+            and record.get("stage") == "import"
+            and "<locals>" not in record["kernel"]
+        )
+        if (cannot_run or unloadable) and self.current is not None:
             pending = self.unreported.setdefault(self.current, [])
             if record not in pending:
                 pending.append(record)
@@ -227,6 +250,8 @@ class CompileGate:
         record["worker_ms"] = answer.get("ms")
         record["stage_ms"] = answer.get("stage_ms", {})
         record["key"] = answer.get("key") or ""
+        if answer.get("loaded_from_source"):
+            record["loaded_from_source"] = answer["loaded_from_source"]
         record["signature"] = answer.get("signature", {})
         record["constants"] = answer.get("constants", {})
         if answer.get("specialisation"):
@@ -276,6 +301,8 @@ class CompileGate:
         for test in record["tests"]:
             if test not in mine["tests"]:
                 mine["tests"].append(test)
+        if record.get("dropped_by_autotuner"):
+            mine["dropped_by_autotuner"] = True
         grid_coverage.merge(mine, record)
 
     # -- report -------------------------------------------------------------------------
@@ -305,6 +332,10 @@ class CompileGate:
                 "unverifiable": sum(v["status"] == "unverifiable" for v in verdicts),
                 **ub_verdict.summary(specs, self.ub_target),
                 "grid_findings": sum(len(s.get("grid_coverage", ())) for s in specs),
+                "dropped_by_autotuner": sum(bool(s.get("dropped_by_autotuner")) for s in specs),
+                "loaded_from_source": len(
+                    {(s["file"], s["kernel"]) for s in specs if s.get("loaded_from_source")}
+                ),
             },
             "specialisations": sorted(specs, key=lambda s: (s["file"], s["def_line"], s["key"])),
             "ir_confirmation": verdicts,
@@ -325,6 +356,8 @@ def _strict_text(record: dict) -> str:
     if record["status"] == "rejected":
         return _failure_text(record)
     where = f"{diagnosis.shown_path(record['file'], os.getcwd())}:{record['def_line']}"
+    if record["status"] == "not-compiled":
+        return f"{where}: {record['kernel']}: not compiled: {record['message']}"
     return ub_verdict.failure_text(record, where)
 
 
@@ -378,7 +411,11 @@ def _failure_text(record: dict, root: str | None = None) -> str:
     loc = record.get("location") or {}
     where = f"{diagnosis.shown_path(loc.get('file', record['file']), root)}:{loc.get('line', record['def_line'])}"
     head = f"{where}: {record['kernel']} ({record['stage']}): {record['reason']}"
-    lines = [head, f"  specialisation: {specialisation_text(record)}"]
+    lines = [
+        head,
+        f"  rejected by {diagnosis.front_end()}'s front end (the version this gate runs)",
+        f"  specialisation: {diagnosis.specialisation_text(record)}",
+    ]
     if loc.get("source") and loc["source"] != "compiler":
         lines.append(f"  location: {loc['source']}")
     inferred = (diagnosis.HINT_PREFIX, diagnosis.PLATFORM_PREFIX)
@@ -395,22 +432,6 @@ def _failure_text(record: dict, root: str | None = None) -> str:
 
 
 DETAIL_LINES = 10
-
-
-def specialisation_text(record: dict) -> str:
-    """``x: *fp32 (16-byte aligned), n: i32, BLOCK=32``: the runtime arguments as the
-    key specialises them, then the constexprs; else the key itself."""
-    signature = record.get("signature") or {}
-    constants = record.get("constants") or {}
-    if not signature and not constants:
-        return record.get("key") or "(unknown)"
-    parts = (
-        [record["specialisation"]]
-        if record.get("specialisation")
-        else [f"{name}: {kind}" for name, kind in signature.items() if name not in constants]
-    )
-    parts += [f"{name}={value}" for name, value in constants.items() if name not in signature]
-    return ", ".join(p for p in parts if p)
 
 
 def _print_nothing_captured(tr, interpreter_seen: bool) -> None:
@@ -442,6 +463,7 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
     )
     for line in ub_verdict.report_lines(report, lambda path: diagnosis.shown_path(path, root)):
         tr.write_line(line)
+    not_compiled: dict[tuple[str, str], list[dict]] = {}
     for spec in report["specialisations"]:
         if spec["status"] == "rejected":
             tr.write_line(_failure_text(spec, root))
@@ -451,9 +473,26 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
             )
         elif spec["status"] == "not-compiled":
             reason = spec["message"].splitlines()[0] if spec["message"] else "?"
-            tr.write_line(
-                f"{diagnosis.shown_path(spec['file'], root)}:{spec['def_line']}: {spec['kernel']}: not compiled: {reason}"
+            where = (
+                f"{diagnosis.shown_path(spec['file'], root)}:{spec['def_line']}: {spec['kernel']}"
             )
+            not_compiled.setdefault((where, reason), []).append(spec)
+    for (where, reason), same in not_compiled.items():
+        times = f" ({len(same)} specialisations)" if len(same) > 1 else ""
+        tr.write_line(f"{where}: not compiled{times}: {reason}")
+    loaded = {}
+    for spec in report["specialisations"]:
+        if spec.get("loaded_from_source"):
+            where = (
+                f"{diagnosis.shown_path(spec['file'], root)}:{spec['def_line']}: {spec['kernel']}"
+            )
+            loaded.setdefault(where, spec["loaded_from_source"])
+    for where, stood_in in loaded.items():
+        replaced = ", ".join(stood_in["replaced"]) or "nothing"
+        tr.write_line(
+            f"{where}: loaded from its source (its module does not import here: "
+            f"{stood_in['import_failure']}); stood in for: {replaced}"
+        )
     for v in sorted(report["ir_confirmation"], key=lambda v: (v["file"], v["line"], v["code"])):
         where = f"{diagnosis.shown_path(v['file'], root)}:{v['line']}: {v['code']}"
         if v["status"] == "not-lowered":

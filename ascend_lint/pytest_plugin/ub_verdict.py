@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from ascend_lint import ub_model
-from ascend_lint.pytest_plugin import lowered_ir
+from ascend_lint.pytest_plugin import diagnosis, lowered_ir
 from ascend_lint.pytest_plugin.lowered_ir import Op, Region
 
 _RESULTS = re.compile(r"^(%[\w.$-]+)(?::(\d+))?((?:\s*,\s*%[\w.$-]+)*)\s*=\s*")
@@ -64,8 +64,9 @@ _RESHAPES = {"tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape"}
 # dialects whose ops the bounds understand; any other op (a library call such as
 # `call @triton_flip`, a vendor op) may hold buffers the IR does not show
 _KNOWN_DIALECTS = ("arith.", "math.", "linalg.", "tensor.", "bufferization.", "memref.", "scf.")
-# annotation.mark only attaches hints (attributes) to a buffer that already exists
-_KNOWN_OPS = {"func.func", "func.return", "return", "module", "annotation.mark"}
+# annotation.mark only attaches hints (attributes) to a buffer that already exists;
+# gpu.barrier (`tl.debug_barrier`) synchronises and holds no data
+_KNOWN_OPS = {"func.func", "func.return", "return", "module", "annotation.mark", "gpu.barrier"}
 _NOT_BUFFERS = {"tensor.extract", "tensor.dim", "bufferization.to_memref"}
 _SCRATCH_OPS = {
     "linalg.reduce",
@@ -452,9 +453,15 @@ def report_lines(report: dict, rel) -> list[str]:
         ub = spec.get("ub") or {}
         where = f"{rel(spec['file'])}:{spec['def_line']}: {spec['kernel']}"
         if ub.get("verdict") == "overflows":
-            lines.append(f"{where}: {bounds_text(ub)}")
-            if spec.get("key"):
-                lines.append(f"  specialisation: {spec['key']}")
+            dropped = (
+                " (an autotune config the tuner drops)" if spec.get("dropped_by_autotuner") else ""
+            )
+            lines.append(f"{where}: {bounds_text(ub)}{dropped}")
+            lines.append(f"  specialisation: {diagnosis.specialisation_text(spec)}")
+            tests = spec.get("tests") or []
+            if tests:
+                more = f" and {len(tests) - 3} more" if len(tests) > 3 else ""
+                lines.append(f"  launched by: {', '.join(tests[:3])}{more}")
         elif ub.get("verdict") == "uncertain":
             uncertain.setdefault(where, []).append(ub)
     for where, ubs in uncertain.items():
@@ -489,8 +496,7 @@ def failure_text(record: dict, where: str) -> str:
         f"{where}: {record['kernel']}: ub overflow: needs at least {ub['ub_bits_lower']:,} "
         f"bits of {ub['capacity_bits']:,} ({ub['target']})"
     ]
-    if record.get("key"):
-        lines.append(f"  specialisation: {record['key']}")
+    lines.append(f"  specialisation: {diagnosis.specialisation_text(record)}")
     for buffer in ub.get("largest", []):
         at = f" (line {', '.join(map(str, buffer['lines']))})" if buffer["lines"] else ""
         twice = ", multibuffered" if buffer["multibuffered"] else ""

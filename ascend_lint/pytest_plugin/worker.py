@@ -97,6 +97,14 @@ class StandInDriver:
     def set_current_device(self, device):
         pass
 
+    @property
+    def utils(self):
+        # with --ascend-cpu-device, kernel modules read the NPU's core counts at import
+        # time (driver.active.utils.get_device_properties); without it there are none
+        from ascend_lint.cpu_device import driver_utils
+
+        return driver_utils()
+
     def get_benchmarker(self):
         # autotuned modules ask for it at import time; the worker never tunes (it
         # replays each config the tests launched as a launch of its own)
@@ -117,6 +125,8 @@ class Worker:
         self.kernels: dict[tuple[str, str, str], object] = {}
         self.modules: dict[str, tuple[object, str | None]] = {}  # file -> (module, failure)
         self.rejections: dict[tuple[str, str, str], dict] = {}  # (file, kernel, key) -> answer
+        # (module, kernel, file) -> what loading it from its source stood in
+        self.stood_in: dict[tuple[str, str, str], dict] = {}
         self.last: dict = {}
         self.stage_ms: dict[str, float] = {}
 
@@ -135,17 +145,16 @@ class Worker:
         # @triton.jit helpers stay JITFunctions the code generator can inline
         os.environ["TRITON_INTERPRET"] = "0"
         module, failure = self._import(request["module"], request["file"])
-        obj = module
-        for part in request["qualname"].split("."):
-            if part == "<locals>":
-                raise StageFailed(
-                    "import", "the kernel is defined inside a function and cannot be imported"
-                )
-            if not hasattr(obj, part) and failure is not None:
-                raise StageFailed(
-                    "import", f"its module stopped importing before defining it: {failure}"
-                )
-            obj = getattr(obj, part)
+        if failure is not None:
+            obj = self._from_source(request, failure)
+        else:
+            obj = module
+            for part in request["qualname"].split("."):
+                if part == "<locals>":
+                    raise StageFailed(
+                        "import", "the kernel is defined inside a function and cannot be imported"
+                    )
+                obj = getattr(obj, part)
         while not isinstance(obj, JITFunction):
             inner = getattr(obj, "fn", None)
             if inner is None:
@@ -158,6 +167,24 @@ class Worker:
         self._intercept_compile(obj)
         self.kernels[where] = obj
         return obj
+
+    def _from_source(self, request: dict, failure: str):
+        """The kernel of a module that does not import here, loaded from its source with
+        the imports that fail stood in (``lowering.kernel_loading``); what was stood in
+        goes with every answer about it."""
+        from ascend_lint.lowering.kernel_loading import LoadError, load_from_source
+
+        try:
+            loaded = load_from_source(request["file"], request["qualname"], request["module"])
+        except LoadError as exc:
+            raise StageFailed(
+                "import",
+                f"its module does not import here ({failure}), and loading the kernel from "
+                f"its source with the failing imports stood in did not work either: {exc}",
+            ) from exc
+        where = (request["module"], request["qualname"], request["file"])
+        self.stood_in[where] = {"replaced": loaded.replaced, "import_failure": failure}
+        return loaded.kernel
 
     def _import(self, name: str, path: str):
         """The kernel's module, executed once per file.  A module whose import fails
@@ -267,6 +294,9 @@ class Worker:
         rejection_key = None
         try:
             jit_fn = self.kernel(request)
+            where = (request["module"], request["qualname"], request["file"])
+            if where in self.stood_in:
+                answer["loaded_from_source"] = self.stood_in[where]
             stage = "bind"
             args = [_decode(a) for a in request["args"]]
             kwargs = {k: _decode(v) for k, v in request["kwargs"].items()}
@@ -429,6 +459,11 @@ def main() -> int:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    from ascend_lint import cpu_device
+
+    cpu_target = cpu_device.target_from_environment()
+    if cpu_target:  # --ascend-cpu-device: kernel modules import torch_npu, cann extensions
+        cpu_device.install(cpu_target, compile_worker=True)
     worker = Worker()
     # kernel modules import it; do it before saying ready, while tests are collected
     with contextlib.suppress(ImportError):

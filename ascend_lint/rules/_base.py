@@ -21,6 +21,9 @@ class Finding:
     message: str
     fix: Fix | None = None
     end_node: ast.AST | None = None  # span end, when it differs from `node`'s
+    # Where else the defect is written (the definition of a local address the access
+    # reads): a more specific rule's finding there supersedes this one too.
+    also_at: tuple[ast.AST, ...] = ()
 
 
 @dataclass

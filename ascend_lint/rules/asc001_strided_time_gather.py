@@ -138,10 +138,12 @@ class StridedTimeGather(Rule):
         if not seq.time_vectors:
             return
         keep = seq.time_vectors | seq.token_offsets | seq.lengths
+        pointers = index.values.of(fn).pointers
         for call, stmt in accesses:
             if _documented_fallback(index, fn, stmt):
                 continue
-            terms = address_terms(call.args[0], fn, index.aliases, keep)
+            followed: list[ast.AST] = []  # the locals' values: where else it is written
+            terms = address_terms(call.args[0], fn, index.aliases, keep, followed=followed)
             if any(broadcasts(f) for term in terms for f in term):
                 continue  # a 2-D tile: one of its dimensions has unit stride
             for term in terms:
@@ -158,6 +160,7 @@ class StridedTimeGather(Rule):
                         f"`{ast.unparse(stride)}` ({evidence.why}) is a gather; use a "
                         "time-contiguous layout",
                         fix=self._gate_fix(ctx, fn, call, fixes),
+                        also_at=tuple(v for v in followed if pointer_root(v) in pointers),
                     )
                     break
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.index import (
     JitFunction,
     additive_terms,
-    factors,
-    is_head_count,
-    is_length,
     is_literal,
     names_in,
     own_nodes,
@@ -26,20 +23,6 @@ from ascend_lint.rules._layout import (
     one_d_stride,
     transposed_fix,
 )
-
-
-def legacy_term(expr: ast.AST, whole_rows: Collection[str] = ()) -> ast.AST | None:
-    """A summand scaled by a head count but by no sequence length: `bos * HV`, `idx * HV`.
-    A factor in `whole_rows` (`all = B * T`) counts whole planes like a length does."""
-    for term in additive_terms(expr):
-        names = {f.id for f in factors(term) if isinstance(f, ast.Name)}
-        if (
-            any(is_head_count(n) for n in names)
-            and not any(is_length(n) or n in whole_rows for n in names)
-            and len(factors(term)) > 1
-        ):
-            return term
-    return None
 
 
 class StalePointerMath(Rule):
@@ -70,12 +53,13 @@ class StalePointerMath(Rule):
     def _check_statement(
         self, fn: JitFunction, stmt: ast.stmt, pointers: set[str], ctx: RuleContext
     ) -> Iterator[Finding]:
+        order = fn.order_of(stmt)
         if (
             isinstance(stmt, ast.AugAssign)
             and isinstance(stmt.target, ast.Name)
             and stmt.target.id in pointers
         ):
-            term = legacy_term(stmt.value, ctx.index.gates.whole_row_counts(fn))
+            term = ctx.index.gates.time_math_term(fn, stmt.value, order, pointers)
             if term is not None:
                 fix = transposed_fix(ctx, fn, stmt.value, None, None, length_name(fn))
                 yield Finding(stmt, self._message(stmt.target.id, term), fix=fix)
@@ -87,7 +71,7 @@ class StalePointerMath(Rule):
             if base is None or not (names_in(base) & pointers):
                 continue
             stride = one_d_stride(call)
-            term = legacy_term(base, ctx.index.gates.whole_row_counts(fn))
+            term = ctx.index.gates.time_math_term(fn, base, order, pointers)
             if term is not None or (stride is not None and not is_literal(stride, 1)):
                 shown = term if term is not None else stride
                 root = pointer_root(base)
@@ -105,7 +89,7 @@ class StalePointerMath(Rule):
                 heads = [
                     t for t in additive_terms(node) if isinstance(t, ast.Name) and t.id in pointers
                 ]
-                term = legacy_term(node, ctx.index.gates.whole_row_counts(fn))
+                term = ctx.index.gates.time_math_term(fn, node, order, pointers)
                 if heads and term is not None:
                     fix = transposed_fix(ctx, fn, node, heads[0].id, None, length_name(fn))
                     yield Finding(node, self._message(heads[0].id, term), fix=fix)
@@ -144,6 +128,82 @@ def k(g, T, HV: tl.constexpr, BT: tl.constexpr):
 
 def launch(g, T, HV):
     k[(1, HV)](g.transpose(1, 2), T, HV=HV, BT=64)
+""",
+        # a plane offset over a leading split axis: `total` counts every token on each
+        # path (the packed length for varlen, B * T otherwise), the same in both layouts
+        """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(g, dg, cu_seqlens, B, T, HV: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    i_k, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    T_seq = T
+    if IS_VARLEN:
+        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int64), tl.load(cu_seqlens + i_n + 1).to(tl.int64)
+        total = T
+        T = eos - bos
+        dg += i_k * total * HV + bos + i_h * T_seq
+    else:
+        bos = i_n * T
+        total = B * T
+        dg += i_k * total * HV + i_n * HV * T_seq + i_h * T_seq
+    o_t = tl.arange(0, BT)
+    tl.store(dg + o_t, tl.zeros([BT], dtype=tl.float32), mask=o_t < T)
+
+
+def launch(g, cu_seqlens):
+    B, T, HV = g.shape
+    dg = g.new_empty(2, B, HV, T)
+    k[(2, B * HV)](g, dg.transpose(-1, -2).contiguous(), cu_seqlens, B, T, HV=HV, BT=64, IS_VARLEN=cu_seqlens is not None)
+""",
+        # the launcher passes the row count of that plane (`B * T`)
+        """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(dg, total, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_k, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    p_dg = tl.make_block_ptr(dg + i_k * total * HV + i_b * HV * T + i_h * T, (T,), (1,), (0,), (BT,), (0,))
+    tl.store(p_dg, tl.zeros([BT], dtype=tl.float32), boundary_check=(0,))
+
+
+def launch(x):
+    B, T, HV = x.shape
+    dg = x.new_empty(2, B, T, HV).transpose(-1, -2).contiguous()
+    k[(2, B * HV)](dg, B * T, T, HV=HV, BT=64)
+""",
+        # `all = B * T` as an int64 fix writes it
+        """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(dg, cu_seqlens, B, T, HV: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    i_k, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    all = tl.cast(B, tl.int64) * T
+    T_seq = T
+    if IS_VARLEN:
+        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int64), tl.load(cu_seqlens + i_n + 1).to(tl.int64)
+        T = eos - bos
+        dg += i_k * all * HV + bos + i_h * T_seq
+    else:
+        dg += i_k * all * HV + i_n * HV * T_seq + i_h * T_seq
+    o_t = tl.arange(0, BT)
+    tl.store(dg + o_t, tl.zeros([BT], dtype=tl.float32), mask=o_t < T)
+
+
+def launch(x, cu_seqlens):
+    B, T, HV = x.shape
+    dg = x.new_empty(2, B, T, HV).transpose(-1, -2).contiguous()
+    k[(2, B * HV)](dg, cu_seqlens, B, T, HV=HV, BT=64, IS_VARLEN=cu_seqlens is not None)
 """,
     ]
     INVALID = [
@@ -214,5 +274,32 @@ def k(g, bos, T, HV: tl.constexpr, BT: tl.constexpr, G_T_CONTIG: tl.constexpr):
         p_g = tl.make_block_ptr(g + bos * HV + i_h, (T,), (1,), (0,), (BT,), (0,))
 """,
             rows=[9],
+        ),
+        # a start that is a packed offset on the varlen path: time math there
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(dg, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    i_t, i_nh = tl.program_id(0), tl.program_id(1)
+    i_n, i_h = i_nh // HV, i_nh % HV
+    if IS_VARLEN:
+        bos = tl.load(cu_seqlens + i_n).to(tl.int64)
+    else:
+        bos = i_n * T
+    dg += bos * HV + i_h
+    p_dg = tl.make_block_ptr(dg, (T,), (1,), (i_t * BT,), (BT,), (0,))
+    tl.store(p_dg, tl.zeros([BT], dtype=tl.float32), boundary_check=(0,))
+
+
+def launch(x, cu_seqlens):
+    B, T, HV = x.shape
+    dg = x.new_empty(B, T, HV).transpose(1, 2).contiguous()
+    k[(4, B * HV)](dg, cu_seqlens, T, HV=HV, BT=64, IS_VARLEN=cu_seqlens is not None)
+""",
+            rows=[14],
         ),
     ]

@@ -12,14 +12,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.codemods import node_span
+from ascend_lint.codemods import node_offsets, node_span, node_text, replace_node, text_edit
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import (
     LANGUAGE,
     IntKind,
     JitFunction,
     KernelValues,
-    additive_terms,
     call_name,
     factors,
     is_int64_cast,
@@ -28,12 +27,32 @@ from ascend_lint.index import (
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
+def _nested_products(expr: ast.AST) -> list[ast.BinOp]:
+    """Every product reached through `+`, `-`, `*` and unary signs, outermost first."""
+    out: list[ast.BinOp] = []
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.UnaryOp):
+            todo.append(node.operand)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            if isinstance(node.op, ast.Mult):
+                out.append(node)
+            todo += [node.right, node.left]
+    return out
+
+
 def _products(expr: ast.AST) -> list[ast.BinOp]:
-    """Top-level products of a sum (not those hidden inside calls such as `min()`)."""
+    """Top-level products of a sum (not those inside calls such as `min()`, nor those
+    inside another cast: `(a * b).to(tl.int64)` within the sum is that cast's finding)."""
     out = []
-    for term in additive_terms(expr):
-        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
-            out.append(term)
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            todo += [node.right, node.left]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            out.append(node)
     return out
 
 
@@ -66,10 +85,10 @@ class LateInt64Cast(Rule):
                 if products:
                     yield Finding(
                         call,
-                        self._product_message(products[0], fn, values, order, method),
-                        fix=self._cast_operands_fix(ctx, call, products, tl_name)
-                        if method
-                        else None,
+                        self._product_message(products[0], fn, values, order, method, runtime),
+                        fix=self._cast_operands_fix(
+                            ctx, call, inner, values, order, runtime, tl_name
+                        ),
                     )
                     continue
                 if not method:
@@ -102,6 +121,7 @@ class LateInt64Cast(Rule):
         values: KernelValues,
         order: int,
         method: bool,
+        runtime: set[str],
     ) -> str:
         described = []
         for factor in factors(product):
@@ -109,7 +129,7 @@ class LateInt64Cast(Rule):
                 what = _describe(factor.id, fn, values, order)
                 described.append(f"`{factor.id}` ({what})" if what else f"`{factor.id}`")
         operands = f": {', '.join(described)}" if described else ""
-        first = ast.unparse(factors(product)[0])
+        first = ast.unparse(self._widen(product, values, order, runtime)[0])
         text = (
             f"`{ast.unparse(product)}` is an int32 multiply{operands}; it can wrap past 2**31 "
             f"before {'`.to(tl.int64)`' if method else 'the cast'} widens it"
@@ -161,32 +181,78 @@ class LateInt64Cast(Rule):
         edit = Edit(start, end, f"{tl_name}.cast({ast.unparse(inner)}, {tl_name}.int64)")
         return Fix(Applicability.SAFE, "Use `tl.cast(x, tl.int64)`", (edit,))
 
-    @staticmethod
     def _cast_operands_fix(
-        ctx: RuleContext, call: ast.Call, products: list[ast.BinOp], tl_name: str | None
+        self,
+        ctx: RuleContext,
+        call: ast.Call,
+        inner: ast.AST,
+        values: KernelValues,
+        order: int,
+        runtime: set[str],
+        tl_name: str | None,
     ) -> Fix | None:
-        """`(a * b + c).to(tl.int64)` -> `(tl.cast(a, tl.int64) * b + c)`: the arithmetic moves
-        to int64, which changes results exactly where the int32 version wrapped (unsafe)."""
+        """`(a * b + c).to(tl.int64)` -> `(tl.cast(a, tl.int64) * b + c)`, and
+        `tl.cast(a * (b * c), tl.int64)` -> `(a * (tl.cast(b, tl.int64) * c))`: every
+        int32 multiply inside moves to int64, nested ones and those of a sum inside a
+        product included, so re-linting finds none left. The arithmetic changes results
+        exactly where the int32 version wrapped (unsafe)."""
         if tl_name is None:
             return None
+        casts = self._widen(inner, values, order, runtime)
+        if not casts or any(leaf is inner for leaf in casts):
+            return None  # nothing inside to widen: casting the whole would change nothing
         source = ctx.source
-        edits = []
-        for product in products:
-            first = factors(product)[0]
-            s, e = node_span(source, first)
-            text = ast.unparse(first)
-            edits.append(Edit(s, e, f"{tl_name}.cast({text}, {tl_name}.int64)"))
-        # Drop `.to(tl.int64)`: from the end of the receiver's closing parenthesis to the call's end.
-        _, value_end = node_span(source, call.func.value)
-        _, call_end = node_span(source, call)
-        line = source.line(value_end.row)
-        dot = line.find(".", value_end.column) if value_end.row == call_end.row else -1
-        if dot < 0:
-            return None
-        edits.append(Edit(type(value_end)(value_end.row, dot), call_end, ""))
+        edits = [
+            replace_node(
+                source, leaf, f"{tl_name}.cast({node_text(source, leaf)}, {tl_name}.int64)"
+            )
+            for leaf in casts
+        ]
+        # Drop the late cast around the receiver, keeping what is inside it (comments too).
+        start, end = node_offsets(source, inner)
+        call_start, call_end = node_offsets(source, call)
+        text = source.text
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "to":
+            # `( ... ).to(tl.int64)`: from the `.` on
+            dot = node_offsets(source, call.func)[1] - len(call.func.attr) - 1
+            while dot > end and text[dot] in " \t\\\r\n":
+                dot -= 1
+            if text[dot] != ".":
+                return None
+            edits.append(text_edit(source, dot, call_end, ""))
+        else:  # `tl.cast( ... , tl.int64)` -> `( ... )`
+            edits.append(text_edit(source, call_start, start, "("))
+            edits.append(text_edit(source, end, call_end, ")"))
+        edits.sort(key=lambda e: e.start)
         return Fix(
             Applicability.UNSAFE, "Cast an operand to int64 before multiplying", tuple(edits)
         )
+
+    def _widen(
+        self, node: ast.AST, values: KernelValues, order: int, runtime: set[str]
+    ) -> list[ast.AST]:
+        """The operands to cast so that every int32 multiply in `node` (through `+`,
+        `-` and `*`) runs in int64 and `node` is int64: inside a product, each side
+        that holds such a multiply is widened itself (then the product is int64);
+        a product of plain operands casts one that is not a literal."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+            return self._widen(node.operand, values, order, runtime)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            sides = [
+                side
+                for side in (node.left, node.right)
+                if any(
+                    self._int32_product(p, values, order, runtime) for p in _nested_products(side)
+                )
+            ]
+            if sides:
+                return [
+                    leaf for side in sides for leaf in self._widen(side, values, order, runtime)
+                ]
+            if isinstance(node.op, ast.Mult):
+                left_literal = isinstance(node.left, ast.Constant)
+                return [node.right if left_literal else node.left]
+        return [node]
 
     VALID = [
         """
@@ -331,6 +397,73 @@ def k(x, BT: tl.constexpr, NS: tl.constexpr):
         o = tl.cast(i_s, tl.int64)
         tl.store(x + o, 1)
     n = tl.cast(BT, tl.int64)
+""",
+        ),
+        # nested products, a sum inside a product, the `tl.cast` spelling: every int32
+        # multiply moves to int64, so nothing is left for the next lint to report
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(h, T, N, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr):
+    i_t, i_h = tl.program_id(0), tl.program_id(1)
+    p = h + (i_t * (T * N)).to(tl.int64)
+    q = h + ((i_t * H + i_h) * V * K).to(tl.int64)
+    r = h + tl.cast((i_t * N + i_h) * T, tl.int64)
+    tl.store(p + q + r, 1)
+""",
+            rows=[9, 10, 11],
+            fixed="""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(h, T, N, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr):
+    i_t, i_h = tl.program_id(0), tl.program_id(1)
+    p = h + (i_t * (tl.cast(T, tl.int64) * N))
+    q = h + ((tl.cast(i_t, tl.int64) * H + i_h) * V * K)
+    r = h + ((tl.cast(i_t, tl.int64) * N + i_h) * T)
+    tl.store(p + q + r, 1)
+""",
+        ),
+        # casts inside a cast: each product is its own cast's finding, once; the outer
+        # cast has no product of its own (it was reported again and, fixed by casting the
+        # whole sum, wrapped it once more every round)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, C, D, BLOCK_C: tl.constexpr):
+    pid_n = tl.program_id(1)
+    offset_c = tl.arange(0, BLOCK_C)
+    ptrs = x + (
+        (pid_n * C * D).to(tl.int64)
+        + (offset_c * D).to(tl.int64)
+    ).to(tl.int64)
+    tl.store(ptrs, 1)
+""",
+            rows=[11, 12],
+            fixed="""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, C, D, BLOCK_C: tl.constexpr):
+    pid_n = tl.program_id(1)
+    offset_c = tl.arange(0, BLOCK_C)
+    ptrs = x + (
+        (tl.cast(pid_n, tl.int64) * C * D)
+        + (tl.cast(offset_c, tl.int64) * D)
+    ).to(tl.int64)
+    tl.store(ptrs, 1)
 """,
         ),
     ]

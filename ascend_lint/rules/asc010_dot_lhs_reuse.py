@@ -5,35 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import LANGUAGE, Aliases, JitFunction, own_nodes
+from ascend_lint.index import JitFunction, own_nodes
 from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
-DOT = f"{LANGUAGE}.dot"
-
-
-def lhs_tile(expr: ast.AST, aliases: Aliases) -> str | None:
-    """The tile behind a dot operand: `b_A`, `b_A.to(dt)`, `tl.trans(b_do.to(dt))` -> the name.
-    Anything else (`b_A + 0.0`, a load) is a fresh value, not a reuse hazard."""
-    while True:
-        if isinstance(expr, ast.Name):
-            return expr.id
-        if (
-            isinstance(expr, ast.Call)
-            and isinstance(expr.func, ast.Attribute)
-            and expr.func.attr == "to"
-        ):
-            expr = expr.func.value
-        elif (
-            isinstance(expr, ast.Call)
-            and aliases.resolve(expr.func) == f"{LANGUAGE}.trans"
-            and expr.args
-        ):
-            expr = expr.args[0]
-        elif isinstance(expr, ast.Attribute) and expr.attr == "T":
-            expr = expr.value
-        else:
-            return None
 
 
 def _exclusive(a, b) -> bool:
@@ -55,32 +29,46 @@ class DotLhsReuse(Rule):
     reference = "reference_kernels/chunk_o.py::chunk_bwd_kernel_dqkwg"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        aliases = ctx.index.aliases
+        core = ctx.index.core
         for fn in ctx.index.kernels:
-            for call, stmt in ctx.index.calls_in(fn, DOT):
-                if not call.args:
+            for use in core.dot_lhs_uses(fn):
+                reuse = self._reuse(fn, use.stmt, use.call, use.tile)
+                if reuse is None and self._is_parameter(fn, use.stmt, use.tile):
+                    # A helper's parameter: the tile is the one its callers pass.
+                    for passed in core.tiles_passed_to(fn, use.tile):
+                        again = self._reuse(passed.caller, passed.stmt, passed.call, passed.tile)
+                        if again is not None:
+                            reuse = (
+                                f"the tile `{passed.tile}` that `{passed.caller.name}` passes on "
+                                f"line {passed.stmt.lineno}, which is {again}"
+                            )
+                            break
+                if reuse is None:
                     continue
-                tile = lhs_tile(call.args[0], aliases)
-                if tile is None:
-                    continue
-                rhs = call.args[1] if len(call.args) > 1 else None
-                if rhs is not None and lhs_tile(rhs, aliases) == tile:
-                    continue  # `tl.dot(b_k, tl.trans(b_k))`: one operand read, considered safe
-                reuse = self._reuse(fn, stmt, call, tile)
-                if reuse is not None:
-                    yield Finding(
-                        call,
-                        f"`{tile}` is the lhs of this `tl.dot` and is {reuse}; Ascend's matmul may "
-                        f"overwrite its lhs: reload it or dot a copy (`{tile} + 0.0`) taken before",
-                    )
+                yield Finding(
+                    use.call,
+                    f"`{use.tile}` is the lhs of this `tl.dot` and is {reuse}; Ascend's matmul "
+                    f"may overwrite its lhs: reload it or dot a copy (`{use.tile} + 0.0`) "
+                    "taken before",
+                )
+
+    @staticmethod
+    def _is_parameter(fn: JitFunction, stmt: ast.stmt, name: str) -> bool:
+        reach = fn.reaching(name, fn.order_of(stmt))
+        return name in fn.params and bool(reach) and all(d.order < 0 for d in reach)
 
     @staticmethod
     def _reuse(fn: JitFunction, stmt: ast.stmt, call: ast.Call, tile: str) -> str | None:
         names = fn.statement_names()
         here = fn.order_of(stmt)
-        # Read again in the same statement, outside this dot.
-        if any(isinstance(n, ast.Name) and n.id == tile for n in _outside(stmt, call)):
+        # Read again in the same statement, outside this dot (its own target is no read).
+        if any(
+            isinstance(n, ast.Name) and n.id == tile and isinstance(n.ctx, ast.Load)
+            for n in _outside(stmt, call)
+        ):
             return f"read again on line {stmt.lineno}"
+        if tile in names[here][1]:
+            return None  # `b = tl.dot(b, a)`: the statement ends the old tile
         # Read again after it, before it is redefined (not on the other side of an if).
         branches = fn.context(stmt).branches
         for index in range(here + 1, len(fn.statements)):
@@ -94,19 +82,20 @@ class DotLhsReuse(Rule):
                 return f"read again on line {later.lineno}"
             if tile in writes:
                 break
-        # Used in a loop it was defined outside of: every iteration after the first reuses it.
+        # Used in a loop it was defined outside of: every iteration after the first
+        # reuses it. A definition anywhere in the loop's body (after the dot included)
+        # gives the next iteration a new tile.
         loops = fn.context(stmt).loops
         if loops:
             loop = loops[-1].node
-            defs = [i for i in range(here) if tile in names[i][1]]
-            inside = [
-                i
-                for i in defs
-                if any(lp.node is loop for lp in fn.context(fn.statements[i]).loops)
-                or fn.statements[i] is loop
-            ]
-            if defs and not inside:
-                return f"defined before the loop on line {loop.lineno} and used as lhs in every iteration"
+            first, last = fn.loop_spans[id(loop)]
+            if any(tile in names[i][1] for i in range(first - 1, last + 1)):
+                return None
+            if any(d.order < first - 1 for d in fn.reaching(tile, here)):
+                return (
+                    f"defined before the loop on line {loop.lineno} and used as lhs in every "
+                    "iteration"
+                )
         return None
 
     VALID = [
@@ -125,6 +114,24 @@ def k(q, kk, o, BT: tl.constexpr, NV: tl.constexpr):
         b_v = tl.load(o + i_v)
         b_o = tl.dot(b_A_i, b_v)
         tl.store(o + i_v, b_o)
+""",
+        # the dot's own result rebinds its lhs: the next read (and the next iteration)
+        # sees a new tile
+        """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(A, B, out, N: tl.constexpr):
+    a = tl.load(A)
+    b = tl.load(B)
+    for i in range(N):
+        b = tl.dot(b.to(tl.float16), a)
+    tl.store(out, b)
+    c = tl.load(B)
+    c = tl.dot(c, a)
+    tl.store(out, c)
 """,
     ]
     INVALID = [
@@ -158,5 +165,27 @@ def k(A, v, u, NV: tl.constexpr):
         tl.store(u + i_v, b_u)
 """,
             rows=[10],
+        ),
+        # a helper dots its parameter; the caller passes the same tile every iteration
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _apply(b_a, b_v):
+    return tl.dot(b_a, b_v)
+
+
+@triton.jit
+def k(A, v, u, NV: tl.constexpr):
+    b_A = tl.load(A)
+    for i_v in range(NV):
+        b_v = tl.load(v + i_v)
+        b_u = _apply(b_A, b_v)
+        tl.store(u + i_v, b_u)
+""",
+            rows=[8],
         ),
     ]

@@ -202,6 +202,20 @@ def launch(x):
     n = x.numel()
     k[(min(n, num_vectorcore),)](x, n, D=64)
 """,
+        # capped to the core count by a conditional expression
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+
+def launch(x, num_vectorcore):
+    n = x.numel()
+    tiles = triton.cdiv(n, 1024)
+    k[(tiles if tiles < num_vectorcore else num_vectorcore,)](x, n, BLOCK=1024)
+""",
     ]
     INVALID = [
         Invalid(
@@ -375,6 +389,60 @@ def launch(x):
     k[(min(triton.cdiv(n, 1024), 65535),)](x, n, BLOCK=1024)
 """,
             rows=[11],
+        ),
+        # capped at the grid limit by a conditional expression: still far over the cores
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n_rows, N: tl.constexpr):
+    row = tl.program_id(0)
+    tl.store(x + row * N + tl.arange(0, N), 0.0)
+
+def launch(x):
+    n_rows = x.numel() // x.shape[-1]
+    M = 65535 if n_rows > 65535 else n_rows
+    k[M,](x, n_rows, N=x.shape[-1])
+""",
+            rows=[13],
+        ),
+        # a cap at the grid limit shows a count that outgrows it, whatever it is called
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, M, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    tl.store(x + row * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+def _grid(m):
+    return (min(m, 65535),)
+
+def launch(x, M):
+    k[_grid(M)](x, M, BLOCK=64)
+""",
+            rows=[14],
+        ),
+        # the leading size of a tensor of unknown rank, capped at the grid limit
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, D: tl.constexpr):
+    row = tl.program_id(0)
+    tl.store(x + row * D + tl.arange(0, D), 0.0)
+
+def launch(x):
+    M = min(x.shape[0], 65535)
+    k[M,](x, x.shape[0], D=x.shape[-1])
+""",
+            rows=[12],
         ),
         # a launch helper's parameter, followed to its caller
         Invalid(

@@ -34,7 +34,8 @@ class PerCallConstexpr(Rule):
                     continue
                 for arg in binding.args.get(param, ()):
                     if id(arg) not in evidence:
-                        quantities = index.quantities.of(arg, binding.host, param)
+                        use = index.coverage.dimension_use(binding, param)
+                        quantities = index.quantities.of(arg, binding.host, param, use)
                         if all(q.role == Role.BOOLEAN for q in quantities):
                             continue  # a flag has two values: nothing to remember
                         per_call = [q for q in quantities if q.role.per_call]
@@ -178,6 +179,26 @@ def k(x, RETURN_TOKEN_ACCURACY: tl.constexpr):
 def launch(x, return_token_accuracy):
     k[(48,)](x, RETURN_TOKEN_ACCURACY=return_token_accuracy)
 """,
+        # `[B, N, S, D]`: dimension 1 is a head count here, which the kernel only
+        # indexes with (an unrolled loop over heads), never walks
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(q, S, N: tl.constexpr, D: tl.constexpr, BLOCK_M: tl.constexpr):
+    start_m = tl.program_id(0)
+    off_b = tl.program_id(1)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, D)
+    for h in tl.static_range(N):
+        p = q + ((off_b * N + h) * S + offs_m[:, None]) * D + offs_d[None, :]
+        tl.store(p, tl.load(p, mask=offs_m[:, None] < S), mask=offs_m[:, None] < S)
+
+def launch(q):
+    B, N, S, D = q.shape
+    k[(triton.cdiv(S, 64), B)](q, S, N, D, BLOCK_M=64)
+""",
     ]
     INVALID = [
         Invalid(
@@ -298,6 +319,76 @@ def launch(x, cu_seqlens):
     k[(48,)](x, num_tokens, TOK_PER_SEQ=num_tokens // num_seqs)
 """,
             rows=[12],
+        ),
+        # sizes kept on `ctx` as a tuple in `forward` and unpacked in `backward`
+        Invalid(
+            """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def bwd(do, NT: tl.constexpr, D: tl.constexpr):
+    tl.program_id(0)
+
+class Attn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q):
+        b, s, h, d = q.shape
+        ctx.dims = (b, s, h, d, triton.cdiv(s, 64))
+        return q
+
+    @staticmethod
+    def backward(ctx, do):
+        b, s, h, d, m = ctx.dims
+        bwd[(b * h,)](do, m, d)
+        return do
+""",
+            rows=[20],
+        ),
+        # the chunks of dimension 2 of a `[B, H, S, D]` tensor, read by subscript; the
+        # kernel walks them in a loop
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(q, NT: tl.constexpr, D: tl.constexpr, BLOCK: tl.constexpr):
+    i_bh = tl.program_id(0)
+    for i in range(NT):
+        o = i * BLOCK + tl.arange(0, BLOCK)
+        p = q + i_bh * NT * BLOCK * D + o[:, None] * D + tl.arange(0, D)[None, :]
+        tl.store(p, tl.load(p) * 2)
+
+def launch(q):
+    k[(48,)](q, triton.cdiv(q.shape[2], 64), q.shape[3], BLOCK=64)
+""",
+            rows=[14],
+        ),
+        # `[B, D, T]`: the innermost dimension is the time axis the kernel walks over the
+        # grid, while it holds the features `D` whole
+        Invalid(
+            """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, D: tl.constexpr, T: tl.constexpr, BLOCK_T: tl.constexpr):
+    i_b = tl.program_id(0)
+    i_t = tl.program_id(1)
+    o_t = i_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    o_d = tl.arange(0, D)
+    p = i_b * D * T + o_d[:, None] * T + o_t[None, :]
+    tl.store(y + p, tl.load(x + p, mask=o_t[None, :] < T), mask=o_t[None, :] < T)
+
+def launch(x):
+    B, D, T = x.shape
+    y = torch.empty_like(x)
+    k[(B, triton.cdiv(T, 64))](x, y, D, T, BLOCK_T=64)
+""",
+            rows=[18],
         ),
         # a variable selects the kernel: the finding names the one whose constexpr receives it
         Invalid(

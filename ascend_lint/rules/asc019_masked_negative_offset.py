@@ -1,68 +1,40 @@
 """ASC019 masked-negative-offset: a negative offset kept out by the mask, not by a clamp.
 
 The evidence is the mask's own test. A lower bound on a value (`o >= 0`, `o > -1`,
-`slot != -1`, `0 <= o`) says the lanes it keeps out hold a negative value; a shifted one
-(`o >= c`, `o > c - 1`) says the same of `o - c`. The mask is followed through the locals
-it is built in (`valid = (i >= 0) & (i < n)`, `m = valid & col_mask`, `valid[:, None]`),
-and so is the address (`p = x + (o - 1) * D`). Only values that differ between lanes or
-come from memory count: `tl.arange` vectors and `tl.load` results (index tables with a
--1 sentinel, scalar or block) and what is computed from them, not program-id arithmetic.
-Safe: a use inside `tl.maximum`/`tl.where`/`tl.clamp`, a value clamped where it is
-assigned, an access behind a branch or an early exit that tests the value.
+`slot != -1`, `0 <= o`, `o >= c`, `o > c - 1`) says the lanes it keeps out hold a
+negative `o` (or `o - c`); the finding is an address that still reads that quantity (it
+is a non-negative multiple of it plus the rest) and can be negative there. Only values
+that differ between lanes or come from memory count: `tl.arange` vectors and `tl.load`
+results (index tables with a -1 sentinel, scalar or block) and what is computed from
+them, not program-id arithmetic. Safe: a clamped index (`tl.maximum`, `tl.where`,
+`tl.clamp`, in the address or where it is assigned), a quantity the branches around the
+access or an early exit before it keep non-negative, or one the values every launch
+binds keep non-negative.
 
-The kernel facts come from the index (`index.bounds`): which values can be negative,
-which vary between lanes or are loaded, the -1 sentinels launches bind, the guards
-before an access and the table an index is loaded from. The rule matches mask tests to
-the address's uses, words the message and builds the fix.
+Every fact comes from the index (`index.bounds`): the lower bounds a mask puts on the
+lanes it keeps, the address as a linear form, whether a form can be negative where the
+access runs, whether the address reads the bounded quantity and where, which values
+vary, and the table an index is loaded from. The rule matches them, words the message
+and builds the fix.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from ascend_lint.codemods import node_offsets
 from ascend_lint.diagnostics import Applicability, Edit, Fix
-from ascend_lint.index import LANGUAGE, TRITON, JitFunction
-from ascend_lint.index.bounds import (
-    CLAMPS,
-    comparison_pairs,
-    is_atomic,
-    last_assignment,
-    last_assignment_order,
-    lower_bound,
-    strip_casts,
-)
-from ascend_lint.index.syntax import children, names_in, show
+from ascend_lint.index import LANGUAGE, TRITON, BoundFacts, JitFunction
+from ascend_lint.index.bounds import MaskBound
+from ascend_lint.index.linear import Occurrence
+from ascend_lint.index.syntax import show
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
-_LOAD = f"{LANGUAGE}.load"
-_ACCESSES = {_LOAD: 1, f"{LANGUAGE}.store": 2}  # -> position of `mask`
-# Calls that reshape, broadcast or cast a mask without changing which lanes it keeps.
-_SHAPING = frozenset({f"{LANGUAGE}.broadcast_to", f"{LANGUAGE}.expand_dims", f"{LANGUAGE}.reshape"})
-_SHAPING_METHODS = frozenset({"to", "broadcast_to", "expand_dims", "reshape"})
-_MAX_LOCALS = 64  # locals followed from one mask or one address
-
-
-@dataclass
-class _Bound:
-    """One lower-bound test of a mask: the lanes it keeps out have `target < 0`."""
-
-    test: ast.Compare  # the comparison as written
-    value: ast.expr  # what it bounds: `o`, `o_x + W`
-    shift: ast.expr | None  # `c` of `value >= c`; None for 0
-    reach: int | None  # for a name: index of the assignment the test reads (None: none)
-    via: str | None  # the mask local the test was found through
-    target: ast.expr = field(init=False)  # `value`, or `value - shift`
-    key: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        if self.shift is None:
-            self.target = self.value
-        else:
-            self.target = ast.BinOp(self.value, ast.Sub(), self.shift)
-        self.key = ast.dump(self.target)
+_ACCESSES = {f"{LANGUAGE}.load": 1, f"{LANGUAGE}.store": 2}  # -> position of `mask`
+# Summands that keep their text inside a sum without parentheses.
+_SUMMAND_NODES = (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript, ast.UnaryOp)
+_TIGHT_OPS = (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
 
 
 def _mask_of(call: ast.Call, position: int) -> ast.AST | None:
@@ -115,131 +87,48 @@ class MaskedNegativeOffset(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
-        bounds_of = index.bounds
         for fn in index.kernels:
             for qual, position in _ACCESSES.items():
                 for call, stmt in index.calls_in(fn, qual):
                     mask = _mask_of(call, position)
                     if mask is None or not call.args:
                         continue
-                    at = fn.order_of(stmt)
-                    minus_one = bounds_of.sentinels(fn)
-                    bounds = list(self._mask_bounds(ctx, fn, mask, at, minus_one))
-                    if not bounds:
-                        continue
-                    known = bounds_of.varying(fn)
-                    bounds = [
-                        b
-                        for b in bounds
-                        if names_in(b.value) & known
-                        and bounds_of.can_be_negative(fn, b.target, at)
-                        and not bounds_of.guarded(fn, b.value, stmt, at)
-                    ]
-                    if not bounds:
-                        continue
-                    uses = self._uses(ctx, fn, call.args[0], at, bounds)
-                    if uses:
-                        yield self._finding(ctx, fn, call, at, uses)
+                    kept_out = self._kept_out(index.bounds, fn, call.args[0], mask, stmt)
+                    if kept_out:
+                        yield self._finding(ctx, fn, call, kept_out)
 
-    # -- the mask -----------------------------------------------------------------------
-    def _mask_bounds(
+    def _kept_out(
         self,
-        ctx: RuleContext,
+        bounds: BoundFacts,
         fn: JitFunction,
+        address: ast.AST,
         mask: ast.AST,
-        at: int,
-        sentinels: frozenset[str],
-    ) -> Iterator[_Bound]:
-        """The lower-bound tests that every lane the mask keeps must pass: through `&`,
-        `and`, subscripts, casts and reshapes, and the locals the mask is built in."""
-        resolve = ctx.index.aliases.resolve
-        pending: list[tuple[ast.AST, int, str | None]] = [(mask, at, None)]
-        seen: set[tuple[str, int]] = set()
-        while pending:
-            node, here, via = pending.pop()
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
-                pending += [(node.right, here, via), (node.left, here, via)]
-            elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-                pending += [(v, here, via) for v in reversed(node.values)]
-            elif isinstance(node, ast.Subscript):
-                pending.append((node.value, here, via))
-            elif isinstance(node, ast.Call):
-                func = node.func
-                if resolve(func) in _SHAPING and node.args:
-                    pending.append((node.args[0], here, via))
-                elif isinstance(func, ast.Attribute) and func.attr in _SHAPING_METHODS:
-                    if resolve(func) is None:  # a method of the mask, not `tl.reshape`
-                        pending.append((func.value, here, via))
-            elif isinstance(node, ast.Name):
-                found = last_assignment(fn, node.id, here)
-                if found is not None and (node.id, found[0]) not in seen:
-                    if len(seen) < _MAX_LOCALS:
-                        seen.add((node.id, found[0]))
-                        pending.append((found[1], found[0], via or node.id))
-            elif isinstance(node, ast.Compare):
-                for left, op, right in comparison_pairs(node):
-                    bound = lower_bound(left, op, right, sentinels)
-                    if bound is None:
-                        continue
-                    value, shift = bound
-                    value = strip_casts(value)
-                    reach = (
-                        last_assignment_order(fn, value.id, here)
-                        if isinstance(value, ast.Name)
-                        else None
-                    )
-                    yield _Bound(node, value, shift, reach, via)
-
-    # -- the address --------------------------------------------------------------------
-    def _uses(
-        self, ctx: RuleContext, fn: JitFunction, address: ast.AST, at: int, bounds: list[_Bound]
-    ) -> list[tuple[_Bound, ast.AST]]:
-        """Where the address reads a bound's target outside a clamp, directly or through
-        the locals it is built in (`p = x + o * D; tl.load(p, mask=o >= 0)`). Loads
-        nested in the address are accesses of their own, not followed."""
-        resolve = ctx.index.aliases.resolve
-        found: list[tuple[_Bound, ast.AST]] = []
-        pending: list[tuple[ast.AST, int]] = [(address, at)]
-        seen: set[tuple[str, int]] = set()
-        while pending:
-            expr, here = pending.pop()
-            stack = [expr]
-            while stack:
-                node = stack.pop()
-                if isinstance(node, (ast.Compare, ast.BoolOp)):
-                    continue  # a 0/1 flag, not the value it tests
-                if isinstance(node, ast.Call):
-                    qual = resolve(node.func)
-                    if qual in CLAMPS or qual == _LOAD or is_atomic(qual):
-                        continue
-                hit = self._match(fn, node, here, bounds)
-                if hit is not None:
-                    found.append((hit, node))
-                    continue
-                if isinstance(node, ast.Name):
-                    local = last_assignment(fn, node.id, here)
-                    if local is not None and (node.id, local[0]) not in seen:
-                        if len(seen) < _MAX_LOCALS:
-                            seen.add((node.id, local[0]))
-                            pending.append((local[1], local[0]))
-                    continue
-                stack.extend(reversed(children(node)))
+        stmt: ast.stmt,
+    ) -> list[tuple[MaskBound, list[Occurrence]]]:
+        """The mask's lower bounds whose kept-out lanes the address reaches below its
+        start (`reads_kept_out`), each with where the address reads the bounded quantity
+        (or, where it never spells it, the quantity it scales: `o_t` of `o_t * D`
+        against `o_t >= start`)."""
+        at = fn.order_of(stmt)
+        offset = None
+        found = []
+        for bound in bounds.mask_bounds(fn, mask, at):
+            if not bounds.varies(fn, bound.form) or not bounds.can_be_negative(
+                fn, bound.form, stmt
+            ):
+                continue  # no lane to keep out (any path brings a value it bounds)
+            if offset is None:
+                offset = bounds.offset(fn, bounds.linear_form(fn, address, at))
+            shares = bounds.reads_kept_out(fn, offset, bound, stmt)
+            if not shares:
+                continue
+            uses = bounds.occurrences(fn, address, at, bound.form, bound.name)
+            unsplit = bounds.share(fn, offset, bound.form)  # the address as written
+            for share in (unsplit, *shares):
+                if not uses and share is not None and share.value is not None:
+                    uses = bounds.occurrences(fn, address, at, share.value, bound.name)
+            found.append((bound, uses))
         return found
-
-    @staticmethod
-    def _match(fn: JitFunction, node: ast.AST, here: int, bounds: list[_Bound]) -> _Bound | None:
-        for bound in bounds:
-            target = bound.target
-            if isinstance(target, ast.Name):
-                if (
-                    isinstance(node, ast.Name)
-                    and node.id == target.id
-                    and last_assignment_order(fn, node.id, here) == bound.reach
-                ):
-                    return bound
-            elif type(node) is type(target) and ast.dump(node) == bound.key:
-                return bound
-        return None
 
     # -- the report ---------------------------------------------------------------------
     def _finding(
@@ -247,24 +136,21 @@ class MaskedNegativeOffset(Rule):
         ctx: RuleContext,
         fn: JitFunction,
         call: ast.Call,
-        at: int,
-        uses: list[tuple[_Bound, ast.AST]],
+        kept_out: list[tuple[MaskBound, list[Occurrence]]],
     ) -> Finding:
-        bound, node = uses[0]
-        use = self._text(ctx, node)
+        bound = kept_out[0][0]
+        uses = list({id(o.node): o for _b, occurrences in kept_out for o in occurrences}.values())
+        texts = [self._text(ctx, o) for o in uses]
+        use = texts[0] if texts else bound.text
         clamp = f"{_language_prefix(ctx) or 'tl'}.maximum({use}, 0)"
         test = show(bound.test)
         mask = f"the mask `{bound.via}` (from `{test}`)" if bound.via else f"the mask test `{test}`"
-        others = sorted({self._text(ctx, n) for _, n in uses[1:]} - {use})
+        others = sorted(set(texts[1:]) - {use})
         also = f" (and `{'`, `'.join(others)}`)" if others else ""
-        table = (
-            ctx.index.bounds.table_of(fn, bound.value.id, at)
-            if bound.shift is None and isinstance(bound.value, ast.Name)
-            else None
-        )
+        table = ctx.index.bounds.table_of(fn, bound.form) if bound.text == bound.name else None
         if table is not None:
             message = (
-                f"`{bound.value.id}` is loaded from `{table}`, whose -1 entries {mask} keeps "
+                f"`{bound.name}` is loaded from `{table}`, whose -1 entries {mask} keeps "
                 f"out, but the address still uses `{use}` unclamped{also}: Triton-Ascend "
                 "issues the access of masked-out lanes, which faults out of range; clamp it "
                 f"with `{clamp}` and keep the mask"
@@ -276,50 +162,77 @@ class MaskedNegativeOffset(Rule):
                 "masked-out lanes, which faults out of range; clamp it with "
                 f"`{clamp}` and keep the mask"
             )
-        return Finding(call, message, fix=self._fix(ctx, [n for _, n in uses], use))
+        fix = self._fix(ctx, uses, use) if uses else None
+        return Finding(call, message, fix=fix)
 
     @staticmethod
-    def _text(ctx: RuleContext, node: ast.AST) -> str:
+    def _source(ctx: RuleContext, node: ast.AST) -> str:
         if getattr(node, "end_col_offset", None) is None:
             return show(node)
         start, end = node_offsets(ctx.source, node)
         text = ctx.source.text[start:end]
         return text if "\n" not in text else show(node)
 
-    @staticmethod
-    def _fix(ctx: RuleContext, uses: list[ast.AST], use: str) -> Fix | None:
-        """Wrap every unclamped use in `tl.maximum(use, 0)`; None when a use has no
-        source span or the edits would overlap or not parse."""
+    def _summed(self, ctx: RuleContext, terms: tuple[tuple[ast.AST, int], ...]) -> str:
+        """Signed summands as one sum: `o`, `- 1` -> `o - 1`."""
+        parts = []
+        for node, sign in terms:
+            text = self._source(ctx, node)
+            tight = isinstance(node, _SUMMAND_NODES) or (
+                isinstance(node, ast.BinOp) and isinstance(node.op, _TIGHT_OPS)
+            )
+            if not tight:
+                text = f"({text})"
+            if not parts:
+                parts.append(text if sign > 0 else f"-{text}")
+            else:
+                parts.append(f"{'+' if sign > 0 else '-'} {text}")
+        return " ".join(parts)
+
+    def _text(self, ctx: RuleContext, occurrence: Occurrence) -> str:
+        if occurrence.terms is None:
+            return self._source(ctx, occurrence.node)
+        return self._summed(ctx, occurrence.terms)
+
+    def _fix(self, ctx: RuleContext, uses: list[Occurrence], use: str) -> Fix | None:
+        """Clamp every unclamped use: `tl.maximum(use, 0)` for a whole expression, and for
+        summands of a sum the sum of the others plus the clamp of theirs. None when a use
+        has no source span or the edits would overlap or not parse."""
         prefix = _language_prefix(ctx)
         if prefix is None:
             return None
-        spans: list[tuple[int, int, ast.AST]] = []
-        for node in uses:
+        spans: list[tuple[int, int, Occurrence]] = []
+        for occurrence in uses:
+            node = occurrence.node
             if (
                 getattr(node, "lineno", None) is None
                 or getattr(node, "end_col_offset", None) is None
             ):
                 return None
             start, end = node_offsets(ctx.source, node)
-            spans.append((start, end, node))
+            spans.append((start, end, occurrence))
         spans.sort(key=lambda s: (s[0], -s[1]))
-        kept: list[tuple[int, int, ast.AST]] = []
-        for start, end, node in spans:
+        kept: list[tuple[int, int, Occurrence]] = []
+        for start, end, occurrence in spans:
             if kept and start < kept[-1][1]:
                 if end <= kept[-1][1]:
                     continue  # inside a use already clamped
                 return None
-            kept.append((start, end, node))
+            kept.append((start, end, occurrence))
         text = ctx.source.text
         edits = []
-        for start, end, _node in reversed(kept):
-            inner = text[start:end]
-            start, end = _grouping(text, start, end)  # `(o - 1) * D` -> `tl.maximum(o - 1, 0) * D`
-            clamp = f"{prefix}.maximum({inner}, 0)"
-            # Each clamp replaces a whole expression (or its grouping brackets) with a
-            # call, so the file parses when the call does; the fix loop re-parses the
-            # whole file before writing it. (Parsing the file here, per finding, was
-            # most of the rule's time.)
+        for start, end, occurrence in reversed(kept):
+            if occurrence.terms is None:
+                clamp = f"{prefix}.maximum({text[start:end]}, 0)"
+                # `(o - 1) * D` -> `tl.maximum(o - 1, 0) * D`
+                start, end = _grouping(text, start, end)
+            else:  # `x + o - 1` -> `x + tl.maximum(o - 1, 0)`
+                kept_terms = self._summed(ctx, occurrence.rest)
+                clamp = f"{kept_terms} + {prefix}.maximum({self._summed(ctx, occurrence.terms)}, 0)"
+            # Each clamp replaces a whole expression (or its grouping brackets), so the
+            # file parses when the replacement does; the fix loop re-parses the whole file
+            # before writing it. (Parsing the file here, per finding, was most of the
+            # rule's time.)
             try:
                 ast.parse(clamp, mode="eval")
             except SyntaxError:
@@ -512,6 +425,129 @@ def k(state, state_indices, out, pad_slot_id, D: tl.constexpr):
 
 def read_states(state, state_indices, out, pad_slot_id: int = PAD_SLOT):
     k[(out.shape[0],)](state, state_indices, out, pad_slot_id, D=64)
+""",
+        # the `else` of `if ti == 0:`: `ti >= 1` there, so `ti * BT - 1 + tl.arange(0, BT)` is >= 0
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, T, BT: tl.constexpr):
+    ti = tl.program_id(0)
+    o = ti * BT - 1 + tl.arange(0, BT)
+    if ti == 0:
+        prev = tl.zeros((BT,), dtype=tl.float32)
+    else:
+        prev = tl.load(x + o, mask=(o >= 0) & (o < T), other=0.0)
+    tl.store(y + ti * BT + tl.arange(0, BT), prev)
+""",
+        # an early exit on `ti == 0` before the access: `(ti - 1) * BT` is >= 0 after it
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, T, NT, BT: tl.constexpr):
+    pid = tl.program_id(0)
+    ti = pid % NT
+    if ti == 0:
+        return
+    o = (ti - 1) * BT + tl.arange(0, BT)
+    prev = tl.load(x + o, mask=(o >= 0) & (o < T), other=0.0)
+    tl.store(y + pid * BT + tl.arange(0, BT), prev)
+""",
+        # every launch binds `BW = W`: `tl.arange(0, BW) + W - BW` is the arange itself
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, W: tl.constexpr, BW: tl.constexpr):
+    o_w = tl.arange(0, BW) + W - BW
+    w = tl.load(x + o_w, mask=(o_w >= 0) & (o_w < W), other=0.0)
+    tl.store(y + tl.arange(0, BW), w)
+
+
+def last_taps(x, y, width):
+    k[(1,)](x, y, W=width, BW=width)
+""",
+        # the launch binds `T_CHUNK = 256` and asserts `T_CHUNK >= width`; in the `else` of `ti == 0`
+        # the window start `ti * T_CHUNK - (width - 1)` is >= 1
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, seq_len, width, NT, T_CHUNK: tl.constexpr):
+    pid = tl.program_id(0)
+    ti = pid % NT
+    if ti == 0:
+        o = tl.arange(0, T_CHUNK)
+    else:
+        o = ti * T_CHUNK - (width - 1) + tl.arange(0, T_CHUNK)
+        b = tl.load(x + o, mask=(o >= 0) & (o < seq_len), other=0.0)
+        tl.store(y + pid * T_CHUNK + tl.arange(0, T_CHUNK), b)
+
+
+def run(x, y, weight):
+    _, width = weight.shape
+    T_CHUNK = 256
+    assert T_CHUNK >= width
+    NT = triton.cdiv(x.shape[-1], T_CHUNK)
+    k[(NT,)](x, y, x.shape[-1], int(width), NT, T_CHUNK=T_CHUNK)
+""",
+        # `tl.where` selects a safe index before the load (the select alone would not clamp it)
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(cu, out, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    has_prev = o > 0
+    prev_idx = tl.where(has_prev, o - 1, 0)
+    prev = tl.load(cu + prev_idx, mask=has_prev & (o < n), other=0)
+    cur = tl.load(cu + o, mask=o < n, other=0)
+    tl.store(out + o, cur - prev, mask=o < n)
+""",
+        # a threshold on loaded rows: the kept-out lanes read rows below it, still in range
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(a, idx_ptr, out, HALF, N: tl.constexpr, M: tl.constexpr):
+    rows = tl.load(idx_ptr + tl.arange(0, M))
+    cols = tl.arange(0, N)
+    vals = tl.load(a + rows[:, None] * N + cols[None, :], mask=(rows >= HALF)[:, None], other=0.0)
+    tl.store(out + tl.arange(0, M)[:, None] * N + cols[None, :], vals)
+""",
+        # an upper bound whose bound is also the row stride: the lanes go the other way
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, K, BK: tl.constexpr):
+    i = tl.program_id(0)
+    o_k = tl.arange(0, BK)
+    b = tl.load(x + i * K + o_k, mask=o_k < K, other=0.0)
+    tl.store(y + i * K + o_k, b, mask=o_k < K)
+""",
+        # an early `continue` on a negative slot inside the loop
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(state, table, out, n, D: tl.constexpr):
+    offs = tl.arange(0, D)
+    for i in range(n):
+        slot = tl.load(table + i)
+        if slot < 0:
+            continue
+        row = tl.load(state + slot * D + offs, mask=(slot >= 0) & (offs < D), other=0.0)
+        tl.store(out + i * D + offs, row)
 """,
     ]
     INVALID = [
@@ -872,6 +908,181 @@ def gather_pages_kernel(pages, block_table, out, PAGE: tl.constexpr, NB: tl.cons
     o_p = tl.arange(0, PAGE)
     vals = tl.load(pages + tl.maximum(blk, 0)[:, None] * PAGE + o_p[None, :], mask=used[:, None], other=0.0)
     tl.store(out + (seq * NB + o_b)[:, None] * PAGE + o_p[None, :], vals)
+""",
+        ),
+        # the look-back `x + o - 1`, parsed `(x + o) - 1`: the shifted offset is in no sub-expression
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def prev_kernel(x, y, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    prev = tl.load(x + o - 1, mask=(o > 0) & (o < n), other=0.0)
+    tl.store(y + o, prev, mask=o < n)
+""",
+            rows=[8],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def prev_kernel(x, y, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    prev = tl.load(x + tl.maximum(o - 1, 0), mask=(o > 0) & (o < n), other=0.0)
+    tl.store(y + o, prev, mask=o < n)
+""",
+        ),
+        # the shifted offset in a local, scaled by a stride
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def prev_kernel(x, y, n, D: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    off = o - 1
+    prev = tl.load(x + off * D, mask=(o > 0) & (o < n), other=0.0)
+    tl.store(y + o, prev, mask=o < n)
+""",
+            rows=[9],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def prev_kernel(x, y, n, D: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    off = tl.maximum(o - 1, 0)
+    prev = tl.load(x + off * D, mask=(o > 0) & (o < n), other=0.0)
+    tl.store(y + o, prev, mask=o < n)
+""",
+        ),
+        # the look-back from a pointer local: `p - 1` with `p = x + o` (no clamp to write)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def prev_kernel(x, y, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    p = x + o
+    prev = tl.load(p - 1, mask=(o >= 1) & (o < n), other=0.0)
+    tl.store(y + o, prev, mask=o < n)
+""",
+            rows=[9],
+        ),
+        # a -1 sentinel times a stride on one path (`row` set in both sides of the `if`)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def scatter_rows_kernel(src, dst, dst_rows, stride, HAS_MAP: tl.constexpr, D: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    o_d = tl.arange(0, D)
+    keep = o >= 0
+    if HAS_MAP:
+        row = tl.load(dst_rows + o)
+        keep = row != -1
+    else:
+        row = o
+    vals = tl.load(src + o[:, None] * D + o_d[None, :])
+    tl.store(dst + row[:, None] * stride + o_d[None, :], vals, mask=keep[:, None])
+""",
+            rows=[16],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def scatter_rows_kernel(src, dst, dst_rows, stride, HAS_MAP: tl.constexpr, D: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    o_d = tl.arange(0, D)
+    keep = o >= 0
+    if HAS_MAP:
+        row = tl.load(dst_rows + o)
+        keep = row != -1
+    else:
+        row = o
+    vals = tl.load(src + o[:, None] * D + o_d[None, :])
+    tl.store(dst + tl.maximum(row, 0)[:, None] * stride + o_d[None, :], vals, mask=keep[:, None])
+""",
+        ),
+        # one launch binds `BW = W`, the other a wider block: `W - BW` is negative there
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def last_taps_kernel(x, y, W: tl.constexpr, BW: tl.constexpr):
+    o_w = tl.arange(0, BW) + W - BW
+    w = tl.load(x + o_w, mask=(o_w >= 0) & (o_w < W), other=0.0)
+    tl.store(y + tl.arange(0, BW), w)
+
+
+def last_taps(x, y, width):
+    last_taps_kernel[(1,)](x, y, W=width, BW=width)
+
+
+def last_taps_padded(x, y, width):
+    last_taps_kernel[(1,)](x, y, W=width, BW=triton.next_power_of_2(width))
+""",
+            rows=[8],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def last_taps_kernel(x, y, W: tl.constexpr, BW: tl.constexpr):
+    o_w = tl.arange(0, BW) + W - BW
+    w = tl.load(x + tl.maximum(o_w, 0), mask=(o_w >= 0) & (o_w < W), other=0.0)
+    tl.store(y + tl.arange(0, BW), w)
+
+
+def last_taps(x, y, width):
+    last_taps_kernel[(1,)](x, y, W=width, BW=width)
+
+
+def last_taps_padded(x, y, width):
+    last_taps_kernel[(1,)](x, y, W=width, BW=triton.next_power_of_2(width))
+""",
+        ),
+        # the `else` of `if ti == 0:` has `ti >= 1`, but `ti * BT - W` is still negative for W > BT
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def look_back_kernel(x, y, T, W: tl.constexpr, BT: tl.constexpr):
+    ti = tl.program_id(0)
+    o = ti * BT - W + tl.arange(0, BT)
+    if ti == 0:
+        prev = tl.zeros((BT,), dtype=tl.float32)
+    else:
+        prev = tl.load(x + o, mask=(o >= 0) & (o < T), other=0.0)
+    tl.store(y + ti * BT + tl.arange(0, BT), prev)
+""",
+            rows=[12],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def look_back_kernel(x, y, T, W: tl.constexpr, BT: tl.constexpr):
+    ti = tl.program_id(0)
+    o = ti * BT - W + tl.arange(0, BT)
+    if ti == 0:
+        prev = tl.zeros((BT,), dtype=tl.float32)
+    else:
+        prev = tl.load(x + tl.maximum(o, 0), mask=(o >= 0) & (o < T), other=0.0)
+    tl.store(y + ti * BT + tl.arange(0, BT), prev)
 """,
         ),
     ]

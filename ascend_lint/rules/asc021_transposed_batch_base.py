@@ -43,11 +43,12 @@ class TransposedBatchBase(Rule):
                 found = self._varlen_base(fn, stmt, transposed, seq)
                 if found is None:
                     continue
-                node, pointer, bos, row_length = found
-                split = self._fixed_length_definition(ctx, fn, stmt, bos)
+                node, pointer, offset, row_length = found
+                split = index.gates.fixed_length_start(fn, offset, fn.order_of(stmt))
                 if split is None:
                     continue
                 fixed_value, varlen_test = split
+                bos = offset.id
                 yield Finding(
                     node,
                     f"`{pointer}` is stored [B, HV, T] and its row base `{ast.unparse(node)}` "
@@ -65,7 +66,7 @@ class TransposedBatchBase(Rule):
                 continue
             terms = additive_terms(node)
             pointers = [t.id for t in terms if isinstance(t, ast.Name) and t.id in transposed]
-            offsets = [t.id for t in terms if isinstance(t, ast.Name) and t.id in seq.token_offsets]
+            offsets = [t for t in terms if isinstance(t, ast.Name) and t.id in seq.token_offsets]
             rows = [
                 f.id
                 for t in terms
@@ -76,22 +77,6 @@ class TransposedBatchBase(Rule):
             if pointers and offsets and rows:
                 return node, pointers[0], offsets[0], rows[0]
         return None
-
-    @staticmethod
-    def _fixed_length_definition(
-        ctx: RuleContext, fn: JitFunction, stmt: ast.stmt, bos: str
-    ) -> tuple[ast.AST, str] | None:
-        """(the fixed-length value of `bos`, the varlen test) when `stmt` can run with
-        `bos` set to a batch offset that does not step over the heads."""
-        split = ctx.index.gates.start_split(fn, bos)
-        if split is None:
-            return None
-        fixed, varlen = split
-        test, taken = ast.unparse(varlen[0].test), varlen[0].taken
-        for branch in fn.context(stmt).branches:
-            if ast.unparse(branch.test) == test and branch.taken == taken:
-                return None  # on the varlen side only
-        return fixed[0], test if taken else f"not ({test})"
 
     @staticmethod
     def _fix(
@@ -183,6 +168,37 @@ def k(g, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.conste
 
 def launch(g, cu_seqlens, HV):
     k[(1, HV)](g, cu_seqlens, g.shape[1], HV=HV, BT=64, IS_VARLEN=cu_seqlens is not None)
+""",
+        # the batch step in a local of its own and a start that is 0 on the fixed-length
+        # path: the base steps whole batches of heads there
+        """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(beta, cu_seqlens, chunk_indices, T, H: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    T_max = T
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // H, i_bh % H
+    if IS_VARLEN:
+        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
+        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+        T = eos - bos
+        beta_batch_off = 0
+    else:
+        bos = 0
+        beta_batch_off = i_b * H * T_max
+    o_t = i_t * BT + tl.arange(0, BT)
+    p_beta = beta + beta_batch_off + bos + i_h * T_max + o_t
+    b_beta = tl.load(p_beta, mask=o_t < T, other=0.0)
+    tl.store(p_beta, b_beta * 2, mask=o_t < T)
+
+
+def launch(beta, cu_seqlens, chunk_indices):
+    B, T, H = beta.shape
+    beta = beta.transpose(1, 2).contiguous()
+    k[(4, B * H)](beta, cu_seqlens, chunk_indices, T, H=H, BT=64, IS_VARLEN=cu_seqlens is not None)
 """,
     ]
     INVALID = [

@@ -31,14 +31,23 @@ class GridMissesWork(Rule):
             launched.add(id(kernel))
             if len(index.by_name.get(kernel.name, ())) > 1:
                 continue  # several kernels of that name: which one runs is not shown
-            problems = self._missing_axes(ctx, binding) + self._capped_axes(ctx, binding)
+            problems = (
+                self._missing_axes(ctx, binding)
+                + self._capped_axes(ctx, binding)
+                + self._rounded_down_axes(ctx, binding)
+            )
             fix = None
-            for loop in coverage.unbounded_task_loops(kernel):
+            for loop in coverage.unbounded_task_loops_at(binding):
                 if not coverage.multiple_of_grid(binding, loop):
                     fix = fix or self._task_loop_fix(ctx, loop)
+                    total = (
+                        f"the count the launch divides into `{loop.trips_parameter}`"
+                        if loop.trips_parameter is not None
+                        else f"`{show(loop.total)}`"
+                    )
                     problems.append(
                         f"`{kernel.name}`'s task loop (line {loop.loop.lineno}) never checks "
-                        f"`{loop.task}` against `{show(loop.total)}`: unless the count is a "
+                        f"`{loop.task}` against {total}: unless the count is a "
                         "multiple of the grid, the last round reads and writes past the end"
                     )
             if problems:
@@ -66,8 +75,8 @@ class GridMissesWork(Rule):
         """`for task in range(pid, total, nprog)` in place of the counter and the task
         assignment: the loop stops at the last task by itself. Shown, never applied (the
         body may index with the counter's old meaning elsewhere: then none is offered)."""
-        if loop.counter_read_elsewhere:
-            return None
+        if loop.counter_read_elsewhere or loop.trips_parameter is not None:
+            return None  # (the trip count is the launcher's: the header cannot be rebuilt)
         source = ctx.source
         header = (
             f"range({node_text(source, loop.start)}, {node_text(source, loop.total)}, "
@@ -116,6 +125,31 @@ class GridMissesWork(Rule):
         return out
 
     @staticmethod
+    def _rounded_down_axes(ctx: RuleContext, binding) -> list[str]:
+        """(d) an axis of `n // BLOCK` programs over a kernel with one tile of `BLOCK`
+        per program: the last `n % BLOCK` are never computed."""
+        coverage = ctx.index.coverage
+        if coverage.loops_over_programs(binding.callee) or coverage.launched_in_chunks(binding):
+            return []
+        reads = coverage.live_axis_reads(binding)
+        out = []
+        seen: set[int] = set()
+        for shape in ctx.index.quantities.grid_shapes(binding.call, binding.host):
+            for axis, extent in enumerate(shape or ()):
+                if axis in seen or axis not in reads:
+                    continue
+                if coverage.rounded_down(binding, axis, extent):
+                    seen.add(axis)
+                    out.append(
+                        f"grid axis {axis} `{show(extent)}` rounds the tile count down, and "
+                        f"`{binding.callee.name}` computes one tile per program from "
+                        f"`{show(reads[axis].call)}` (line {reads[axis].call.lineno}): the "
+                        "last partial tile has no program and is never computed (use "
+                        "`triton.cdiv` and mask the tail)"
+                    )
+        return out
+
+    @staticmethod
     def _capped_axes(ctx: RuleContext, binding) -> list[str]:
         """(b) a core-count or capped axis over a kernel that maps one program to one tile."""
         coverage = ctx.index.coverage
@@ -135,6 +169,17 @@ class GridMissesWork(Rule):
                 if coverage.covers_whole_axis(binding, axis):
                     continue
                 growing = coverage.growing_tiles(binding, axis)
+                limited = coverage.capped_count(binding, extent) if growing is None else None
+                if limited is not None:
+                    # the launcher caps a count of tiles at the grid limit: it expects more
+                    seen.add(axis)
+                    out.append(
+                        f"grid axis {axis} `{show(extent)}` is capped ({limited.why}) but "
+                        f"`{kernel.name}` takes one tile per program from "
+                        f"`{show(reads[axis].call)}` (line {reads[axis].call.lineno}) with no "
+                        f"task loop: tiles beyond the first {limited.cap:,} are never computed"
+                    )
+                    continue
                 if growing is None and not coverage.tiles(kernel, axis).bounds:
                     # one row per program with no bound at all, on a core-count grid,
                     # while the launch hands over a row count the kernel never reads
@@ -431,6 +476,105 @@ def launch(x, y, ncore):
     xblock = x.numel() // ncore
     k[ncore, 1, 1](x, y, xblock, 1024)
 """,
+        # axis 1 read at the top but used only under a constexpr branch the launch turns
+        # off, through a host variable in a splatted dict
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, HAS_Y: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    pid_y = tl.program_id(1)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, 0.0, mask=offs < n)
+    if HAS_Y:
+        offs_y = pid_y * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y + offs_y, 0.0, mask=offs_y < n)
+
+def launch(x):
+    n = x.numel()
+    has_y = False
+    options = {"HAS_Y": has_y}
+    k[(triton.cdiv(n, 128),)](x, None, n, **options, BLOCK=128)
+""",
+        # axis 1 read in a helper the kernel calls only when `y` is given; it is not
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def _second(y, n, BLOCK: tl.constexpr):
+    offs_y = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs_y, 0.0, mask=offs_y < n)
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, 0.0, mask=offs < n)
+    if y is not None:
+        _second(y, n, BLOCK)
+
+def launch(x):
+    n = x.numel()
+    k[(triton.cdiv(n, 128),)](x, None, n, BLOCK=128)
+""",
+        # a block that holds the whole row, chosen by a host helper and compared in the
+        # kernel through a local copy of the bound
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n_rows, n_cols, BLOCK_C: tl.constexpr):
+    row = tl.program_id(0)
+    col = tl.program_id(1)
+    start = col * BLOCK_C
+    offs = start + tl.arange(0, BLOCK_C)
+    width = n_cols
+    mask = offs < width
+    tl.store(y + row * n_cols + offs, tl.load(x + row * n_cols + offs, mask=mask), mask=mask)
+
+def _row_block(n):
+    return max(triton.next_power_of_2(n), 16)
+
+def launch(x, y):
+    n_rows, n_cols = x.shape
+    block = _row_block(x.shape[1])
+    k[(n_rows,)](x, y, n_rows, n_cols, BLOCK_C=block)
+""",
+        # a grid rounded down where the launcher checks that the block divides the count
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs))
+
+def launch(x, y):
+    n = x.numel()
+    block = 1024
+    assert n % block == 0, "the size must be a multiple of the block"
+    k[(n // block,)](x, y, BLOCK=block)
+""",
+        # a trip count the launcher passes without showing how it divides the work
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, ITERS, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for i in range(ITERS):
+        row = pid + i * nprog
+        tl.store(x + row * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+def launch(x, cores, iters):
+    k[(cores,)](x, iters, BLOCK=x.shape[1])
+""",
     ]
     INVALID = [
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop
@@ -518,6 +662,84 @@ def launch(x):
 """,
             rows=[15],
         ),
+        # (b) capped at the grid limit by a conditional expression, written `kernel[n,]`
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, 0.0, mask=offs < n)
+
+def launch(x):
+    n = x.numel()
+    tiles = triton.cdiv(n, 1024)
+    n_prog = tiles if tiles < 65535 else 65535
+    k[n_prog,](x, n, BLOCK=1024)
+""",
+            rows=[14],
+        ),
+        # (b) one row per program, no bound on the rows, a grid capped at the grid limit
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n_rows, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    tl.store(y + row * n_cols + cols, tl.load(x + row * n_cols + cols, mask=mask), mask=mask)
+
+def launch(x, y):
+    n_rows, n_cols = x.shape
+    M = min(n_rows, 65535)
+    k[M,](x, y, n_rows, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+""",
+            rows=[15],
+        ),
+        # (b) a grid helper caps a count of unknown name at the grid limit
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, M, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    tl.store(x + row * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+def _grid(m):
+    return (min(m, 65535),)
+
+def launch(x, M):
+    k[_grid(M)](x, M, BLOCK=64)
+""",
+            rows=[14],
+        ),
+        # (d) a grid that rounds the tile count down: the tail rows are dropped
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, D: tl.constexpr, BLOCK_M: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs = rows[:, None] * D + tl.arange(0, D)[None, :]
+    tl.store(y + offs, tl.load(x + offs))
+
+def launch(x, y):
+    n_rows, D = x.shape
+    block_m = 16
+    grid = (n_rows // block_m,)
+    k[grid](x, y, D=D, BLOCK_M=block_m)
+""",
+            rows=[15],
+        ),
         # (c): a task index never checked against the task count
         Invalid(
             """
@@ -552,6 +774,27 @@ def launch(x, cores):
     total, N = x.shape
     k[(cores,)](x, total, N=N)
 """,
+        ),
+        # (c) with the trip count divided on the host: `cdiv(n, cores)` rounds, each
+        # reading `pid + i * nprog` up to the last round unchecked
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, ITERS, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for i in range(ITERS):
+        row = pid + i * nprog
+        tl.store(x + row * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+def launch(x, cores):
+    n = x.shape[0]
+    k[(cores,)](x, n, triton.cdiv(n, cores), BLOCK=x.shape[1])
+""",
+            rows=[15],
         ),
         # (c) in a kernel launched elsewhere: reported at its loop
         Invalid(

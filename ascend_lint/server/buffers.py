@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ascend_lint.add_noqa import comment_row
-from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
-from ascend_lint.fixes import fix_source
+from ascend_lint.diagnostics import Diagnostic, Fix
 from ascend_lint.incremental import ModuleMemo, lint_whole, relint
 from ascend_lint.server.config import Resolved
+from ascend_lint.session import fix_file, strip_unfixable
 from ascend_lint.source import SourceDecodeError, SourceFile
 
 
@@ -72,26 +72,24 @@ def lint_text(
     settings = resolved.settings
     if settings.excludes(Path(path)):  # as `--force-exclude` does
         return buffer
-    codes = settings.codes_for(path, settings.enabled_codes())
+    options = settings.options_for(path)
+    codes, target = options.codes, options.target
     memo = None
     if previous is not None and previous.resolved.key == resolved.key:
         memo = previous.memo
-    outcome = relint(memo, path, raw, codes, settings.target) if memo is not None else None
+    outcome = relint(memo, path, raw, codes, target) if memo is not None else None
     if outcome is None and apart:
         from ascend_lint.server.worker_process import lint_whole_in_process
 
-        outcome = lint_whole_in_process(path, raw, codes, settings.target, buffer.source.lines)
+        outcome = lint_whole_in_process(path, raw, codes, target, buffer.source.lines)
     if outcome is None:
-        outcome = lint_whole(path, raw, codes, settings.target)
+        outcome = lint_whole(path, raw, codes, target)
     result, buffer.memo = outcome
     if buffer.memo is None:
         # A text no edit can start from (half-typed code that does not parse): the next
         # edit starts from the last one that could, a larger difference but no whole lint.
         buffer.memo = memo
-    fixable = settings.fixable_codes()
-    for d in result.diagnostics:
-        if d.fix is not None and d.code not in fixable:
-            d.fix = None  # an unfixable code offers no fix, as on the command line
+    strip_unfixable(result.diagnostics, options)  # as on the command line
     buffer.diagnostics = result.diagnostics
     buffer.error = result.error
     return buffer
@@ -159,19 +157,10 @@ def fix_all_text(
     The first round starts from the buffer's own lint, unless `relint` (its findings
     are not at hand) or a rule failed in it."""
     settings = buffer.resolved.settings
-    allowed = frozenset({Applicability.SAFE, *([Applicability.UNSAFE] if unsafe else [])})
-    codes = settings.codes_for(buffer.path, settings.enabled_codes())
+    options = settings.options_for(buffer.path, fix=True, unsafe_fixes=unsafe)
     raw = buffer_bytes(buffer.text)
     first = None if relint or buffer.error else buffer.diagnostics
-    outcome = fix_source(
-        buffer.path,
-        raw,
-        codes,
-        allowed,
-        settings.fixable_codes(),
-        first,
-        target=settings.target,
-    )
+    outcome = fix_file(buffer.path, raw, options, first)
     if outcome.error:
         return None, 0, outcome.error
     if not outcome.changed:

@@ -106,3 +106,73 @@ def test_a_program_id_is_one_test_however_it_is_spelled():
     # a cast or an offset keeps the id; another library's `program_id`, a value that is
     # an id on one path only and a multiple of one are not program ids
     assert found == {"a": True, "b": True, "c": True, "d": False, "e": False, "f": False}
+
+
+# -- values per compile-time path (`KernelValues.on_paths`) -------------------------------
+ON_PATHS = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(g, cu, B, T, H: tl.constexpr, IS_VARLEN: tl.constexpr):
+    i_b = tl.program_id(0)
+    bos = i_b * T
+    if IS_VARLEN:
+        bos = tl.load(cu + i_b)
+        off = 0
+    else:
+        off = tl.cast(i_b, tl.int64) * H * T
+    p = g + off + bos
+    if IS_VARLEN:
+        q = g + bos
+"""
+
+
+def _products(path) -> list[str]:
+    return sorted(" * ".join(ast.unparse(f) for f in p.factors) for p in path.products)
+
+
+def test_on_paths_follows_the_definitions_that_reach_each_path():
+    index, fns = model(ON_PATHS)
+    k = fns["k"]
+    order = statement(k, "p = g")
+    value = k.statements[order].value
+    paths = index.values.of(k).on_paths(value, order)
+    found = sorted(_products(p) for p in paths)
+    # varlen: the earlier `bos = i_b * T` is overwritten before the read; fixed: `off`
+    # steps whole batches of heads (through the cast) and `bos` is the batch row
+    assert found == [
+        ["0", "g", "tl.load(cu + i_b)"],
+        ["g", "tl.program_id(0) * H * T", "tl.program_id(0) * T"],
+    ]
+
+
+def test_on_paths_starts_from_the_branches_around_the_read():
+    index, fns = model(ON_PATHS)
+    k = fns["k"]
+    order = statement(k, "q = g")
+    paths = index.values.of(k).on_paths(k.statements[order].value, order)
+    assert [_products(p) for p in paths] == [["g", "tl.load(cu + i_b)"]]
+
+
+def test_on_paths_keeps_names_asked_for_and_stops_at_its_bounds():
+    index, fns = model(ON_PATHS)
+    k = fns["k"]
+    order = statement(k, "p = g")
+    value = k.statements[order].value
+    kept = index.values.of(k).on_paths(value, order, frozenset({"bos", "off"}))
+    assert [_products(p) for p in kept] == [["bos", "g", "off"]]
+    chain = "\n".join(f"    x{i + 1} = x{i} + 1" for i in range(12))  # deeper than the bound
+    deep = model(
+        f"""
+import triton
+
+@triton.jit
+def k(g, x0):
+{chain}
+    y = g + x12
+"""
+    )
+    k = deep[1]["k"]
+    order = statement(k, "y = g")
+    assert deep[0].values.of(k).on_paths(k.statements[order].value, order) is None

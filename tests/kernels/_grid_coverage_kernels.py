@@ -40,3 +40,26 @@ def scale_rows_task_loop(x: torch.Tensor, num_cores: int) -> torch.Tensor:
     y = torch.full_like(x, float("nan"))
     scale_rows_task_loop_kernel[(num_cores,)](x, y, n_rows, N=N, BM=4)
     return y
+
+
+@triton.jit
+def split_id_copy_kernel(
+    x, y, n, NUM_CBLOCK: tl.constexpr, BLOCK: tl.constexpr, CBLOCK: tl.constexpr
+):
+    """vLLM-Ascend's lightning attention tiling: the id is split into a block and a
+    sub-block, each program copying CBLOCK rows of a BLOCK."""
+    off_nc = tl.program_id(0)
+    off_n = off_nc // NUM_CBLOCK
+    off_c = off_nc % NUM_CBLOCK
+    rows = off_n * BLOCK + off_c * CBLOCK + tl.arange(0, CBLOCK)
+    m = rows < n
+    tl.store(y + rows, tl.load(x + rows, mask=m), mask=m)
+
+
+def split_id_copy(x: torch.Tensor, block: int = 64, cblock: int = 32) -> torch.Tensor:
+    n = x.numel()
+    y = torch.full_like(x, float("nan"))
+    grid = (triton.cdiv(n, block) * (block // cblock),)
+    # a grid over the sub-blocks, as the original launches it (its ASC012 is not this test's)
+    split_id_copy_kernel[grid](x, y, n, NUM_CBLOCK=block // cblock, BLOCK=block, CBLOCK=cblock)  # noqa: ASC012
+    return y

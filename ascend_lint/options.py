@@ -1,0 +1,32 @@
+"""What one file is linted with, resolved once from the settings in force for its path
+(`Settings.options_for`) and handed to `session.lint_file`, which every front end calls:
+the command line, the language server and the pytest gate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascend_lint.diagnostics import Applicability
+from ascend_lint.ub_model import DEFAULT_TARGET
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    codes: frozenset[str]  # the rules that run on this path (selection, per-file ignores)
+    fixable: frozenset[str] = frozenset()  # codes whose fixes are offered and applied
+    target: str = DEFAULT_TARGET  # the SoC whose Unified Buffer the budget rules check
+    ignore_noqa: bool = False  # report what `# noqa` comments would silence
+    fix: bool = False  # apply the allowed fixes, round after round, to a fixed point
+    unsafe_fixes: bool = False  # unsafe fixes are allowed too
+
+    @property
+    def allowed(self) -> frozenset[Applicability]:
+        """The applicabilities a fix may have to be applied."""
+        if self.unsafe_fixes:
+            return frozenset({Applicability.SAFE, Applicability.UNSAFE})
+        return frozenset({Applicability.SAFE})
+
+    def with_codes(self, codes: frozenset[str]) -> LintOptions:
+        return LintOptions(
+            codes, self.fixable, self.target, self.ignore_noqa, self.fix, self.unsafe_fixes
+        )

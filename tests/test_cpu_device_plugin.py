@@ -1,0 +1,103 @@
+"""pytest --ascend-cpu-device on a small suite written for an Ascend NPU
+(tests/fixtures/npu_native_project: a conftest importing torch_npu, tensors on "npu",
+a kernel on a core-count grid from the driver's properties launched with
+multibuffer=True, using the cann language extensions)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.test_pytest_plugin import QUIET, needs_kernel_deps
+
+pytest_plugins = ("pytester",)
+
+PROJECT = Path(__file__).parent / "fixtures" / "npu_native_project"
+
+
+@pytest.fixture
+def npu_suite(pytester):
+    for path in PROJECT.iterdir():
+        if path.is_file():
+            shutil.copy(path, pytester.path / path.name)
+    return pytester
+
+
+@needs_kernel_deps
+def test_npu_suite_passes_on_cpu_with_the_stand_in_and_the_strict_gate(npu_suite):
+    result = npu_suite.runpytest_subprocess(
+        "--ascend-cpu-device",
+        "--ascend-compile=strict",
+        "--ascend-compile-report=report.json",
+        *QUIET,
+    )
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert "ascend-cpu-device: A2 (Ascend910B4: 20 AI cores, 40 vector cores)" in out
+    assert "torch_npu: stand-in (torch_npu is not installed)" in out
+    report = json.loads((npu_suite.path / "report.json").read_text())
+    [compiled] = report["specialisations"]
+    assert compiled["kernel"] == "scaled_tanh_kernel" and compiled["status"] == "ok"
+    assert compiled["grid"] == [40, 1, 1]  # min(50 rows, 40 vector cores)
+
+
+@needs_kernel_deps
+def test_npu_suite_without_the_option_fails_on_its_torch_npu_import(npu_suite):
+    result = npu_suite.runpytest_subprocess(*QUIET)
+    assert result.ret != 0
+    assert "No module named 'torch_npu'" in result.stdout.str() + result.stderr.str()
+
+
+@needs_kernel_deps
+def test_ini_key_chooses_the_target(npu_suite):
+    npu_suite.makeini("[pytest]\nascend_cpu_device = A3\n")
+    npu_suite.makepyfile(
+        test_cores="""
+        import triton
+
+        def test_a3_core_counts(device):
+            properties = triton.runtime.driver.active.utils.get_device_properties(0)
+            assert (properties["num_aicore"], properties["num_vectorcore"]) == (24, 48)
+        """
+    )
+    result = npu_suite.runpytest_subprocess(*QUIET)
+    result.assert_outcomes(passed=3)
+    assert "ascend-cpu-device: A3 (Ascend910_9392" in result.stdout.str()
+
+
+def test_bad_ini_value_is_a_usage_error(pytester):
+    pytester.makeini("[pytest]\nascend_cpu_device = A4\n")
+    result = pytester.runpytest_subprocess(*QUIET)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ascend_cpu_device = 'A4'" in result.stderr.str()
+
+
+def test_path_taken_for_the_target_says_how_to_write_it(pytester):
+    result = pytester.runpytest_subprocess("--ascend-cpu-device", "tests/", *QUIET)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "write --ascend-cpu-device=A2" in result.stderr.str()
+
+
+def test_suite_benchmark_sanitize_switch_says_when_the_option_is_missing(tmp_path):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "sanitizer_suites.py"
+    sys.path.insert(0, str(script.parent))
+    try:
+        import sanitizer_suites
+    finally:
+        sys.path.remove(str(script.parent))
+    if sanitizer_suites.has_sanitize_option():
+        pytest.skip("this plugin has --ascend-sanitize: the switch passes it on")
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), "--sanitize"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "no --ascend-sanitize option" in done.stderr
