@@ -28,24 +28,10 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
-def _interpreter_gather() -> None:
-    """triton-ascend 3.2's interpreter builder has no ``create_gather``, so ``tl.gather``
-    fails under ``TRITON_INTERPRET=1`` although the Ascend compiler lowers it (the
-    compile gate checks that part).  Where the method is missing, give the builder
-    ``tl.gather``'s semantics: ``out[..., i, ...] = src[..., index[..., i, ...], ...]``
-    along ``axis``, numpy's ``take_along_axis``."""
-    import numpy as np
-    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
-
-    if hasattr(InterpreterBuilder, "create_gather"):
-        return
-
-    def create_gather(self, src, index, axis):
-        picked = np.take_along_axis(src.data, index.data.astype(np.int64), axis=axis)
-        return TensorHandle(picked, src.dtype.scalar)
-
-    InterpreterBuilder.create_gather = create_gather
-
-
 if not MISSING:
-    _interpreter_gather()
+    # triton-ascend 3.2's interpreter lacks ops Ascend kernels use (`tl.gather` among
+    # them: the corrected gathers in reference_kernels/row_ops.py need it); the CPU
+    # stand-in's fills give them the NPU's semantics.
+    from ascend_lint.cpu_device import interpreter_gaps
+
+    interpreter_gaps.install()
