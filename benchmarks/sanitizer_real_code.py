@@ -1441,7 +1441,8 @@ def _fake_driver(sm: int | None = None) -> None:
 
     props = dict(DEVICE_PROPS)
     if sm:
-        props["multiprocessor_count"] = sm
+        # the code under test reads the CUDA property; the fake driver reports it
+        props["multiprocessor_count"] = sm  # noqa: ASC014
 
     class Utils:
         def get_device_properties(self, device=0):
