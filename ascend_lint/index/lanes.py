@@ -44,7 +44,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON
-from ascend_lint.index.syntax import call_name, children, int_literal, own_nodes, walk
+from ascend_lint.index.syntax import call_name, children, expr_key, int_literal, own_nodes, walk
 
 if TYPE_CHECKING:
     from ascend_lint.index.constexpr import Definition
@@ -190,7 +190,7 @@ class KernelLanes:
         self._facts = weakref.ref(facts)
         self.aliases = facts.core.aliases
         self.values = fn.values(self.aliases)
-        self._sides: dict[int, frozenset[tuple[str, bool]]] = {}
+        self._sides: dict[int, frozenset[tuple[object, bool]]] = {}
         self._parents: dict[int, ast.AST] | None = None
         self._statement_of: dict[int, ast.stmt] | None = None
         self._readers: dict[str, list[tuple[ast.Name, int]]] | None = None
@@ -249,13 +249,15 @@ class KernelLanes:
         )
         return kept or reach
 
-    def _compile_time_sides(self, order: int) -> frozenset[tuple[str, bool]]:
-        """(test text, side) of the compile-time `if`s around statement `order`."""
+    def _compile_time_sides(self, order: int) -> frozenset[tuple[object, bool]]:
+        """(test, side) of the compile-time `if`s around statement `order`, the test as
+        `expr_key` (equal for two `if`s written alike; `ast.dump` would build a reference
+        cycle per call)."""
         found = self._sides.get(order)
         if found is None:
             stmt = self.fn.statements[order]
             found = frozenset(
-                (ast.dump(branch.test), branch.taken)
+                (expr_key(branch.test), branch.taken)
                 for branch in self.fn.context(stmt).branches
                 if not self.fn.is_runtime(branch.test, self.aliases, at=branch.node)
             )
