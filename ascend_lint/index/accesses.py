@@ -41,12 +41,13 @@ base set is memoised per (expression, statement) and follows at most 16 definiti
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.lanes import Memo
-from ascend_lint.index.syntax import own_nodes, walk
+from ascend_lint.index.syntax import frozen_names, own_nodes, walk
 from ascend_lint.index.values import pointer_root, strip_casts
 
 if TYPE_CHECKING:
@@ -299,17 +300,35 @@ class AccessFacts:
         """Locals assigned different tensors on the two sides of a runtime `if` and read
         by an access after it: one choice per (`if`, local), at its first such access."""
         found: dict[tuple[int, str], PointerChoice] = {}
-        # only a name with a definition under an `if` can merge two tensors (the other
-        # side may be its parameter binding, which `definitions` does not list)
+        # only a name with a definition under a runtime `if` can merge two tensors (the
+        # other side may be its parameter binding, which `definitions` does not list)
+        runtime: dict[int, bool] = {}  # id(`if`) -> is its test a runtime value?
+
+        def under_runtime_if(order: int) -> bool:
+            for branch in fn.context(fn.statements[order]).branches:
+                known = runtime.get(id(branch.node))
+                if known is None:
+                    known = runtime[id(branch.node)] = fn.is_runtime(
+                        branch.test, self.aliases, at=branch.node
+                    )
+                if known:
+                    return True
+            return False
+
         branched = {
             name
             for name, defs in fn.definitions.items()
-            if any(fn.context(fn.statements[o]).branches for o, _ in defs)
+            if any(under_runtime_if(order) for order, _ in defs)
         }
         if not branched:
             return []
+        # the walk below follows assignments from the address: only one that mentions a
+        # name some assignment chain draws from such a local can reach one
+        tainted = _flows_from(fn, branched)
         for access in self.of(fn):
-            todo = [(n, access.order) for n in _names(access.pointer)]
+            if not frozen_names(access.pointer) & tainted:
+                continue
+            todo = [(n, access.order) for n in frozen_names(access.pointer)]
             seen: set[tuple[str, int]] = set()
             while todo:
                 name, at = todo.pop()
@@ -325,7 +344,7 @@ class AccessFacts:
                         found[key] = PointerChoice(branch.test, branch, "if", sides, name, access)
                 for b in reach:
                     if b.value is not None and b.order >= 0:
-                        todo += [(n, b.order) for n in _names(b.value)]
+                        todo += [(n, b.order) for n in frozen_names(b.value)]
         return list(found.values())
 
     def _runtime_merge(
@@ -354,14 +373,29 @@ class AccessFacts:
     # -- gathers ---------------------------------------------------------------------------
     def gathers(self, fn: JitFunction) -> list[Gather]:
         """The loads whose address holds a block of loaded lanes (see the module doc)."""
-        accesses = self.of(fn)
+        loads = [a for a in self.of(fn) if a.kind == "load"]
+        called = bool(self.core.helper_calls_to(fn))
         # an index vector is loaded before the load it addresses (or by a calling kernel)
-        if sum(a.kind == "load" for a in accesses) < 2 and not self.core.helper_calls_to(fn):
+        if len(loads) < 2 and not called:
             return []
+        # Loaded lanes come from a `tl.load` (in the address itself, or assigned to a
+        # local) or from a parameter a caller fills: an address that mentions no name
+        # drawn from one (flow-insensitively) and shares no statement with another load
+        # cannot hold any, whatever `lanes` would answer.
+        assigned = fn.statement_names()
+        sources = {name for a in loads for name in assigned[a.order][1]}
+        if called:
+            sources |= set(fn.params)
+        loaded_names = _flows_from(fn, sources)
+        per_statement = Counter(a.order for a in loads)
         lanes = self.lanes.of(fn)
         found: list[Gather] = []
-        for access in accesses:
-            if access.kind != "load" or access.block_pointer:
+        for access in loads:
+            if access.block_pointer:
+                continue
+            if per_statement[access.order] < 2 and not (
+                frozen_names(access.pointer) & loaded_names
+            ):
                 continue
             if not lanes.loaded_block(access.pointer, access.order):
                 continue
@@ -669,6 +703,23 @@ def _adds_axis(index: ast.AST) -> bool:
     return any(isinstance(i, ast.Constant) and i.value is None for i in items)
 
 
+def _flows_from(fn: JitFunction, sources: set[str] | frozenset[str]) -> set[str]:
+    """`sources` and every local some chain of assignments computes from one of them
+    (flow-insensitive: every assignment of a name, wherever it sits)."""
+    readers: dict[str, list[str]] = {}
+    for name, reads in fn.dependencies().items():
+        for read in reads:
+            readers.setdefault(read, []).append(name)
+    found = set(sources)
+    frontier = list(sources)
+    while frontier:
+        for name in readers.get(frontier.pop(), ()):
+            if name not in found:
+                found.add(name)
+                frontier.append(name)
+    return found
+
+
 def _is_one(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Constant) and expr.value == 1
 
@@ -687,7 +738,3 @@ def _one_lane(shape) -> bool:
 
 def _is_none(value: ast.AST | None) -> bool:
     return isinstance(value, ast.Constant) and value.value is None
-
-
-def _names(expr: ast.AST) -> list[str]:
-    return [n.id for n in walk(expr) if isinstance(n, ast.Name)]
