@@ -378,17 +378,23 @@ class AccessFacts:
         # an index vector is loaded before the load it addresses (or by a calling kernel)
         if len(loads) < 2 and not called:
             return []
-        # Loaded lanes come from a `tl.load` (in the address itself, or assigned to a
-        # local) or from a parameter a caller fills: an address that mentions no name
-        # drawn from one (flow-insensitively) and shares no statement with another load
-        # cannot hold any, whatever `lanes` would answer.
+        # Loaded lanes come from a `tl.load` of a block (in the address itself, or
+        # assigned to a local) or from a parameter a caller fills: an address that
+        # mentions no name drawn from one (flow-insensitively) and shares no statement
+        # with another load cannot hold any, whatever `lanes` would answer. A scalar
+        # load (`bos = tl.load(cu_seqlens + i_n)`) offsets a block, it holds no lanes.
+        lanes = self.lanes.of(fn)
         assigned = fn.statement_names()
-        sources = {name for a in loads for name in assigned[a.order][1]}
+        sources = {
+            name
+            for a in loads
+            if a.block_pointer or lanes.is_block(a.pointer, a.order)
+            for name in assigned[a.order][1]
+        }
         if called:
             sources |= set(fn.params)
         loaded_names = _flows_from(fn, sources)
         per_statement = Counter(a.order for a in loads)
-        lanes = self.lanes.of(fn)
         found: list[Gather] = []
         for access in loads:
             if access.block_pointer:
