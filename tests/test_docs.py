@@ -181,8 +181,8 @@ def test_doc_references_name_the_functions_the_rule_shows(rule):
     )
 
 
-# Rules whose `reference` (what `ascend-lint rule` and each finding's help name) must be the
-# kernel their doc's "Use instead" section shows.
+# Rules whose `references` (what `ascend-lint rule` and each finding's help name) must be
+# the kernels their doc's "Use instead" section names.
 _USE_INSTEAD_IS_THE_REFERENCE = ("ASC025", "ASC026", "ASC030", "ASC031")
 
 
@@ -191,7 +191,8 @@ def test_the_reference_is_the_use_instead_kernel(code):
     rule = next(r for r in ALL_RULES if r.code == code)
     doc = rule_doc(code) or ""
     use_instead = doc.split("## Use instead", 1)[1].split("\n## ", 1)[0]
-    assert f"`{rule.reference}`" in use_instead
+    for reference in rule.references:
+        assert f"`reference_kernels/{reference}`" in use_instead, reference
 
 
 def test_every_kernel_named_in_docs_exists():
