@@ -28,9 +28,12 @@ class VectorIntDivMod(Rule):
             if not fn.divisions:
                 continue
             blocks = index.sequences.vector_locals(fn)
+            lanes = index.lanes.of(fn)
             for node, stmt in fn.divisions:
                 if not self._is_block(node.left, blocks, aliases):
                     continue
+                if lanes.loaded_block(node.left, fn.order_of(stmt)):
+                    continue  # data read from memory (`x % y` of loaded values), no index
                 if not fn.is_runtime(node.right, aliases, at=stmt):
                     continue
                 op = "//" if isinstance(node.op, ast.FloorDiv) else "%"
@@ -50,6 +53,18 @@ class VectorIntDivMod(Rule):
         )
 
     VALID = [
+        # a remainder of values the kernel loaded: data, not an index built from tl.arange
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, x % y)
+""",
         # constexpr divisor: the compiler linearises it
         """
 import triton

@@ -148,7 +148,7 @@ def math_functions():
         tl.store(out_ptr + 3 * N + offs, cann_libdevice.log1p(tl.abs(x)))
         tl.store(out_ptr + 4 * N + offs, cann_libdevice.atan2(x, y))
         # a float remainder of loaded values, not index arithmetic
-        tl.store(out_ptr + 5 * N + offs, x % y)  # noqa: ASC018
+        tl.store(out_ptr + 5 * N + offs, x % y)
         tl.store(out_ptr + 6 * N + offs, cann_libdevice.nearbyint(x * 4))
 
     x = torch.randn(32) * 3
