@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-DOCS_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/rules/{code}.md"
+DOCS_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/rules/{folder}/{code}.md"
 SOURCE_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/reference_kernels/{file}"
 # Where the reference kernels sit inside the installed package; a checkout keeps them in
 # the top-level reference_kernels/ folder, which the wheel installs as this one.
@@ -15,22 +15,24 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def rule_url(code: str) -> str:
-    return DOCS_URL.format(code=code)
+    return DOCS_URL.format(folder=code.lower(), code=code)
 
 
-def docs_dir() -> Path | None:
-    # In a wheel the docs ship as ascend_lint/docs/; in a checkout they are rules/.
-    for candidate in (_PACKAGE / "docs", _PACKAGE.parent / "rules"):
-        if (candidate / "ASC001.md").is_file():
-            return candidate
-    return None
+def rules_dir() -> Path:
+    """The folder of the rule folders (`asc001/` ...): the repository's `rules/` in a
+    checkout, `ascend_lint/rules/` in a wheel; found from the package itself."""
+    import ascend_lint.rules
+
+    return Path(ascend_lint.rules.__file__).resolve().parent
+
+
+def doc_path(code: str) -> Path:
+    """`rules/asc001/ASC001.md`: a rule's doc, in its folder."""
+    return rules_dir() / code.lower() / f"{code}.md"
 
 
 def rule_doc(code: str) -> str | None:
-    folder = docs_dir()
-    if folder is None:
-        return None
-    path = folder / f"{code}.md"
+    path = doc_path(code)
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 

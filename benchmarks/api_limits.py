@@ -379,7 +379,7 @@ def main(argv=None) -> int:
     else:
         lines.append(
             "* upstream column: not measured in this run (`launch` needs a CUDA GPU); "
-            "what upstream does is cited in rules/ASC031.md from its sources and issues"
+            "what upstream does is cited in rules/asc031/ASC031.md from its sources and issues"
         )
     types = launcher_scalar_types()
     lines += [

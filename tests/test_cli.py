@@ -72,7 +72,7 @@ def test_json_layout(project, capsys):
     assert item["location"] == {"row": 11, "column": 23}
     assert item["end_location"] == {"row": 11, "column": 34}
     assert item["noqa_row"] == 11
-    assert item["url"].endswith("rules/ASC004.md")
+    assert item["url"].endswith("rules/asc004/ASC004.md")
     assert item["reference_kernels"] == [
         {"path": "ascend_lint/reference_kernels/chunk_o.py", "function": "chunk_fwd_o"}
     ]

@@ -14,7 +14,7 @@ from lint_helpers import lint_code
 
 from ascend_lint.cli import main
 from ascend_lint.diagnostics import Applicability
-from ascend_lint.docs import SOURCE_URL, Reference, docs_dir, rule_doc, rule_doc_section
+from ascend_lint.docs import SOURCE_URL, Reference, rule_doc, rule_doc_section, rules_dir
 from ascend_lint.fixes import fix_source
 from ascend_lint.rules import ALL_RULES
 
@@ -270,8 +270,11 @@ def test_doc_use_instead_is_what_the_fix_makes_of_the_example(rule):
 
 
 def test_no_doc_without_a_rule():
-    codes = {p.stem for p in docs_dir().glob("ASC*.md")}
+    codes = {p.stem for p in rules_dir().glob("asc*/ASC*.md")}
     assert codes == set(RULE_IDS)
+    # each doc sits in its rule's folder, beside the rule
+    for path in rules_dir().glob("asc*/ASC*.md"):
+        assert path.parent.name == path.stem.lower() and (path.parent / "rule.py").is_file()
 
 
 def test_wheel_ships_docs_and_reference_kernels(tmp_path):
@@ -302,7 +305,8 @@ def test_wheel_ships_docs_and_reference_kernels(tmp_path):
     [wheel] = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for rule in ALL_RULES:
-        assert f"ascend_lint/docs/{rule.code}.md" in names
+        folder = f"ascend_lint/rules/{rule.code.lower()}"
+        assert f"{folder}/{rule.code}.md" in names and f"{folder}/rule.py" in names
     # The kernels ship inside the package namespace, every module of the folder.
     for module in sorted((source / "reference_kernels").glob("*.py")):
         assert f"ascend_lint/reference_kernels/{module.name}" in names
@@ -384,7 +388,7 @@ def test_wheel_ships_docs_and_reference_kernels(tmp_path):
 # -- every path a reader is shown exists where they are, or is a URL --------------------
 
 HOME = "https://github.com/ascend-lint/ascend-lint/"
-# This repository's folders; the wheel ships only `rules/` (as ascend_lint/docs) and the
+# This repository's folders; the wheel ships only `rules/` (as ascend_lint.rules) and the
 # reference kernels (as ascend_lint.reference_kernels), so a reader of the PyPI page or
 # of `ascend-lint rule` has none of them at these paths. (`docs/en|zh|sources/...` are
 # cited files of Triton-Ascend, named with its URL and commit.)

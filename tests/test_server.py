@@ -898,7 +898,7 @@ async def test_hover_on_a_noqa_code_shows_its_rule(neovim: LanguageClient):
     assert hover.contents.value.startswith(
         "**ASC004** `launch-num-warps-stages`: `num_warps`/`num_stages` at a launch"
     )
-    assert "**Why:**" in hover.contents.value and "rules/ASC004.md" in hover.contents.value
+    assert "**Why:**" in hover.contents.value and "rules/asc004/ASC004.md" in hover.contents.value
     assert as_tuple(hover.range) == span(quiet, ROW_ASC004, "ASC004", e.encoding)
     end_of_code = await hover_at(ROW_ASC001, lines[ROW_ASC001].index("ASC001") + 6)
     assert end_of_code.contents.value.startswith("**ASC001** `strided-time-gather`")

@@ -106,8 +106,8 @@ def _kernel_evidence(raw: bytes, diagnostics) -> dict[tuple[str, int], tuple[str
     import warnings
 
     from ascend_lint.index import KernelIndex
-    from ascend_lint.rules.asc026_core_type_mismatch import CoreTypeMismatch
-    from ascend_lint.rules.asc031_ascend_api_limit import LIMITS
+    from ascend_lint.rules.asc026.rule import CoreTypeMismatch
+    from ascend_lint.rules.asc031.rule import LIMITS
 
     try:
         with warnings.catch_warnings():
