@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import ast
 
-from ascend_lint.rules._base import RuleContext
-
 from ascend_lint.codemods import node_offsets
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, TRITON
 from ascend_lint.index.linear import Occurrence
 from ascend_lint.index.syntax import show
+from ascend_lint.rules._base import RuleContext
 
 # Summands that keep their text inside a sum without parentheses.
 _SUMMAND_NODES = (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript, ast.UnaryOp)

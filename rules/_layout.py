@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import ast
 
-from ascend_lint.rules._base import RuleContext
-
 from ascend_lint.codemods import node_span, transposed_offset
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE, JitFunction, is_head_count, is_length, is_literal, names_in
 from ascend_lint.index.gates import block_ptr_arg
 from ascend_lint.index.syntax import walk
+from ascend_lint.rules._base import RuleContext
 
 MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
 

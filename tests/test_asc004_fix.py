@@ -479,9 +479,8 @@ def test_a_cleanup_that_meets_an_option_edit_is_left_out(monkeypatch):
     """Defensive: were a cleanup edit to overlap an option's own edit, the fix removes the
     options alone rather than apply a mix."""
     import ascend_lint.rules.asc004.rule as asc004
-    from ascend_lint.rules.asc004.fix import Cleanup
-
     from ascend_lint.diagnostics import Edit, Position
+    from ascend_lint.rules.asc004.fix import Cleanup
 
     real = asc004.knob_cleanups
 

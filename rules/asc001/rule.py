@@ -5,16 +5,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-from ascend_lint.rules._layout import (
-    MAKE_BLOCK_PTR,
-    block_ptr_arg,
-    length_name,
-    one_d_stride,
-    transposed_fix,
-)
-from ascend_lint.rules.asc001.fix import gate_contig_fix
-
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.index import (
     LANGUAGE,
@@ -28,6 +18,15 @@ from ascend_lint.index import (
 from ascend_lint.index.sequences import Sequences, address_terms, broadcasts
 from ascend_lint.index.strides import NON_UNIT
 from ascend_lint.index.syntax import frozen_names
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules._layout import (
+    MAKE_BLOCK_PTR,
+    block_ptr_arg,
+    length_name,
+    one_d_stride,
+    transposed_fix,
+)
+from ascend_lint.rules.asc001.fix import gate_contig_fix
 
 _ACCESSES = (f"{LANGUAGE}.load", f"{LANGUAGE}.store")
 

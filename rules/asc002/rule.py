@@ -5,15 +5,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-from ascend_lint.rules._layout import (
-    MAKE_BLOCK_PTR,
-    block_ptr_arg,
-    length_name,
-    one_d_stride,
-    transposed_fix,
-)
-
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.index import (
     JitFunction,
@@ -23,6 +14,14 @@ from ascend_lint.index import (
     own_nodes,
     pointer_names,
     pointer_root,
+)
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules._layout import (
+    MAKE_BLOCK_PTR,
+    block_ptr_arg,
+    length_name,
+    one_d_stride,
+    transposed_fix,
 )
 
 

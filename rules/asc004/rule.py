@@ -7,9 +7,6 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-from ascend_lint.rules.asc004.fix import knob_cleanups
-
 from ascend_lint.codemods import (
     remove_argument,
     remove_arguments_each,
@@ -20,6 +17,8 @@ from ascend_lint.codemods import (
 from ascend_lint.diagnostics import Applicability, Edit, Fix, FixGroup, cite
 from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.index.syntax import free_of_effects
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules.asc004.fix import knob_cleanups
 from ascend_lint.suppression import suppressed_on
 
 KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")

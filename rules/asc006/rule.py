@@ -6,9 +6,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index import names_in
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # USE_G, HAS_BIAS, USE_INITIAL_STATE, TOPP_ENABLED: flags that say whether a pointer exists.
 _FLAG = re.compile(r"^(?:USE|HAS|WITH|ENABLE)_(?P<a>\w+)$|^(?P<b>\w+?)_(?:ENABLED|ENABLE|ON)$")

@@ -12,8 +12,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.codemods import node_offsets, node_span, node_text, replace_node, text_edit
 from ascend_lint.diagnostics import Applicability, Citations, Edit, Fix
 from ascend_lint.index import (
@@ -26,6 +24,7 @@ from ascend_lint.index import (
     is_int64_cast,
     names_in,
 )
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 def _nested_products(expr: ast.AST) -> list[ast.BinOp]:

@@ -6,8 +6,6 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index import (
     LANGUAGE,
     Aliases,
@@ -17,6 +15,7 @@ from ascend_lint.index import (
     pointer_root,
 )
 from ascend_lint.index.syntax import walk
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # Where a kernel reads its offsets table only once (no start/end pair to find it by),
 # the usual spellings are the tie-breaker: `cu_seqlens`, `query_start_loc`, `seq_offsets`

@@ -5,11 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.diagnostics import Citations
 from ascend_lint.index import JitFunction, own_nodes
 from ascend_lint.index.syntax import walk
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 def _exclusive(a, b) -> bool:

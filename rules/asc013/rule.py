@@ -5,9 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index.quantities import Role
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class PerCallConstexpr(Rule):

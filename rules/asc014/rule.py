@@ -15,8 +15,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.codemods import node_text, replace_node
 from ascend_lint.diagnostics import Applicability, Fix, cite
 from ascend_lint.index import call_name, dotted
@@ -30,6 +28,7 @@ from ascend_lint.index.platform import (
     is_torch_device,
 )
 from ascend_lint.index.syntax import walk
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 CANN_LANGUAGE = "triton.language.extra.cann"
 # Probing for CUDA is how code finds out it is not on a GPU.

@@ -5,11 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.codemods import remove_argument
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import LANGUAGE, JitFunction, KernelIndex
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # keyword -> its default, which is no hint at all
 ACCESS_HINTS = {"cache_modifier": "", "eviction_policy": "", "volatile": False}

@@ -5,11 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.codemods import append_after, node_text, remove_argument, replace_node
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import LANGUAGE, JitFunction, KernelIndex
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 TF32 = ("tf32", "tf32x3")
 HALF_OUTPUTS = {f"{LANGUAGE}.bfloat16": "bfloat16", f"{LANGUAGE}.float16": "float16"}

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index import LANGUAGE
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # triton.language's float64 and fp8 dtypes (and their short aliases).
 UNSUPPORTED = frozenset(

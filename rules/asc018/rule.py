@@ -5,10 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index import LANGUAGE, names_in
 from ascend_lint.index.syntax import walk
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _ARANGE = f"{LANGUAGE}.arange"
 

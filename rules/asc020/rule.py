@@ -5,10 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.codemods import nest_bool_op
 from ascend_lint.diagnostics import Applicability, Fix
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class ChainedBoolOp(Rule):

@@ -6,8 +6,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.codemods import node_offsets, reindent
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import (
@@ -19,6 +17,7 @@ from ascend_lint.index import (
     own_nodes,
 )
 from ascend_lint.index.sequences import Sequences, strip_casts
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class TransposedBatchBase(Rule):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.syntax import names_in, show
 from ascend_lint.index.tiles import Config, KernelTiles, Peak, UnboundedBlock
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _SHOWN_TILES = 3
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.codemods import node_text, remove_statement, replace_node
 from ascend_lint.diagnostics import Applicability, Citations, Fix
 from ascend_lint.index.syntax import int_literal, show
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _TASK_LOOP = "for task in range(pid, n_tasks, tl.num_programs(0))"
 

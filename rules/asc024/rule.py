@@ -23,14 +23,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-from ascend_lint.rules._clamp import clamp_fix, language_prefix, mask_of, occurrence_text
-
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.index import BoundFacts, JitFunction
 from ascend_lint.index.bounds import ArmLoad, MaskBound, SelectArm
 from ascend_lint.index.linear import Occurrence
 from ascend_lint.index.syntax import show
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules._clamp import clamp_fix, language_prefix, mask_of, occurrence_text
 
 _LOAD_MASK = 1  # position of `mask` in `tl.load`
 

@@ -14,9 +14,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index.syntax import call_name, show
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 from ascend_lint.toolchain import EMPTY_GRID_GUARDED, show_version
 
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})

@@ -11,11 +11,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.diagnostics import cite
 from ascend_lint.index.core_kinds import AI, TARGET_CORES, VECTOR
 from ascend_lint.index.syntax import int_literal, show
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class CoreTypeMismatch(Rule):

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index.syntax import show
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class DataDependentGather(Rule):

@@ -13,10 +13,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index.syntax import show
 from ascend_lint.index.tiles import evaluate
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 GRANULE = 32  # bytes: the DMA and Unified Buffer alignment of a row on A2/A3
 # With no element size known, a row of n elements is unaligned for every element size up

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.diagnostics import cite
 from ascend_lint.index.accesses import PointerChoice
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 def _bases(side: frozenset[str]) -> str:

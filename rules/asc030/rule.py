@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import combinations
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.diagnostics import cite
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class AliasedPointerArgs(Rule):

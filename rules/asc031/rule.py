@@ -14,11 +14,10 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.index import LANGUAGE, TRITON
 from ascend_lint.index.syntax import call_name
 from ascend_lint.index.values import pointer_root
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _POINTER_TYPE = f"{LANGUAGE}.pointer_type"
 _CAST = f"{LANGUAGE}.cast"

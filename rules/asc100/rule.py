@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-
 from ascend_lint.diagnostics import Applicability
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class UnusedNoqa(Rule):
