@@ -237,6 +237,9 @@ def run_pytest(
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        # a script started in the background (nohup ... &) ignores SIGINT, and a child
+        # inherits that: pytest would then ignore the interrupt that ends a capped run
+        preexec_fn=_default_sigint,
     )
     capped = False
     try:
@@ -258,6 +261,10 @@ def run_pytest(
         "capped": capped,
         "tail": output[-4000:],
     }
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_junit(junit: Path) -> dict:
