@@ -115,3 +115,28 @@ def test_suite_benchmark_interrupts_a_capped_run_started_in_the_background(tmp_p
     counted = suites.read_junit(junit)
     assert counted["junit"] and counted["passed"] == 1
 
+
+@needs_kernel_deps
+def test_npu_device_survives_a_test_that_breaks_the_default_device(pytester):
+    # torch.set_default_device exits the previous default-device mode before it parses
+    # the new device; when that parse fails, the next call pops the mode stack's bottom,
+    # the stand-in's npu -> cpu mapping.  On an NPU the tests after it are unaffected,
+    # and here too: each test starts with the mapping in place
+    pytester.makepyfile(
+        test_order="""
+        import pytest
+        import torch
+
+        def test_breaks_the_default_device():
+            torch.set_default_device("npu")
+            with pytest.raises(RuntimeError):
+                torch.set_default_device("")
+            with pytest.raises(AssertionError):
+                torch.set_default_device("cpu")
+
+        def test_after_it():
+            assert torch.ones(2, device="npu").device.type == "cpu"
+        """
+    )
+    result = pytester.runpytest_subprocess("--ascend-cpu-device", *QUIET)
+    result.assert_outcomes(passed=2)
