@@ -1,21 +1,25 @@
 """Run public Ascend NPU test suites on a CPU with ``--ascend-cpu-device`` and write
 ``benchmarks/SANITIZER_SUITES.md``.
 
-    python benchmarks/sanitizer_suites.py MIRROR_ROOT [--suite NAME ...] [--sanitize]
-                                          [--cap-minutes N] [--test-timeout S]
+    python benchmarks/sanitizer_suites.py MIRROR_ROOT [--suite NAME ...]
+        [--compile report|strict] [--sanitize report|strict|off]
+        [--cap-minutes N] [--test-timeout S] [--workers N] [--scratch DIR] [--reuse]
 
 MIRROR_ROOT holds bare git mirrors named ``owner+name/repo`` (sgl-project+sgl-kernel-npu,
 vllm-project+vllm-ascend, XPU-Forces+mojo_opset).  Each suite's files are taken from the
 mirror's HEAD with ``git archive`` into a scratch folder, never into this repository.
-Each suite runs twice: with ``--ascend-cpu-device --ascend-compile`` (one pytest-timeout
-per test, a cap on the whole run after which pytest is interrupted and what finished is
-counted), and as plain ``pytest`` for the time it takes (these suites stop at their
-``import torch_npu`` without the stand-in).  Failures are sorted into classes by the
-patterns in ``FAILURE_CLASSES``; the table says which remain unclassified.
+Each suite runs twice: with ``--ascend-cpu-device --ascend-compile=strict
+--ascend-sanitize=report`` (the modes are options; one pytest-timeout per test, a cap
+on the whole run after which pytest is interrupted and what finished is counted), and
+as plain ``pytest`` for the time it takes (these suites stop at their ``import
+torch_npu`` without the stand-in).  Failures are sorted into classes by the patterns
+in ``FAILURE_CLASSES``; the table says which remain unclassified.  The compile gate's
+failures (rejected, not loadable, Unified Buffer overflow, grid) and the sanitizer's
+findings are read from the JSON report and listed with the verdict given to each after
+reading its kernel (``GATE_VERDICTS``, ``SANITIZER_VERDICTS``).
 
-``--sanitize`` adds ``--ascend-sanitize`` when the installed plugin has that option
-(else it says so and exits 2).  Python packages a suite imports (einops, vllm ...) are
-installed beforehand by hand; the table names the ones used.
+Python packages a suite imports (einops, vllm ...) are installed beforehand by hand;
+the table names the ones used.
 """
 
 from __future__ import annotations
@@ -69,10 +73,39 @@ def _sgl_tests(checkout: Path) -> list[str]:
     )
 
 
-def _vllm_build_info(checkout: Path) -> None:
+TRITON_EXPERIMENTAL_PLUGIN = "triton_experimental_package"
+
+
+def _vllm_prepare(checkout: Path) -> None:
     # what vllm-ascend's setup.py build step writes for an A2 SOC_VERSION
     (checkout / "vllm_ascend/_build_info.py").write_text(
         "# Auto-generated file\n__device_type__ = 'A2'\n"
+    )
+    # vllm-ascend pins triton-ascend 3.2.2, whose triton has a `triton.experimental`
+    # package; vllm_ascend/__init__.py puts empty `triton.experimental.gluon` modules in
+    # sys.modules for vLLM's triton_utils, which imports them beside triton.language.
+    # triton-ascend 3.2.0 (the version here) has no `triton.experimental` at all, so the
+    # parent of those modules cannot be imported: this pytest plugin (-p, loaded before
+    # any conftest) registers an empty package under that name and nothing else.
+    shims = checkout / "_suite_plugins"
+    shims.mkdir(exist_ok=True)
+    (shims / f"{TRITON_EXPERIMENTAL_PLUGIN}.py").write_text(
+        "import sys\nimport types\n\n"
+        "if 'triton.experimental' not in sys.modules:\n"
+        "    package = types.ModuleType('triton.experimental')\n"
+        "    package.__path__ = []\n"
+        "    sys.modules['triton.experimental'] = package\n"
+    )
+    # the platform entry point vllm-ascend's install registers (setup.py), so that
+    # vLLM's current_platform is its NPUPlatform: the tests take their device from it
+    # (current_platform.device_type, '' without it)
+    dist_info = shims / "vllm_ascend_platform-0.0.0.dist-info"
+    dist_info.mkdir(exist_ok=True)
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: vllm-ascend-platform\nVersion: 0.0.0\n"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        "[vllm.platform_plugins]\nascend = vllm_ascend:register\n"
     )
 
 
@@ -104,17 +137,25 @@ SUITES = {
             "tests/ut/base.py",
         ],
         tests=["tests/e2e/nightly/single_node/ops/singlecard_ops/triton"],
-        pythonpath=["."],
-        extra_args=["--confcutdir=tests/e2e/nightly/single_node/ops"],
+        pythonpath=[".", "_suite_plugins"],
+        extra_args=[
+            "--confcutdir=tests/e2e/nightly/single_node/ops",
+            "-p",
+            TRITON_EXPERIMENTAL_PLUGIN,
+        ],
         selection="tests/e2e/nightly/single_node/ops/singlecard_ops/triton (the Triton op "
         "tests); --confcutdir keeps tests/e2e/conftest.py (model downloads, modelscope) out",
-        prepare=_vllm_build_info,
+        prepare=_vllm_prepare,
         note="vLLM 0.34.0 is the release PyPI serves; vllm-ascend's main tracks vLLM's main, "
-        "hence the 'vLLM version' imports. This run predates the stand-in's NPU backend "
-        "driver reporting itself active: with it, vLLM's triton_utils takes its real-triton "
-        "path and stops at `from triton.experimental import gluon` instead",
-        packages="vllm 0.34.0 (--no-deps) and the light parts of its requirements; "
-        "vllm_ascend/_build_info.py written as its build step writes it for A2",
+        "hence the 'vLLM version' imports. vllm-ascend pins triton-ascend 3.2.2, whose "
+        "`triton.experimental` package vLLM's triton_utils imports from; with 3.2.0 an "
+        "empty package stands in for it (`-p triton_experimental_package`, written by the "
+        "script; vllm-ascend itself stubs the gluon modules under it). Its platform entry "
+        "point (vllm.platform_plugins: ascend) is registered from a dist-info folder the "
+        "script writes, as its install would",
+        packages="vllm 0.34.0 (--no-deps) and the light parts of its requirements "
+        "(transformers, xgrammar --no-deps, ...); vllm_ascend/_build_info.py written as its "
+        "build step writes it for A2",
     ),
     "mojo_opset": Suite(
         name="mojo_opset",
@@ -313,14 +354,75 @@ def specialisations(report: Path) -> dict:
     if not report.exists():
         return {}
     summary = json.loads(report.read_text())["summary"]
-    return {k: summary.get(k) for k in ("kernels", "specialisations", "rejected", "not_compiled")}
+    return {
+        k: summary.get(k)
+        for k in ("kernels", "specialisations", "rejected", "not_compiled", "ub_overflows")
+    }
 
 
-def has_sanitize_option() -> bool:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--help"], capture_output=True, text=True, check=False
+def gate_records(report: Path) -> list[dict]:
+    """The specialisations strict mode fails a test for (rejected, not loadable in the
+    compile worker, overflowing the Unified Buffer) and the grid findings, each once."""
+    if not report.exists():
+        return []
+    data = json.loads(report.read_text())
+    out = []
+    for spec in data["specialisations"]:
+        ub = (spec.get("ub") or {}).get("verdict")
+        if spec["status"] == "ok" and ub != "overflows":
+            continue
+        out.append(
+            {
+                "kernel": spec["kernel"],
+                "file": spec["file"],
+                "def_line": spec["def_line"],
+                "status": spec["status"] if ub != "overflows" else "ub-overflows",
+                "stage": spec.get("stage"),
+                "reason": spec.get("reason") or "",
+                "message": (spec.get("message") or "")[:600],
+                "tests": len(spec.get("tests", ())),
+                "dropped_by_autotuner": bool(spec.get("dropped_by_autotuner")),
+            }
+        )
+    for finding in data.get("grid_coverage", ()):
+        out.append(
+            {
+                "kernel": finding.get("kernel", "?"),
+                "file": finding.get("file", ""),
+                "def_line": finding.get("kernel_line"),
+                "status": "grid",
+                "stage": "grid",
+                "reason": finding.get("message", "")[:300],
+                "message": "",
+                "tests": len(finding.get("tests", ())),
+                "dropped_by_autotuner": False,
+            }
+        )
+    return out
+
+
+def sanitizer_findings(report: Path) -> tuple[list[dict], dict]:
+    if not report.exists():
+        return [], {}
+    data = json.loads(report.read_text())
+    keep = (
+        "kind",
+        "kernel",
+        "path",
+        "line",
+        "op",
+        "param",
+        "lanes",
+        "occurrences",
+        "detail",
+        "allowed",
     )
-    return "--ascend-sanitize" in done.stdout
+    findings = [
+        {**{k: f.get(k) for k in keep}, "tests": len(f.get("tests", ())), "test": f["tests"][0]}
+        for f in data.get("sanitizer", ())
+    ]
+    summary = data.get("sanitizer_summary", {})
+    return findings, {k: v for k, v in summary.items() if isinstance(v, (int, str))}
 
 
 def run_suite(mirror_root: Path, suite: Suite, scratch: Path, options) -> dict:
@@ -330,13 +432,12 @@ def run_suite(mirror_root: Path, suite: Suite, scratch: Path, options) -> dict:
     workers = ["-n", str(options.workers)] if options.workers else []
     opt_in = [
         "--ascend-cpu-device",
-        "--ascend-compile=report",
+        f"--ascend-compile={options.compile}",
+        f"--ascend-sanitize={options.sanitize}",
         f"--ascend-compile-report={report}",
         f"--timeout={options.test_timeout}",
         *workers,
     ]
-    if options.sanitize:
-        opt_in.append("--ascend-sanitize")
     junit = scratch / f"{suite.name}-cpu.xml"
     earlier = scratch / f"{suite.name}-cpu.json"  # a run made before, kept with its junit
     if options.reuse and junit.exists() and earlier.exists():
@@ -344,6 +445,7 @@ def run_suite(mirror_root: Path, suite: Suite, scratch: Path, options) -> dict:
     else:
         cpu = run_pytest(checkout, suite, tests, opt_in, options.cap_minutes * 60, junit)
     cpu.update(read_junit(junit))
+    findings, sanitizer_summary = sanitizer_findings(report)
     plain_junit = scratch / f"{suite.name}-plain.xml"
     plain_args = [f"--timeout={options.test_timeout}", *workers]
     plain_cap = min(options.cap_minutes * 60, 90)  # a plain run stops at an import here
@@ -361,6 +463,9 @@ def run_suite(mirror_root: Path, suite: Suite, scratch: Path, options) -> dict:
         "cpu": {
             **{k: v for k, v in cpu.items() if k != "tail"},
             "compiled": specialisations(report),
+            "gate": gate_records(report),
+            "sanitizer": findings,
+            "sanitizer_summary": sanitizer_summary,
         },
         "plain": {
             **{k: v for k, v in plain.items() if k not in ("failures", "tail")},
@@ -480,7 +585,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mirror_root", type=Path)
     parser.add_argument("--suite", action="append", choices=sorted(SUITES))
-    parser.add_argument("--sanitize", action="store_true")
+    parser.add_argument("--compile", choices=("report", "strict"), default="strict")
+    parser.add_argument("--sanitize", choices=("report", "strict", "off"), default="report")
     parser.add_argument("--cap-minutes", type=float, default=20.0)
     parser.add_argument("--test-timeout", type=int, default=60)
     # without xdist by default: an interrupted xdist run does not stop promptly
@@ -496,19 +602,15 @@ def main(argv=None) -> int:
         "--table-only", action="store_true", help="rewrite the table from the last results"
     )
     options = parser.parse_args(argv)
-    if options.sanitize and not has_sanitize_option():
-        print(
-            "--sanitize: the installed pytest plugin has no --ascend-sanitize option "
-            "(pytest --help does not list it)",
-            file=sys.stderr,
-        )
-        return 2
     scratch = options.scratch or Path(tempfile.mkdtemp(prefix="npu-suites-"))
-    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     for name in [] if options.table_only else options.suite or sorted(SUITES):
         print(f"== {name}", flush=True)
-        previous[name] = run_suite(options.mirror_root, SUITES[name], scratch, options)
+        result = run_suite(options.mirror_root, SUITES[name], scratch, options)
+        # read again: another invocation (--suite) may have written one meanwhile
+        previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        previous[name] = result
         RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
+    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if options.table_only and options.scratch:
         for name, result in previous.items():  # recount from the runs' junit files
             for mode in ("cpu", "plain"):
