@@ -58,6 +58,7 @@ def plain_interpreter() -> dict:
         "small_dot",
         "gather_along_axis",
         "insert_slice_and_get_element",
+        "boolean_invert",
         CASES_WITHOUT_STAND_IN="1",
     )
 
@@ -103,6 +104,10 @@ def test_bf16_constants_arithmetic_and_casts_match_torch(results):
     assert result["int_equal"]
 
 
+def test_invert_of_a_boolean_mask(results):
+    assert _ok(results, "boolean_invert")["max_error"] == 0.0
+
+
 def test_dot_below_the_gpu_minimum_size(results):
     errors = _ok(results, "small_dot")["max_error"]
     assert errors["torch.float32"] < 1e-5
@@ -123,6 +128,7 @@ def test_the_plain_interpreter_has_the_gaps_the_fills_close(plain_interpreter):
     assert "M >= 16" in failures["small_dot"]
     assert "create_gather" in failures["gather_along_axis"]
     assert "insert_slice_and_get_element" in failures  # no cann extension, no slice ops
+    assert "get_int1_ty" in failures["boolean_invert"]
 
 
 def test_launch_options_accepted_and_unknown_keywords_still_rejected(results):

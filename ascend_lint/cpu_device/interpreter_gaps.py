@@ -22,7 +22,7 @@ docs), so that a kernel the interpreter ran gives the numbers the NPU would:
   slice reaching outside the tensor raises instead of reading or writing past it),
   ``get_element`` (``tensor.extract``), ``tl.gather`` (along an axis, indices checked),
   ``flip``, ``sort`` (last axis), ``tanh``, float ``%`` (``fmod``, the remainder triton's
-  ``frem`` gives), ``compile_hint``/``multibuffer`` (hints: nothing to do on CPU),
+  ``frem`` gives), ``~`` on booleans (int1's type and all-ones value), ``compile_hint``/``multibuffer`` (hints: nothing to do on CPU),
   ``tl.parallel`` (a range), ``sync_block_set``/``sync_block_wait`` (programs run one
   after another here, so a cube-to-vector hand-off within a program is already
   ordered).  ``sync_block_all`` over more than one program cannot be honoured when
@@ -151,6 +151,17 @@ def _patch_builder(interpreter) -> dict:
     # -- ops the builder lacks ---------------------------------------------------------
     replace("create_tanh", lambda self, arg: self.unary_op(arg, np.tanh))
     replace("create_mod", lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmod))
+
+    # `~mask` on booleans: the semantic xors with int1's all-ones value (true)
+    original_all_ones = builder_class.get_all_ones_value
+    replace("get_int1_ty", lambda self: tl.int1)
+
+    def get_all_ones_value(self, type):
+        if type == tl.int1:
+            return TensorHandle(np.ones(1, dtype=np.bool_), tl.int1)
+        return original_all_ones(self, type)
+
+    replace("get_all_ones_value", get_all_ones_value)
 
     def create_extract_slice(self, ful, offsets, sizes, strides):
         data = ful.data

@@ -240,6 +240,25 @@ def negative_axis_reductions():
 
 
 @case
+def boolean_invert():
+    # `~mask` on a comparison's booleans (sgl-kernel-npu's mrope section masks): the
+    # Ascend semantic builds the all-ones value of int1, which the interpreter lacks
+    @triton.jit
+    def kernel(x_ptr, out_ptr, N: tl.constexpr):
+        offsets = tl.arange(0, N)
+        low = (offsets % 3 == 1) & (offsets <= 6)
+        rest = ~low
+        tl.store(out_ptr + offsets, tl.where(rest, tl.load(x_ptr + offsets), 0.0))
+
+    x = torch.randn(16)
+    out = torch.empty(16)
+    kernel[(1,)](x, out, N=16)
+    index = torch.arange(16)
+    want = torch.where(~((index % 3 == 1) & (index <= 6)), x, torch.zeros(()))
+    return {"max_error": _max_error(out, want)}
+
+
+@case
 def launch_options_and_driver():
 
     @triton.jit
