@@ -100,8 +100,7 @@ def test_suite_benchmark_interrupts_a_capped_run_started_in_the_background(tmp_p
 
     suites = _suites_script()
     (tmp_path / "test_slow.py").write_text(
-        "import time\n\ndef test_quick():\n    pass\n\n"
-        "def test_slow():\n    time.sleep(120)\n"
+        "import time\n\ndef test_quick():\n    pass\n\ndef test_slow():\n    time.sleep(120)\n"
     )
     suite = suites.Suite(name="slow", mirror="", paths=[], tests=[], pythonpath=["."])
     junit = tmp_path / "junit.xml"
@@ -140,3 +139,73 @@ def test_npu_device_survives_a_test_that_breaks_the_default_device(pytester):
     )
     result = pytester.runpytest_subprocess("--ascend-cpu-device", *QUIET)
     result.assert_outcomes(passed=2)
+
+
+def test_suite_benchmark_lists_gate_failures_and_findings_with_their_verdicts():
+    suites = _suites_script()
+    finding = {
+        "kind": "out-of-bounds",
+        "kernel": "copy_kernel",
+        "path": "/x/kernels.py",
+        "line": 12,
+        "op": "load",
+        "param": "src",
+        "lanes": 3,
+        "tests": 1,
+        "test": "tests/test_copy.py::test_copy",
+    }
+    gate = {
+        "kernel": "tile_kernel",
+        "file": "/x/kernels.py",
+        "def_line": 30,
+        "status": "rejected",
+        "stage": "ttadapter",
+        "reason": "an op the Ascend front end rejects",
+        "message": "",
+        "tests": 2,
+        "dropped_by_autotuner": False,
+    }
+    cpu = {
+        "command": "pytest tests",
+        "seconds": 1.0,
+        "exit": 1,
+        "capped": False,
+        "tests": 3,
+        "passed": 1,
+        "failed": 2,
+        "errors": 0,
+        "skipped": 0,
+        "failures": [
+            {
+                "test": "t::a",
+                "text": "rejected by the Ascend compiler front end (--ascend-compile=strict):\n...",
+            },
+            {"test": "t::b", "text": "Timeout (>45.0s) from pytest-timeout"},
+        ],
+        "compiled": {"specialisations": 4, "rejected": 1, "not_compiled": 0, "ub_overflows": 0},
+        "gate": [gate],
+        "sanitizer": [finding],
+        "sanitizer_summary": {"launches": 9, "kernels": 2},
+    }
+    result = {
+        "suite": "demo",
+        "commit": "0" * 40,
+        "selection": "all",
+        "note": "",
+        "packages": "",
+        "cpu": cpu,
+        "plain": {"seconds": 1.0, "tests": 0, "passed": 0, "reason": ""},
+    }
+    suites.SANITIZER_VERDICTS[("demo", "copy_kernel", "out-of-bounds")] = ("true bug", "why")
+    try:
+        text = suites.write_markdown([result])
+    finally:
+        del suites.SANITIZER_VERDICTS[("demo", "copy_kernel", "out-of-bounds")]
+    row = next(line for line in text.splitlines() if line.startswith("| demo |"))
+    assert "| 1 | 9 launches of 2 kernels: 1 findings (1 true bug) |" in row
+    assert "| strict compile gate | 1 |" in text
+    assert "`kernels.py:30` tile_kernel | rejected |" in text and "not judged" in text
+    assert (
+        "| out-of-bounds | copy_kernel | src | `kernels.py:12` load | 3 | 1 | true bug: why |"
+        in text
+    )
