@@ -30,6 +30,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.language.extra import libdevice  # noqa: E402
+from triton.language.math import rsqrt  # noqa: E402
 
 if os.environ.get("CASES_WITHOUT_STAND_IN") != "1":
     import torch_npu
@@ -256,6 +257,20 @@ def boolean_invert():
     index = torch.arange(16)
     want = torch.where(~((index % 3 == 1) & (index <= 6)), x, torch.zeros(()))
     return {"max_error": _max_error(out, want)}
+
+
+@case
+def builtin_imported_by_name():
+    # mojo_opset's layernorm: `from triton.language.math import rsqrt`, then rsqrt(v)
+    @triton.jit
+    def kernel(x_ptr, out_ptr, N: tl.constexpr):
+        offsets = tl.arange(0, N)
+        tl.store(out_ptr + offsets, rsqrt(tl.load(x_ptr + offsets)))
+
+    x = torch.rand(16) + 0.5
+    out = torch.empty(16)
+    kernel[(1,)](x, out, N=16)
+    return {"max_error": _max_error(out, torch.rsqrt(x))}
 
 
 @case
