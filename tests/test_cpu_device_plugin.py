@@ -209,3 +209,68 @@ def test_suite_benchmark_lists_gate_failures_and_findings_with_their_verdicts():
         "| out-of-bounds | copy_kernel | src | `kernels.py:12` load | 3 | 1 | true bug: why |"
         in text
     )
+
+
+@needs_kernel_deps
+def test_a_library_choosing_triton_by_active_backends_compiles_in_the_gate(npu_suite):
+    # vLLM's triton_utils hands out real triton only when exactly one backend driver is
+    # active, else a stand-in whose @triton.jit returns the plain function: the stand-in
+    # makes the NPU's active in the test process, and the compile worker must agree, or
+    # strict mode fails the test for a kernel "the worker could not load"
+    npu_suite.makepyfile(
+        probing_kernels="""
+        import triton
+        import triton.language as tl
+        from triton.backends import backends
+
+        if sum(b.driver.is_active() for b in backends.values()) != 1:
+            class _NoTriton:
+                @staticmethod
+                def jit(fn):
+                    return fn
+
+            triton = _NoTriton()
+
+        @triton.jit
+        def double_kernel(x_ptr, out_ptr, N: tl.constexpr):
+            offsets = tl.arange(0, N)
+            tl.store(out_ptr + offsets, 2 * tl.load(x_ptr + offsets))
+        """,
+        test_probing="""
+        import torch
+        from probing_kernels import double_kernel
+
+        def test_double(device):
+            x = torch.arange(16, dtype=torch.float32, device=device)
+            out = torch.empty_like(x)
+            double_kernel[(1,)](x, out, N=16)
+            assert torch.equal(out, 2 * x)
+        """,
+    )
+    result = npu_suite.runpytest_subprocess(
+        "--ascend-cpu-device",
+        "--ascend-compile=strict",
+        "--ascend-compile-report=report.json",
+        "test_probing.py",
+        *QUIET,
+    )
+    result.assert_outcomes(passed=1)
+    report = json.loads((npu_suite.path / "report.json").read_text())
+    [compiled] = report["specialisations"]
+    assert compiled["kernel"] == "double_kernel" and compiled["status"] == "ok"
+
+
+def test_the_worker_names_a_library_placeholder_as_the_reason_for_no_kernel():
+    import types
+
+    from ascend_lint.pytest_plugin.worker import _not_a_kernel
+
+    class TritonPlaceholder(types.ModuleType):
+        def jit(self, fn):
+            return fn
+
+    module = types.ModuleType("kernels")
+    module.triton = TritonPlaceholder("triton")
+    text = _not_a_kernel("copy_kernel", lambda: None, module)
+    assert text.startswith("copy_kernel is a function in the compile worker, not a triton kernel")
+    assert "TritonPlaceholder, not the triton package" in text
