@@ -73,9 +73,6 @@ def _sgl_tests(checkout: Path) -> list[str]:
     )
 
 
-TRITON_EXPERIMENTAL_PLUGIN = "triton_experimental_package"
-
-
 def _vllm_prepare(checkout: Path) -> None:
     # what vllm-ascend's setup.py build step writes for an A2 SOC_VERSION
     (checkout / "vllm_ascend/_build_info.py").write_text(
@@ -85,11 +82,12 @@ def _vllm_prepare(checkout: Path) -> None:
     # package; vllm_ascend/__init__.py puts empty `triton.experimental.gluon` modules in
     # sys.modules for vLLM's triton_utils, which imports them beside triton.language.
     # triton-ascend 3.2.0 (the version here) has no `triton.experimental` at all, so the
-    # parent of those modules cannot be imported: this pytest plugin (-p, loaded before
-    # any conftest) registers an empty package under that name and nothing else.
+    # parent of those modules cannot be imported: a sitecustomize (on PYTHONPATH, so run
+    # at the start of pytest and of the compile worker alike) registers an empty package
+    # under that name and nothing else.
     shims = checkout / "_suite_plugins"
     shims.mkdir(exist_ok=True)
-    (shims / f"{TRITON_EXPERIMENTAL_PLUGIN}.py").write_text(
+    (shims / "sitecustomize.py").write_text(
         "import sys\nimport types\n\n"
         "if 'triton.experimental' not in sys.modules:\n"
         "    package = types.ModuleType('triton.experimental')\n"
@@ -138,19 +136,16 @@ SUITES = {
         ],
         tests=["tests/e2e/nightly/single_node/ops/singlecard_ops/triton"],
         pythonpath=[".", "_suite_plugins"],
-        extra_args=[
-            "--confcutdir=tests/e2e/nightly/single_node/ops",
-            "-p",
-            TRITON_EXPERIMENTAL_PLUGIN,
-        ],
+        extra_args=["--confcutdir=tests/e2e/nightly/single_node/ops"],
         selection="tests/e2e/nightly/single_node/ops/singlecard_ops/triton (the Triton op "
         "tests); --confcutdir keeps tests/e2e/conftest.py (model downloads, modelscope) out",
         prepare=_vllm_prepare,
         note="vLLM 0.34.0 is the release PyPI serves; vllm-ascend's main tracks vLLM's main, "
         "hence the 'vLLM version' imports. vllm-ascend pins triton-ascend 3.2.2, whose "
         "`triton.experimental` package vLLM's triton_utils imports from; with 3.2.0 an "
-        "empty package stands in for it (`-p triton_experimental_package`, written by the "
-        "script; vllm-ascend itself stubs the gluon modules under it). Its platform entry "
+        "empty package stands in for it (a sitecustomize.py the script writes on PYTHONPATH, "
+        "so that the compile worker has it too; vllm-ascend itself stubs the gluon modules "
+        "under it). Its platform entry "
         "point (vllm.platform_plugins: ascend) is registered from a dist-info folder the "
         "script writes, as its install would",
         packages="vllm 0.34.0 (--no-deps) and the light parts of its requirements "
@@ -419,7 +414,7 @@ def sanitizer_findings(report: Path) -> tuple[list[dict], dict]:
         "path",
         "line",
         "op",
-        "param",
+        "tensor",
         "lanes",
         "occurrences",
         "detail",
@@ -735,7 +730,7 @@ def _suite_section(r: dict) -> list[str]:
             verdict = SANITIZER_VERDICTS.get(_finding_key(suite, f))
             verdict_text = f"{verdict[0]}: {verdict[1]}" if verdict else "not judged"
             lines.append(
-                f"| {f['kind']} | {f['kernel']} | {f['param']} | "
+                f"| {f['kind']} | {f['kernel']} | {f['tensor']} | "
                 f"`{Path(f['path']).name}:{f['line']}` {f['op']} | {f['lanes']:,} | "
                 f"{f['tests']} | {verdict_text} | `{f['test'][-80:]}` |"
             )

@@ -149,7 +149,7 @@ def test_suite_benchmark_lists_gate_failures_and_findings_with_their_verdicts():
         "path": "/x/kernels.py",
         "line": 12,
         "op": "load",
-        "param": "src",
+        "tensor": "src",
         "lanes": 3,
         "tests": 1,
         "test": "tests/test_copy.py::test_copy",
