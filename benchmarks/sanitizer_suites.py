@@ -505,10 +505,11 @@ SUITE_CLASSES: dict[str, list[tuple]] = {
             r"triton_mrope\(\) missing 1 required positional argument",
         ),
         (
-            "interpreter failure, not analysed",
-            "an error inside the interpreted kernel (a tuple of arrays converted to a "
-            "tensor; .to on a Python int) not yet traced to a line: a gap of the "
-            "interpreter or the stand-in, or a kernel that fails on an NPU too",
+            "interpreter gap",
+            "chunk_kda's kernels call .to(tl.int64) on a `for i_t in range(NT)` index, a "
+            "tensor when compiled and a Python int under the interpreter (a gap of the "
+            "interpreter, not filled yet); build_local_metadata_triton: a tuple of arrays "
+            "converted to a tensor inside the kernel, not traced to its line yet",
             r"cannot convert \(array|'int' object has no attribute 'to'",
         ),
         (
