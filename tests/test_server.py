@@ -375,7 +375,7 @@ async def test_open_reports_findings_with_their_ranges(editor: LanguageClient):
         assert as_tuple(d.range) == expected[code], code
         assert d.source == "ascend-lint"
         assert d.severity == types.DiagnosticSeverity.Warning
-        assert d.code_description.href.endswith(f"/rules/{code}.md")
+        assert d.code_description.href.endswith(f"/rules/{code.lower()}/{code}.md")
     # the astral-plane letter before `num_warps` is counted in the client's units
     launch = KERNEL.splitlines()[ROW_ASC004]
     assert (
@@ -620,7 +620,7 @@ async def test_hover_explains_the_rule_and_points_to_the_reference_kernel(vscode
     assert "**Reference kernel:** [`gate_block_ptr`](file://" in text
     assert "**Reference kernel:** [`_gate_arg`](file://" in text
     assert "```python\n@triton.jit" in text  # the kernel to copy, as code
-    assert "https://github.com/ascend-lint/ascend-lint/blob/main/rules/ASC001.md" in text
+    assert "https://github.com/ascend-lint/ascend-lint/blob/main/rules/asc001/ASC001.md" in text
 
     nothing = await vscode.text_document_hover_async(
         types.HoverParams(
