@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ascend_lint.diagnostics import cite
 from ascend_lint.index.core_kinds import AI, TARGET_CORES, VECTOR
 from ascend_lint.index.syntax import int_literal, show
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
@@ -47,11 +48,12 @@ class CoreTypeMismatch(Rule):
             if set(kinds) == {VECTOR} and cube is not None:
                 yield Finding(
                     axis,
-                    f"`{kernel.name}` calls `tl.dot` (line {cube.lineno}): triton-ascend runs "
+                    f"`{kernel.name}` calls `tl.dot` ({cite(0)}): triton-ascend runs "
                     "it as a cube-vector kernel, one program per AI core with its two vector "
                     f"cores, but the grid is the vector-core count ({kinds[VECTOR]}), twice "
                     "the AI cores: the second half of the programs waits for a second "
                     "round; size it by `num_aicore`",
+                    related=(cube,),
                 )
                 continue
             if kinds or cores is None or not index.coverage.loops_over_programs(kernel):

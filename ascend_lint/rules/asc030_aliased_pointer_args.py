@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import combinations
 
+from ascend_lint.diagnostics import cite
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
@@ -60,12 +61,13 @@ class AliasedPointerArgs(Rule):
                 yield Finding(
                     binding.call.func,
                     f"`{tensor}` is passed as both `{first}` and `{second}` of "
-                    f"`{binding.callee.name}`, which writes through `{write.param}` (line "
-                    f"{write.node.lineno}) and then {what} through `{then.param}` (line "
-                    f"{then.node.lineno}): triton-ascend compiles pointer arguments as "
+                    f"`{binding.callee.name}`, which writes through `{write.param}` "
+                    f"({cite(0)}) and then {what} through `{then.param}` ({cite(1)}): "
+                    "triton-ascend compiles pointer arguments as "
                     "distinct memory, so nothing orders the second access after the first "
                     "and the result depends on scheduling; pass a separate output tensor, "
                     "or read and write through one parameter",
+                    related=(write.node, then.node),
                 )
                 break
 
