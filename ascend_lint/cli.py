@@ -829,13 +829,7 @@ def _rule_command(argv: list[str]) -> int:
         rules = [RULES_BY_CODE[code]]
     else:
         p.error("give a rule code or --all")
-    from ascend_lint.docs import (
-        reference_function,
-        reference_source,
-        reference_url,
-        rule_doc,
-        rule_url,
-    )
+    from ascend_lint.docs import rule_doc, rule_references, rule_url
 
     if args.output_format == "json":
         import json
@@ -847,7 +841,7 @@ def _rule_command(argv: list[str]) -> int:
                 "summary": r.summary,
                 "fix": r.fix_applicability.value if r.fix_applicability else None,
                 "url": rule_url(r.code),
-                "reference_kernel": r.reference or None,
+                "reference_kernels": [_shown_reference(ref) for ref in rule_references(r.code)],
                 "explanation": rule_doc(r.code),
             }
             for r in rules
@@ -859,19 +853,33 @@ def _rule_command(argv: list[str]) -> int:
             print("\n" + "-" * 80 + "\n")
         doc = rule_doc(r.code)
         print(doc.rstrip() if doc else f"# {r.name} ({r.code})\n\n{r.summary}")
-        if not r.reference:
+        references = rule_references(r.code)
+        if not references:
             continue
-        ref = reference_source(r.reference)
-        print(f"\n## Reference kernel: {reference_function(r.reference)}\n")
-        if ref is None:
-            print(
-                "(the reference kernels are not installed next to this copy of ascend-lint: "
-                f"{reference_url(r.reference)})"
-            )
-        else:
-            path, line, code = ref
-            print(f"```python\n# {path}:{line}\n{code}\n```")
+        names = ", ".join(ref.function for ref in references)
+        print(f"\n## Reference kernel{'s' if len(references) > 1 else ''}: {names}")
+        for ref in references:
+            shown = _shown_reference(ref)
+            if shown["source"] is None:
+                print(
+                    f"\n`{ref.function}` (the reference kernels are not installed next to this "
+                    f"copy of ascend-lint: {ref.url})"
+                )
+            else:
+                print(f"\n```python\n# {ref.path}:{shown['line']}\n{shown['source']}\n```")
     return EXIT_CLEAN
+
+
+def _shown_reference(ref) -> dict:
+    """A reference function as `ascend-lint rule` shows it: where it is in the installed
+    package, and its code (None where the kernels are not installed)."""
+    found = ref.source()
+    return {
+        **ref.as_json(),
+        "line": found[1] if found else None,
+        "source": found[2] if found else None,
+        "url": ref.url,
+    }
 
 
 def _server_command(argv: list[str]) -> int:

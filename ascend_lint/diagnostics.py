@@ -101,7 +101,6 @@ class Diagnostic:
     start: Position
     end: Position
     fix: Fix | None = None
-    reference: str | None = None  # "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
     noqa_row: int | None = None
     # Other spans of the same defect (a local address's definition), for supersession
     # only: not shown, not cached (supersession runs before findings are stored).
@@ -132,7 +131,6 @@ class Diagnostic:
             "s": _pos(self.start),
             "e": _pos(self.end),
             "f": fix,
-            "r": self.reference,
             "q": self.noqa_row,
             "l": [[*_pos(a), *_pos(b)] for a, b in self.related],
         }
@@ -155,7 +153,6 @@ class Diagnostic:
             Position(*data["s"]),
             Position(*data["e"]),
             fix,
-            data["r"],
             data["q"],
             related=tuple((Position(a, b), Position(c, d)) for a, b, c, d in data.get("l", ())),
         )

@@ -237,7 +237,6 @@ def rule_findings(
                         start=start,
                         end=end,
                         fix=finding.fix,
-                        reference=rule.reference or None,
                         also_at=tuple(node_span(source, n) for n in finding.also_at),
                         related=tuple(node_span(source, n) for n in related),
                     )

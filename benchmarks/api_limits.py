@@ -100,7 +100,7 @@ def atomic_max_vector(x, y, BLOCK: tl.constexpr):
 def int_vector_to_pointer(addresses, y, BLOCK: tl.constexpr):
     o = tl.arange(0, BLOCK)
     p = tl.load(addresses + o).to(tl.pointer_type(tl.float32))
-    tl.store(y + o, tl.load(p))
+    tl.store(y + o, tl.load(p))  # noqa: ASC027 (the gather is the construct this case probes)
 
 
 @triton.jit

@@ -12,9 +12,10 @@ imports without the rest of its project), and the case runs in a child process w
 limit.  The child runs the project's launch functions on small ordinary shapes (B >= 2,
 ragged lengths where the op takes varlen input), compares the results with a torch
 reference where one is cheap, and reports every finding.  The Markdown table on stdout (or
-``--out``) gives per case the findings (kind, file:line, tensor) and the verdict written
-below in ``CASES`` after reading the code; a finding no verdict matches is printed as
-"not judged".
+``--out``) gives per case the findings (kind, file:line, tensor), the stores that only
+repeated another program's bytes (duplicate work, listed as not a finding) and the verdict
+written below in ``CASES`` after reading the code; an entry no verdict matches is printed
+as "not judged".  Besides the ``kernels`` extra, FLA's cases import ``einops``.
 
 What the child installs so that Ascend code imports and runs on a CPU (none of it changes
 what a kernel computes or which addresses it touches):
@@ -48,6 +49,7 @@ import time
 from dataclasses import dataclass, field
 
 MARK = "@@SANITIZER_REAL_CODE@@"
+DUPLICATE_STORE = "duplicate-store"  # ascend_lint.sanitizer.DUPLICATE_STORE, in the table
 
 
 # -- the cases --------------------------------------------------------------------------
@@ -95,19 +97,18 @@ TA_HEAD = "eeb030e7bb71f8a251c5d378dbe2977e8b8dbb83"
 
 V = Verdict
 TILE_PAST_END = (
-    "a whole tile starts past the end ({}): reported by the documented rule; the device "
-    "behaviour for a structured `< n` row mask is unconfirmed (triton-ascend's mask analysis "
-    "turns such masks into a clipped copy), so this is a risk, not a proven fault"
+    "no finding: {}: every lane of those tiles is masked out by the `< n` row mask, an "
+    "empty clipped copy"
 )
-ROTARY_MASKED = (
-    "the fixed kernel masks, rather than clamps, cos/sin rows past the table when "
-    "seqlen_offsets + T > TR: masked-out rows 1-3 past a 20-row table; real by the rule, "
-    "a narrow risk (<= 256 bytes)"
+LN_DUPLICATE = (
+    "BT > BS: a program's tile overlaps its neighbour's rows and stores them again, every "
+    "overlapped lane with the bytes already there: duplicate work, not a race"
 )
-LN_RACE = (
-    "BT > BS: a program's tile overlaps its neighbour's rows and stores the same dx rows "
-    "again; every racing lane stored the bytes already there (benign duplicate work, a race "
-    "by definition)"
+
+CONV_DH0 = (
+    "compute_dh0_kernel's `t < seq_len` row mask on a 2-token last sequence: row 40, one "
+    "row past dy, is masked out entirely in both of its 32-column tiles, an empty clipped "
+    "copy: no finding (the case repro-row-tail)"
 )
 
 CASES = [
@@ -150,59 +151,12 @@ CASES = [
         "FLA's ordinary Triton kernels: `chunk_gated_delta_rule` fwd, `l2norm` fwd+bwd, "
         "`layer_norm` fwd+bwd",
         "GDN B=2 T=100 H=2 K=V=64; l2norm [2,37,4,64]; layer_norm [50,64], 24 SMs",
-        [
-            V("race", "layernorm.py", "dx", True, LN_RACE),
-            V(
-                "masked-out-of-bounds",
-                "layernorm.py",
-                "x",
-                True,
-                TILE_PAST_END.format(
-                    "NS=24 programs, BS=3 rows each, BT=32/64-row tiles over 50 rows"
-                ),
-            ),
-            V(
-                "masked-out-of-bounds",
-                "layernorm.py",
-                "dy",
-                True,
-                TILE_PAST_END.format("same tiles"),
-            ),
-            V(
-                "masked-out-of-bounds",
-                "layernorm.py",
-                "mean",
-                True,
-                TILE_PAST_END.format("same tiles"),
-            ),
-            V(
-                "masked-out-of-bounds",
-                "layernorm.py",
-                "rstd",
-                True,
-                TILE_PAST_END.format("same tiles"),
-            ),
-            V(
-                "masked-out-of-bounds",
-                "layernorm.py",
-                "dx",
-                True,
-                TILE_PAST_END.format("same tiles"),
-            ),
-        ]
-        + [
-            V(
-                "masked-out-of-bounds",
-                "chunk_fwd.py",
-                t,
-                True,
-                TILE_PAST_END.format(
-                    "the fused kkt+solve kernel's 4th 16-row sub-chunk of the last "
-                    "64-row chunk (rows 112..127 of T=100) of the last batch"
-                ),
-            )
-            for t in ("beta", "g", "A")
-        ],
+        [V("duplicate-store", "layernorm.py", "dx", True, LN_DUPLICATE)],
+        note=TILE_PAST_END.format(
+            "layer_norm's NS=24 programs of BS=3 rows with BT=32/64-row tiles over 50 rows, "
+            "and the fused kkt+solve kernel's 4th 16-row sub-chunk of the last 64-row chunk "
+            "(rows 112..127 of T=100), start past the end"
+        ),
     ),
     Case(
         "liger-ascend",
@@ -216,38 +170,10 @@ CASES = [
         "rope, cross_entropy, softmax, group_norm, kl_div, jsd, dyt, tvd, fused_add_rms_norm, "
         "embedding, poly_norm, fused_linear_cross_entropy",
         "[2,37,96] (74 rows); vocab 200-300; rope 4/2 heads x 64",
-        [
-            V(
-                "masked-out-of-bounds",
-                "rms_norm.py",
-                t,
-                True,
-                TILE_PAST_END.format(
-                    "grid = min(2*cores, n_rows) = 74 programs of BLOCK_SIZE_M=16 "
-                    "rows over 74 rows: 69 programs' tiles start past the end"
-                ),
-            )
-            for t in ("X_ptr", "RSTD_ptr", "Y_ptr", "dY_ptr", "dX_ptr")
-        ]
-        + [
-            V(
-                "masked-out-of-bounds",
-                "fused_add_rms_norm.py",
-                t,
-                True,
-                TILE_PAST_END.format("same grid as rms_norm"),
-            )
-            for t in (
-                "X_ptr",
-                "R_ptr",
-                "S_ptr",
-                "RSTD_ptr",
-                "Y_ptr",
-                "dY_ptr",
-                "dS_out_ptr",
-                "dX_ptr",
-            )
-        ],
+        note=TILE_PAST_END.format(
+            "rms_norm and fused_add_rms_norm: grid = min(2*cores, n_rows) = 74 programs of "
+            "BLOCK_SIZE_M=16 rows over 74 rows, 69 programs' tiles start past the end"
+        ),
         src="src",
     ),
     Case(
@@ -262,33 +188,11 @@ CASES = [
         "chunk_scaled_dot_kkt_fwd, solve_tril (16x16 + merge 64), recompute_w_u_fwd, "
         "chunk_gated_delta_rule_fwd_h, chunk_fwd_o",
         "varlen cu=[0,37,50,123,190] H=2 K=V=64 (the chunk path needs cu_seqlens)",
-        [
-            V(
-                "masked-out-of-bounds",
-                "l2norm.py",
-                "X",
-                True,
-                TILE_PAST_END.format(
-                    "grid = 48 vector cores x MBLOCK=69 rows over 380 rows: "
-                    "programs 6..47 start past the end, up to ~3,000 rows"
-                ),
-            ),
-            V("masked-out-of-bounds", "l2norm.py", "Y", True, TILE_PAST_END.format("same tiles")),
-        ]
-        + [
-            V(
-                "masked-out-of-bounds",
-                "solve_tril.py",
-                t,
-                True,
-                TILE_PAST_END.format(
-                    "LARGE_BLOCK_T=1216: the second task's 608-row block, and the "
-                    "16-row sub-tiles of the last 64-row chunk, start past a short "
-                    "last sequence"
-                ),
-            )
-            for t in ("A", "Ad", "Ai")
-        ],
+        note=TILE_PAST_END.format(
+            "l2norm's grid of 48 vector cores x MBLOCK=69 rows over 380 rows (programs 6..47, "
+            "up to ~3,000 rows out) and solve_tril's LARGE_BLOCK_T=1216 blocks and the 16-row "
+            "sub-tiles of the last 64-row chunk of a short last sequence start past the end"
+        ),
     ),
     Case(
         "vllm-ascend-reject",
@@ -338,30 +242,18 @@ CASES = [
                 "embedding.py",
                 t,
                 True,
-                "padding slots (token_idx >= token_num load id -1) and out-of-vocabulary ids are "
-                "masked but not clamped: the LUT row address is computed from -1 / -2 / vocab+7 "
-                "(rows before the table and 7 rows past it), the `-1 slot` class",
+                "padding slots (token_idx >= token_num load id -1) and the id -2 are masked but "
+                "not clamped: the LUT row address is computed from -1 / -2, rows before the "
+                "table, the `-1 slot` class",
             )
             for t in ("LUT_qweight", "LUT_scale", "LUT_mean")
-        ]
-        + [
-            V(
-                "masked-out-of-bounds",
-                "embedding.py",
-                "input",
-                True,
-                "grid = 48 vector cores x ceil(74/48)=2 token slots: a scalar load per slot, masked, "
-                "up to 21 ids (168 bytes) past the end; real by the rule, small",
-            ),
-            V(
-                "masked-out-of-bounds",
-                "embedding.py",
-                "output",
-                True,
-                "the same padding slots' output rows, masked: up to 21 rows past the end; real by "
-                "the rule, and it is a store (the #2332 evidence is about loads)",
-            ),
         ],
+        note="**false negative** (by the policy): the out-of-vocabulary id vocab+7 gives an "
+        "access to a LUT row 7 rows past the table whose lanes are all masked out (one token "
+        "per access, `token_mask` a scalar): an access entirely masked out counts as an empty "
+        "clipped copy, although a scalar flag is no mask the compiler clips by, so that row "
+        "is issued. The padding slots' output rows and the per-slot `input` loads past the "
+        "end are entirely masked out as well: no finding",
     ),
     Case(
         "sgl-kernel-npu",
@@ -376,13 +268,13 @@ CASES = [
         "[74,96]; l2norm [2,37,4,64]; cumsum varlen cu=[0,37,50,123,190]; logits [5,1000]",
         [
             V(
-                "race",
+                "duplicate-store",
                 "l2norm.py",
                 "y",
                 True,
                 "MBS = cdiv(296 rows, 48 cores) = 7 but BT = 109: each program's 109-row block "
-                "overlaps the next 15 programs' rows, which store them again (same bytes: "
-                "benign, 15x redundant work)",
+                "overlaps the next 15 programs' rows, which store them again with the same "
+                "bytes: 15x redundant work, not a race",
             ),
         ],
         src="python/sgl_kernel_npu",
@@ -508,10 +400,8 @@ CASES = [
         "fla_rotary",
         "as above",
         "as above",
-        [
-            V("masked-out-of-bounds", "rotary.py", "cos", True, ROTARY_MASKED),
-            V("masked-out-of-bounds", "rotary.py", "sin", True, ROTARY_MASKED),
-        ],
+        note="no finding: when seqlen_offsets + T > TR the fixed kernel masks the cos/sin "
+        "rows past the 20-row table with `o_cs < TR`, after the rows it keeps: a clipped copy",
     ),
     Case(
         "fla-conv-bug-short-last",
@@ -540,18 +430,9 @@ CASES = [
                 "forward look-back `o_t + i_w` (i_w < 0) masked by o_x >= 0: lanes before x, the "
                 "lower-bound mask of #2332's reproducer",
             ),
-            V(
-                "masked-out-of-bounds",
-                "kernels.py",
-                "dy",
-                False,
-                "compute_dh0_kernel, `t < seq_len` row mask on a 2-token last sequence: row 40 is "
-                "one row past dy; its first 32-column tile is within the tail allowance and its "
-                "second is not (the allowance is one footprint of a 32-column access, not one "
-                "row): the case repro-row-tail",
-            ),
         ],
         params={"cu": [0, 38, 40]},
+        note=CONV_DH0,
     ),
     Case(
         "fla-conv-bug-short-first",
@@ -583,18 +464,9 @@ CASES = [
         "varlen cu=[0,38,40]",
         [
             V("masked-out-of-bounds", "kernels.py", "x", True, "forward look-back, as above"),
-            V(
-                "masked-out-of-bounds",
-                "kernels.py",
-                "dy",
-                False,
-                "compute_dh0_kernel, `t < seq_len` row mask on a 2-token last sequence: row 40 is "
-                "one row past dy; its first 32-column tile is within the tail allowance and its "
-                "second is not (the allowance is one footprint of a 32-column access, not one "
-                "row): the case repro-row-tail",
-            ),
         ],
         params={"cu": [0, 38, 40]},
+        note=CONV_DH0,
     ),
     Case(
         "fla-layernorm-sm160-bug",
@@ -623,9 +495,12 @@ CASES = [
         "as above",
         "as above",
         [
-            V("race", "layernorm.py", "dx", True, LN_RACE + "; introduced by this fix"),
-            V("race", "fused_norm_gate.py", "dx", True, LN_RACE + "; introduced by this fix"),
-            V("race", "fused_norm_gate.py", "dg", True, LN_RACE + "; introduced by this fix"),
+            V("duplicate-store", t_file, t, True, LN_DUPLICATE + "; introduced by this fix")
+            for t_file, t in (
+                ("layernorm.py", "dx"),
+                ("fused_norm_gate.py", "dx"),
+                ("fused_norm_gate.py", "dg"),
+            )
         ],
         params={"sm": 160},
     ),
@@ -653,15 +528,15 @@ CASES = [
         "as above",
         [
             V(
-                "race",
+                "duplicate-store",
                 "softmax.py",
                 "Y_ptr",
                 True,
                 "row_step = cdiv(n_rows, num_programs) with num_programs = n_rows: program p "
-                "handles rows p..n-1, five programs store row 1..5 again (same values); fixed by "
-                "#1147",
+                "handles rows p..n-1, five programs store rows 1..5 again with the same bytes: "
+                "the redundant work #1147 removes, not a race",
             ),
-            V("race", "softmax.py", "dx_ptr", True, "the same in the backward kernel"),
+            V("duplicate-store", "softmax.py", "dx_ptr", True, "the same in the backward kernel"),
         ],
         src="src",
     ),
@@ -773,24 +648,8 @@ CASES = [
         "repro_row_tail",
         "one masked spare row, read and written in two 32-column tiles",
         "x [4,64], grid (5,2)",
-        [
-            V(
-                "masked-out-of-bounds",
-                "sanitizer_real_code.py",
-                "x",
-                False,
-                "one row past the end, masked: tile (4,0) is allowed, tile (4,1) of the same row is "
-                "not, because the allowance is one footprint of the access (32 columns), not of "
-                "the row",
-            ),
-            V(
-                "masked-out-of-bounds",
-                "sanitizer_real_code.py",
-                "y",
-                False,
-                "the same, on the store",
-            ),
-        ],
+        note="no finding, as it should be: the spare row is masked out entirely in both of "
+        "its 32-column tiles, an empty clipped copy",
     ),
     Case(
         "repro-inside-storage",
@@ -924,9 +783,13 @@ def run_case(case: Case, root: str, timeout: int, keep: str | None) -> dict:
 
 
 def judge(case: Case, f: dict) -> str:
+    """The verdict on a finding (true or false), or on a duplicate-store entry (right or
+    wrong to be no finding)."""
     base = os.path.basename(f["path"])
     for v in case.verdicts:
         if v.kind == f["kind"] and v.file == base and v.tensor == f["tensor"]:
+            if f["kind"] == DUPLICATE_STORE:
+                return ("**right**: " if v.true else "**wrong**: ") + v.why
             return ("**true**: " if v.true else "**false**: ") + v.why
     return "not judged"
 
@@ -946,8 +809,11 @@ def render(results: list, args, versions: dict) -> str:
         "`benchmarks/sanitizer_real_code.py` for what is stubbed or filled in so that "
         "Ascend code runs there. The verdicts were written after reading each kernel; a "
         'finding no verdict matches prints as *not judged*. "By the rule" means: what the '
-        "README documents as reported (a masked-out lane before the storage start, or more "
-        "than one footprint of the access past its end). Nothing here ran on an NPU.\n"
+        "README documents as reported (a masked-out lane before the storage start; past its "
+        "end, one that lies between the access's active lanes, more than one footprint of "
+        "the active lanes out). Stores that repeat the bytes another program of the launch "
+        "stored are listed as *not a finding* (the summary count of `--ascend-sanitize`). "
+        "Nothing here ran on an NPU.\n"
     )
     out.append(
         f"* command: `python benchmarks/sanitizer_real_code.py {args.root_shown}`"
@@ -971,9 +837,10 @@ def render(results: list, args, versions: dict) -> str:
             checks = "not run: " + md_escape(r["error"][:300])
         else:
             checks = "<br>".join(md_escape(x) for x in r.get("checks", [])) or "-"
-        if r.get("error") and not r.get("findings"):
+        duplicates = r.get("duplicates", [])
+        if r.get("error") and not r.get("findings") and not duplicates:
             fnd, ver = "-", "-"
-        elif not r.get("findings"):
+        elif not r.get("findings") and not duplicates:
             cnt = r.get("counts", {})
             fnd = (
                 f"none ({cnt.get('launches', 0)} launches, {cnt.get('loads', 0):,} loads, "
@@ -982,15 +849,18 @@ def render(results: list, args, versions: dict) -> str:
             ver = c.note or "no finding"
         else:
             fl, vl = [], []
-            for f in r["findings"]:
-                same = ""
-                if f["kind"] == "race" and f.get("same_value_lanes"):
-                    same = f", {f['same_value_lanes']:,} same-value"
+            for f in r.get("findings", []):
                 fl.append(
                     f"`{f['kind']}` {os.path.basename(f['path'])}:{f['line']} "
-                    f"{f['tensor']} ({f['lanes']:,} lanes, {f['programs']} programs{same})"
+                    f"{f['tensor']} ({f['lanes']:,} lanes, {f['programs']} programs)"
                 )
                 vl.append(judge(c, f))
+            for d in duplicates:
+                fl.append(
+                    f"not a finding: {os.path.basename(d['path'])}:{d['line']} {d['tensor']}: "
+                    f"{d['lanes']:,} lanes stored twice with the same bytes"
+                )
+                vl.append(judge(c, d))
             fnd = "<br>".join(md_escape(x) for x in fl)
             ver = "<br>".join(md_escape(x) for x in vl + ([c.note] if c.note else []))
         out.append(
@@ -1111,6 +981,7 @@ def child(case_id: str, src: str) -> int:
         ctx.stop()
     payload = {
         "findings": ctx.findings(),
+        "duplicates": ctx.duplicates(),
         "checks": ctx.checks,
         "counts": ctx.counts(),
         "error": ctx.error,
@@ -1174,12 +1045,19 @@ class Ctx:
                         "occurrences",
                         "programs",
                         "detail",
-                        "same_value_lanes",
                         "call_line",
                     )
                 }
             )
         return out
+
+    def duplicates(self):
+        """Stores that repeated the bytes another program of the launch stored (counted
+        by the sanitizer, not findings)."""
+        return [
+            {**d.as_dict(), "kind": DUPLICATE_STORE}
+            for d in sorted(self.sanitizer.duplicates.values(), key=lambda d: (d.path, d.line))
+        ]
 
     def counts(self):
         return self.sanitizer.counts.as_dict()

@@ -45,6 +45,9 @@ Layout choices for Ascend (why the code looks the way it does)
   matmul may reuse the lhs buffer).  Optional inputs are selected by constexpr flags
   (``USE_G``, ``USE_DW``, ``IS_VARLEN``) so the unused path is never compiled; the
   task loop's body holds only such constexpr branches.
+* Causal masks and the last-token select compare positions in float32
+  (``o_t.to(tl.float32) < T_cur``, exact below 2**24): Triton-Ascend runs an integer
+  vector compare element by element on the Scalar unit, every task.
 * Launches carry no CUDA tuning keywords and no timing-based config search: block
   sizes are fixed on the host (``_block``; ``DQKWG_MAX_BV`` for the dq/dk/dw/dg kernel,
   ``DV_LOCAL_HEADS_PER_TASK`` for the dv_local task).
@@ -232,8 +235,10 @@ def chunk_fwd_o_task(
         b_A += tl.dot(b_q_for_A, b_kt, input_precision="ieee")
 
     o_t = i_t * BT + tl.arange(0, BT)
-    m_t = o_t < T_cur
-    m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+    # The causal mask selects values, so its positions are compared in float32 (exact
+    # below 2**24): an integer vector compare runs on the Scalar unit (ASC032).
+    m_t = o_t.to(tl.float32) < T_cur
+    m_A = (o_t[:, None].to(tl.float32) >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
     if USE_G:
         b_o = b_o * tl.exp2(b_g)[:, None]
         # Zero the exponent outside the causal mask so exp2 never overflows there.
@@ -404,8 +409,8 @@ def chunk_bwd_kernel_dv_local(
             b_A += tl.dot(b_k, b_qt, input_precision="ieee")
 
         o_t = i_t * BT + tl.arange(0, BT)
-        m_t = o_t < T_cur
-        m_A = (o_t[:, None] <= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+        m_t = o_t.to(tl.float32) < T_cur
+        m_A = (o_t[:, None].to(tl.float32) <= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
         b_A = tl.where(m_A, b_A * scale, 0.0)
 
         for j in tl.static_range(HPT):
@@ -512,8 +517,8 @@ def chunk_bwd_kernel_dqkwg(
         dk_base = dk + (bos * HV + i_h) * K
 
         o_t = i_t * BT + tl.arange(0, BT)
-        m_t = o_t < T_cur
-        m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+        m_t = o_t.to(tl.float32) < T_cur
+        m_A = (o_t[:, None].to(tl.float32) >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
 
         if USE_G:
             g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
@@ -621,7 +626,7 @@ def chunk_bwd_kernel_dqkwg(
 
         if USE_G:
             b_dg_last = tl.exp2(b_g_last) * b_hdh + b_kdhv
-            b_dg = tl.where(o_t == last_idx, b_dg + b_dg_last, b_dg)
+            b_dg = tl.where(o_t.to(tl.float32) == last_idx, b_dg + b_dg_last, b_dg)
             # dg is written [B, HV, T] (stride-1 stores): the same addressing as the gate.
             dg_row = gate_base(dg, bos, i_n, i_h, T, HV, IS_VARLEN, True)
             p_dg = tl.make_block_ptr(dg_row, (T_cur,), (1,), (i_t * BT,), (BT,), (0,))

@@ -43,7 +43,10 @@ def segment_lengths_kernel(cu_counts, starts, lengths, n, n_tiles, BLOCK: tl.con
         m = o < n
         end = tl.load(cu_counts + o, mask=m, other=0)
         # the previous entry, clamped: lane 0 reads entry 0 and the select drops it
-        start = tl.where(o == 0, 0, tl.load(cu_counts + tl.maximum(o - 1, 0), mask=m, other=0))
+        # (compared in float32: an integer vector compare in a loop runs on the Scalar unit)
+        start = tl.where(
+            o.to(tl.float32) == 0, 0, tl.load(cu_counts + tl.maximum(o - 1, 0), mask=m, other=0)
+        )
         tl.store(starts + o, start, mask=m)
         tl.store(lengths + o, end - start, mask=m)
 

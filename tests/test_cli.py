@@ -33,7 +33,10 @@ def test_findings_exit_1_with_frame_and_help(project, capsys):
     assert code == 1
     assert "k.py:11:23: ASC004 [*] `num_warps`" in out
     assert "11 |     k[(1,)](x, BT=64, num_warps=4)" in out
-    assert "help: corrected pattern: chunk_fwd_o, shown by `ascend-lint rule ASC004`" in out
+    assert (
+        "help: corrected pattern: chunk_fwd_o in ascend_lint/reference_kernels/chunk_o.py, "
+        "shown by `ascend-lint rule ASC004`"
+    ) in out
     assert "Found 1 error in 1 file." in out
 
 
@@ -70,7 +73,9 @@ def test_json_layout(project, capsys):
     assert item["end_location"] == {"row": 11, "column": 34}
     assert item["noqa_row"] == 11
     assert item["url"].endswith("rules/ASC004.md")
-    assert item["reference_kernel"] == "reference_kernels/chunk_o.py::chunk_fwd_o"
+    assert item["reference_kernels"] == [
+        {"path": "ascend_lint/reference_kernels/chunk_o.py", "function": "chunk_fwd_o"}
+    ]
     assert item["fix"]["applicability"] == "safe"
     [edit] = item["fix"]["edits"]
     assert edit == {
@@ -292,8 +297,15 @@ def test_linted_code_is_never_imported(project, capsys):
 def test_rule_command_shows_doc_and_reference(capsys):
     code, out, _ = run(capsys, "rule", "ASC004")
     assert code == 0
-    assert "## Reference kernel: chunk_fwd_o" in out
+    assert (
+        "## Reference kernel: chunk_fwd_o\n\n```python\n# ascend_lint/reference_kernels/chunk_o.py:"
+        in out
+    )
     assert "def chunk_fwd_o(" in out
+    code, out, _ = run(capsys, "rule", "ASC002")
+    assert "## Reference kernels: gate_base, gate_block_ptr\n" in out
+    assert "def gate_base(" in out and "def gate_block_ptr(" in out
+    assert "def chunk_fwd_kernel_o(" not in out
     code, out, _ = run(capsys, "rule", "--all")
     assert code == 0
     for c in ("ASC001", "ASC002", "ASC003", "ASC004"):

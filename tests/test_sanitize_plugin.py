@@ -2,8 +2,9 @@
 
 tests/fixtures/sanitize_project: one kernel per finding kind (a look-back read before
 the tensor, a masked ``-1`` slot, programs sharing one workspace), a clean kernel with an
-ordinary tail mask, a test that makes a finding on purpose (marked) and a kernel that
-fails in the interpreter part-way through.
+ordinary tail mask, one whose overlapping tiles store some elements twice with the same
+bytes (counted, not a finding), a test that makes a finding on purpose (marked) and a
+kernel that fails in the interpreter part-way through.
 """
 
 from __future__ import annotations
@@ -74,6 +75,17 @@ def test_report_mode_lists_each_finding_once_and_fails_nothing(project):
     # the finding made before the kernel failed is kept; the tail mask stays silent
     assert f"kernels.py:{line_of('tl.load(x + o - 1, mask=o < n)')}: out-of-bounds" in out
     assert "scale_kernel" not in out.split("= Ascend sanitize =")[1]
+    # the same bytes stored twice: counted on the summary line and listed, not a finding
+    assert re.search(
+        r"checked \(.*\): 4 findings \(.*\); 8 lanes stored twice with the same bytes$",
+        out,
+        re.MULTILINE,
+    )
+    overlap = line_of("tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)")
+    assert (
+        f"kernels.py:{overlap}: 8 lanes of stores to y in overlap_copy_kernel stored twice with "
+        "the same bytes by programs of one launch (duplicate work, not a finding)"
+    ) in out
 
     report = json.loads((project.path / "r.json").read_text())
     assert set(report) == {"version", "sanitizer", "sanitizer_summary"}
@@ -97,7 +109,16 @@ def test_report_mode_lists_each_finding_once_and_fails_nothing(project):
     assert shifted["allowed"] is False  # test_shift_right makes it too, unmarked
     summary = report["sanitizer_summary"]
     assert (summary["mode"], summary["findings"], summary["race"]) == ("report", 4, 1)
-    assert summary["launches"] == 9 and summary["kernels"] == 5
+    assert summary["launches"] == 10 and summary["kernels"] == 6
+    assert summary["duplicate_store_lanes"] == 8
+    (twice,) = summary["duplicate_stores"]
+    assert (twice["kernel"], twice["tensor"], twice["line"]) == (
+        "overlap_copy_kernel",
+        "y",
+        overlap,
+    )
+    assert (twice["lanes"], twice["occurrences"]) == (8, 2)
+    assert twice["tests"] == ["test_kernels.py::test_overlap_copy"]
 
 
 def test_strict_fails_exactly_the_tests_that_launch_a_defect(project):
@@ -105,8 +126,9 @@ def test_strict_fails_exactly_the_tests_that_launch_a_defect(project):
     assert failed(result) == DEFECTIVE | {"test_kernels.py::test_failing_kernel"}
     out = result.stdout.str()
     assert "a kernel touched memory it does not own (--ascend-sanitize=strict)" in out
-    # the marked test passes; so do the clean ones
-    result.assert_outcomes(passed=5, failed=4)
+    # the marked test passes; so do the clean ones and the one that only stores twice
+    result.assert_outcomes(passed=6, failed=4)
+    assert "8 lanes stored twice with the same bytes" in out
 
 
 def test_ini_strict_with_the_compile_gate_and_xdist_writes_one_report(project):
@@ -127,6 +149,8 @@ def test_ini_strict_with_the_compile_gate_and_xdist_writes_one_report(project):
     # the workers' findings are merged: one entry per (kind, kernel, line, tensor)
     keys = [(f["kind"], f["kernel"], f["line"], f["tensor"]) for f in report["sanitizer"]]
     assert len(keys) == len(set(keys)) == 4
+    (twice,) = report["sanitizer_summary"]["duplicate_stores"]
+    assert twice["lanes"] == report["sanitizer_summary"]["duplicate_store_lanes"] == 8
 
 
 def test_a_marker_with_an_unknown_kind_is_a_usage_error(project):
@@ -163,3 +187,43 @@ def test_a_bad_ini_mode_is_a_usage_error(project):
     result = project.runpytest_subprocess(*QUIET)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "ascend_sanitize = 'loud'" in result.stderr.str()
+
+
+# -- the README's walk: an NPU-native suite on a CPU, compiled and sanitized -------------
+EXAMPLE = Path(__file__).parents[1] / "examples" / "npu_suite"
+README = Path(__file__).parents[1] / "README.md"
+WALK = ("--ascend-cpu-device", "--ascend-compile=strict", "--ascend-sanitize=strict")
+
+
+def readme_block(fence: str, needle: str) -> str:
+    blocks = re.findall(rf"^```{fence}\n(.*?)^```", README.read_text(), re.S | re.M)
+    return next(b for b in blocks if needle in b)
+
+
+def assert_shown_lines_in(block: str, out: str) -> None:
+    """Every line the README shows is a line of the run's output (rules, timings and the
+    elisions aside)."""
+    lines = set(out.splitlines())
+    for line in block.splitlines():
+        if line and line != "..." and not line.startswith(("===", "___")):
+            assert line in lines, line
+
+
+def test_the_readme_walk_on_the_npu_suite_example(pytester):
+    for path in EXAMPLE.iterdir():
+        if path.is_file():
+            shutil.copy(path, pytester.path / path.name)
+    result = pytester.runpytest_subprocess(*WALK, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1)
+    assert_shown_lines_in(readme_block("text", "seq_lengths_kernel: 1 lane"), result.stdout.str())
+
+    # the fix the README gives, applied to the kernel
+    diff = readme_block("diff", "cu_ends").splitlines()
+    (before,) = [line[1:] for line in diff if line.startswith("-")]
+    (after,) = [line[1:] for line in diff if line.startswith("+")]
+    kernels = pytester.path / "kernels.py"
+    assert kernels.read_text().count(before + "\n") == 1
+    kernels.write_text(kernels.read_text().replace(before + "\n", after + "\n"))
+    fixed = pytester.runpytest_subprocess(*WALK, "-p", "no:cacheprovider")
+    fixed.assert_outcomes(passed=2)
+    assert_shown_lines_in(readme_block("text", "0 findings"), fixed.stdout.str())

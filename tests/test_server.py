@@ -617,7 +617,8 @@ async def test_hover_explains_the_rule_and_points_to_the_reference_kernel(vscode
     assert as_tuple(hover.range) == as_tuple(asc001.range)
     assert "**ASC001** `strided-time-gather`" in text
     assert "**Why:**" in text and "gather" in text
-    assert "**Reference kernel:** [`chunk_bwd_kernel_dv_local`](file://" in text
+    assert "**Reference kernel:** [`gate_block_ptr`](file://" in text
+    assert "**Reference kernel:** [`_gate_arg`](file://" in text
     assert "```python\n@triton.jit" in text  # the kernel to copy, as code
     assert "https://github.com/ascend-lint/ascend-lint/blob/main/rules/ASC001.md" in text
 

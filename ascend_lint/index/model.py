@@ -18,12 +18,14 @@ builds on them, in this order, each facts object from exactly the ones below it:
           ├─> sequences ─┬─────────> gates
           │              └─────────> bounds         (bounds: also core, host; per
           │                                          kernel, `linear` forms)
-          └─> autotune                              (autotune: names through scopes)
+          ├─> autotune                              (autotune: names through scopes)
+          └─> lanes ──> accesses                    (lanes: also host, tiles)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
 `index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
 `index.gates`, `index.values`, `index.dtypes`, `index.bounds`, `index.autotune`,
-`index.emptiness`, `index.core_kinds` and `index.storage`, and forwards the core's
+`index.emptiness`, `index.core_kinds`, `index.storage`, `index.lanes` and
+`index.accesses`, and forwards the core's
 data and queries (`index.kernels`, `index.launches`, `index.calls_in`, ...); rules ask
 the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import ast
 
+from ascend_lint.index.accesses import AccessFacts
 from ascend_lint.index.autotune import AutotuneFacts
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
@@ -43,6 +46,7 @@ from ascend_lint.index.dtypes import DtypeFacts
 from ascend_lint.index.emptiness import EmptinessFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
+from ascend_lint.index.lanes import LaneFacts
 from ascend_lint.index.layout import LayoutFacts
 from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
@@ -101,6 +105,9 @@ class KernelIndex:
         self.emptiness = EmptinessFacts(core, self.host, self.quantities)
         self.core_kinds = CoreKindFacts(core, self.host)
         self.storage = StorageFacts(core, self.host)
+        # What each lane of a value holds and where it goes; the memory accesses.
+        self.lanes = LaneFacts(core, self.host, self.tiles)
+        self.accesses = AccessFacts(core, self.lanes)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

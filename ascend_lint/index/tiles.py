@@ -37,6 +37,10 @@ Unbounded blocks (`unbounded`): a constexpr a launch sets to
 `triton.next_power_of_2(<a token, row or element count>)` on every path, with no `min`
 upstream.
 
+Also asked of any expression (`shape`: the dimensions of offsets and masks too, by the
+same rules) and of any statement (`compiled_by_some_launch`: whether some
+configuration compiles it, or every one turns a compile-time `if` around it off).
+
 Depends on: the core facts (kernels, launches), `host` (what a launch argument holds)
 and `quantities` (what a host value counts). Nothing else of the index depends on it.
 
@@ -538,6 +542,7 @@ class TileFacts:
         self._configs: dict[int, list[Config]] = {}
         self._element_bytes: dict[tuple[int, str], int | None] = {}
         self._live: dict[tuple, list[frozenset[str]]] = {}
+        self._shapes: dict[int, _KernelShapes] = {}
 
     # -- tiles -------------------------------------------------------------------
     def of(self, fn: JitFunction) -> KernelTiles:
@@ -607,6 +612,35 @@ class TileFacts:
                     return None
                 kind = "cast"
         return Tile(value, name, shape, size, kind, multibuffered)
+
+    # -- shapes of any expression (asked by `lanes`) ------------------------------
+    def shape(self, fn: JitFunction, expr: ast.AST) -> Shape | None:
+        """The dimensions of an expression of `fn`, offsets and masks included (`()` a
+        scalar, None not known), by the same shape rules as the tiles."""
+        shapes = self._shapes.get(id(fn.node))
+        if shapes is None:
+            shapes = self._shapes[id(fn.node)] = _KernelShapes(fn, self)
+        return shapes.of(expr)[0]
+
+    def compiled_by_some_launch(self, fn: JitFunction, stmt: ast.stmt) -> bool:
+        """Whether some configuration that reaches `fn` compiles `stmt`: False only when
+        every one decides a compile-time `if` around it the other way (the launches in
+        the module pass `FLAG=False` for its `if FLAG:`)."""
+        configs = self.configs(fn)
+        if not configs:
+            return True
+        aliases = self._core.aliases
+        tests = [
+            (branch.test, branch.taken)
+            for branch in fn.context(stmt).branches
+            if not fn.is_runtime(branch.test, aliases, at=branch.node)
+        ]
+        if not tests:
+            return True
+        for config in configs:
+            if all(_truth(test, config.values) in (None, taken) for test, taken in tests):
+                return True
+        return False
 
     def host_element_bytes(self, fn: JitFunction, param: str) -> int | None:
         """Bytes per element of the tensor every launch passes for pointer `param`,

@@ -14,6 +14,10 @@ a helper such a kernel inlines, is judged against the IR facts of its specialisa
   by the branch repeated (two or more ``scf.if`` of its line outside any loop), and
   otherwise unverifiable, never contradicted.
 
+A finding the compiler answers with a rejection is judged by the rejections: an ASC029
+pointer chosen between tensors is ``confirmed`` by a specialisation rejected at its
+lines with a pointer chosen at run time, and ``contradicted`` by one that lowered them.
+
 IR facts no static finding predicted are listed as ``ir_only``.
 
 Two rules are judged per launched kernel, not per line (`KERNEL_EVIDENCE`): an ASC026
@@ -39,6 +43,17 @@ EVIDENCE = {
     "ASC002": ("strided-load", "strided-store"),
     "ASC003": ("runtime-branch-in-loop",),
     "ASC005": ("runtime-branch-in-loop+dma",),
+    "ASC027": ("discrete-load",),
+    "ASC028": ("unaligned-rows",),
+    "ASC032": ("int-vector-op",),
+}
+# which rejections bear out which rule: words of the gate's reason or the compiler's text
+REJECTION_EVIDENCE = {
+    "ASC029": (
+        "pointer chosen at run time",
+        "ptr type from different source",
+        "AddPtrOp produced by unsupported operation",
+    ),
 }
 
 
@@ -163,9 +178,17 @@ def judge(specialisations: list[dict]) -> tuple[list[dict], list[dict]]:
     spans: dict[str, list[tuple[int, int]]] = {}
     for (path, _kernel), specs in by_kernel.items():
         spans.setdefault(path, []).append((specs[0]["def_line"], specs[0]["last_line"]))
+    every: dict[str, list[dict]] = {}  # each file's static findings, linted once
+
+    def findings_of(path: str) -> list[dict]:
+        if path not in every:
+            every[path] = static_findings(path)
+        return every[path]
+
     findings_cache: dict[str, list[dict]] = {}
     for path in spans:
-        findings_cache[path] = [f for f in static_findings(path) if f["code"] in EVIDENCE]
+        findings_cache[path] = [f for f in findings_of(path) if f["code"] in EVIDENCE]
+    rejection_verdicts = _judge_rejections(specialisations, by_kernel, findings_of)
     verdicts: list[dict] = []
     explained: set[tuple[str, tuple[int, ...], str]] = set()
     for (path, kernel), specs in sorted(by_kernel.items()):
@@ -199,7 +222,58 @@ def judge(specialisations: list[dict]) -> tuple[list[dict], list[dict]]:
                     continue
                 seen_facts.add(where)
                 ir_only.append({"file": path, "kernel": kernel, **fact, "example": spec["key"]})
-    return verdicts, ir_only
+    return verdicts + rejection_verdicts, ir_only
+
+
+def _judge_rejections(
+    specialisations: list[dict], by_kernel: dict[tuple[str, str], list[dict]], findings_of
+) -> list[dict]:
+    """Findings the compiler answers by rejecting the kernel (see the module doc)."""
+    rejected: dict[str, list[dict]] = {}
+    for spec in specialisations:
+        if spec.get("status") == "rejected":
+            rejected.setdefault(spec["file"], []).append(spec)
+    verdicts: list[dict] = []
+    lowered_files = {path for path, _kernel in by_kernel}
+    for path in sorted(set(rejected) | lowered_files):
+        findings = [f for f in findings_of(path) if f["code"] in REJECTION_EVIDENCE]
+        for finding in findings:
+            lines = _lines(finding)
+            words = REJECTION_EVIDENCE[finding["code"]]
+            confirmed_by = [
+                spec["key"]
+                for spec in rejected.get(path, [])
+                if (spec.get("location") or {}).get("line") in lines
+                and any(w in (spec.get("reason", "") + spec.get("message", "")) for w in words)
+            ]
+            seen_by = [
+                spec["key"]
+                for (p, _kernel), specs in sorted(by_kernel.items())
+                if p == path
+                for spec in specs
+                if lines & set(spec["ir"]["lines_seen"])
+            ]
+            status = "confirmed" if confirmed_by else "contradicted" if seen_by else "not-lowered"
+            kernels = sorted(
+                {spec["kernel"] for spec in rejected.get(path, []) if spec["key"] in confirmed_by}
+                | {
+                    k
+                    for (p, k), specs in by_kernel.items()
+                    if p == path and any(s["key"] in seen_by for s in specs)
+                }
+            )
+            verdicts.append(
+                {
+                    "file": path,
+                    "kernel": ", ".join(kernels),
+                    **finding,
+                    "status": status,
+                    "confirmed_by": confirmed_by,
+                    "contradicted_by": seen_by if status == "contradicted" else [],
+                    "specialisations": len(confirmed_by) + len(seen_by),
+                }
+            )
+    return verdicts
 
 
 def _lines(finding: dict) -> set[int]:

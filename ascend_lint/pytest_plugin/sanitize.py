@@ -4,7 +4,9 @@ kernel the tests launch under the interpreter (registered only when the option o
 
 Each finding is attributed to the tests that launched it; ``strict`` fails those tests
 unless a ``@pytest.mark.ascend_sanitize_allow(kind=..., tensor=..., kernel=...)`` marker
-accepts the finding.  The terminal summary lists the findings; with
+accepts the finding.  Stores that repeat the bytes another program of the launch stored
+are duplicate work, not findings: the summary counts them and strict mode ignores them.
+The terminal summary lists the findings; with
 ``--ascend-compile-report`` the JSON report carries them under ``sanitizer`` (the
 compile gate writes the file when it runs, this plugin when it runs alone).  Under
 pytest-xdist each worker checks its own tests' launches and hands the findings to the
@@ -22,7 +24,7 @@ import pytest
 from ascend_lint.pytest_plugin import PLUGIN_NAME as GATE_PLUGIN_NAME
 from ascend_lint.pytest_plugin import SANITIZE_MARKER as ALLOW_MARKER
 from ascend_lint.sanitizer import KINDS, TAIL_ALLOWANCE, Finding, Sanitizer
-from ascend_lint.sanitizer.findings import Unattributed
+from ascend_lint.sanitizer.findings import DuplicateStores, Unattributed
 
 REPORT_VERSION = 1
 WORKEROUTPUT_KEY = "ascend_sanitize"
@@ -38,6 +40,7 @@ class SanitizeGate:
         self.pending: dict[str, list[Finding]] = {}  # node id -> findings to fail it for
         self.merged: dict[tuple, Finding] = {}  # the controller's, from xdist workers
         self.merged_notes: dict[tuple, Unattributed] = {}
+        self.merged_duplicates: dict[tuple, DuplicateStores] = {}
         self.merged_counts: dict[str, int] = {}
         self.merged_kernels: set[tuple[str, str]] = set()
         self.is_xdist_worker = hasattr(config, "workerinput")
@@ -114,6 +117,7 @@ class SanitizeGate:
                 {
                     "findings": self.sanitizer.as_dicts(),
                     "unattributed": [n.as_dict() for n in self.sanitizer.unattributed.values()],
+                    "duplicates": [n.as_dict() for n in self.sanitizer.duplicates.values()],
                     "counts": self.sanitizer.counts.as_dict(),
                     "kernels": sorted(self.sanitizer.counts.kernels),
                     "race_untracked": sorted(self.sanitizer.untracked),
@@ -141,6 +145,13 @@ class SanitizeGate:
             else:
                 mine.lanes += note.lanes
                 mine.tests.extend(t for t in note.tests if t not in mine.tests)
+        for entry in data["duplicates"]:
+            note = DuplicateStores(**entry)
+            mine = self.merged_duplicates.get(note.key)
+            if mine is None:
+                self.merged_duplicates[note.key] = note
+            else:
+                mine.merge(note)
         for name, value in data["counts"].items():
             self.merged_counts[name] = self.merged_counts.get(name, 0) + value
         self.merged_kernels.update(tuple(k) for k in data["kernels"])
@@ -160,6 +171,15 @@ class SanitizeGate:
         notes = {**self.sanitizer.unattributed, **self.merged_notes}
         return sorted(notes.values(), key=lambda n: (n.path, n.line))
 
+    def duplicates(self) -> list[DuplicateStores]:
+        found = {k: DuplicateStores(**n.as_dict()) for k, n in self.sanitizer.duplicates.items()}
+        for key, note in self.merged_duplicates.items():
+            if key in found:
+                found[key].merge(note)
+            else:
+                found[key] = note
+        return sorted(found.values(), key=lambda n: (n.path, n.line, n.tensor))
+
     def counts(self) -> dict:
         counts = self.sanitizer.counts.as_dict()
         for name, value in self.merged_counts.items():
@@ -172,6 +192,7 @@ class SanitizeGate:
         ``sanitizer_summary``."""
         findings = [f.as_dict() for f in self.findings()]
         counts = self.counts()
+        duplicates = [n.as_dict() for n in self.duplicates()]
         by_kind = {kind: sum(f["kind"] == kind for f in findings) for kind in KINDS}
         return {
             "sanitizer": findings,
@@ -183,6 +204,8 @@ class SanitizeGate:
                 "allowed": sum(f["allowed"] for f in findings),
                 "tail_allowance": TAIL_ALLOWANCE,
                 "unattributed": [n.as_dict() for n in self.notes()],
+                "duplicate_store_lanes": sum(n["lanes"] for n in duplicates),
+                "duplicate_stores": duplicates,
                 "race_untracked": sorted(f"{k}: {t}" for k, t in self.sanitizer.untracked),
             },
         }
@@ -201,7 +224,14 @@ class SanitizeGate:
             path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         if self.config.option.collectonly:
             return
-        _print(terminalreporter, section, self.findings(), self.notes(), str(self.config.rootpath))
+        _print(
+            terminalreporter,
+            section,
+            self.findings(),
+            self.notes(),
+            self.duplicates(),
+            str(self.config.rootpath),
+        )
 
 
 def _allowed(item, finding: Finding) -> bool:
@@ -233,7 +263,12 @@ def check_marker(item) -> None:
 
 
 def _print(
-    tr, section: dict, findings: list[Finding], notes: list[Unattributed], root: str
+    tr,
+    section: dict,
+    findings: list[Finding],
+    notes: list[Unattributed],
+    duplicates: list[DuplicateStores],
+    root: str,
 ) -> None:
     s = section["sanitizer_summary"]
     tr.write_sep("=", "Ascend sanitize")
@@ -246,17 +281,25 @@ def _print(
         return
     kinds = ", ".join(f"{s[k.replace('-', '_')]} {k}" for k in KINDS if s[k.replace("-", "_")])
     allowed = f", {s['allowed']} accepted by a marker" if s["allowed"] else ""
+    twice = (
+        f"; {_n(s['duplicate_store_lanes'], 'lane')} stored twice with the same bytes"
+        if s["duplicate_store_lanes"]
+        else ""
+    )
     tr.write_line(
         f"{_n(s['launches'], 'launch', 'launches')} of {_n(s['kernels'], 'kernel')} checked "
         f"({_n(s['programs'], 'program')}; {_n(s['loads'], 'load')}, {_n(s['stores'], 'store')}, "
         f"{_n(s['atomics'], 'atomic')}): {_n(s['findings'], 'finding')}"
         + (f" ({kinds})" if kinds else "")
         + allowed
+        + twice
     )
     for found in findings:
         for line in found.lines(root):
             tr.write_line(line)
     for note in notes:
+        tr.write_line(note.line_text(root))
+    for note in duplicates:
         tr.write_line(note.line_text(root))
     for entry in s["race_untracked"]:
         tr.write_line(f"races not tracked (storage too large): {entry}")

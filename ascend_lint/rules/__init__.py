@@ -28,12 +28,14 @@ from ascend_lint.rules.asc021_transposed_batch_base import TransposedBatchBase
 from ascend_lint.rules.asc022_ub_overflow import UbOverflow
 from ascend_lint.rules.asc023_grid_misses_work import GridMissesWork
 from ascend_lint.rules.asc024_where_arm_load import WhereArmLoad
-
-# Catalogue IV, launcher side and API limits (ASC025, ASC026, ASC030, ASC031)
 from ascend_lint.rules.asc025_zero_size_launch import ZeroSizeLaunch
 from ascend_lint.rules.asc026_core_type_mismatch import CoreTypeMismatch
+from ascend_lint.rules.asc027_data_dependent_gather import DataDependentGather
+from ascend_lint.rules.asc028_unaligned_innermost_dim import UnalignedInnermostDim
+from ascend_lint.rules.asc029_mixed_base_pointer import MixedBasePointer
 from ascend_lint.rules.asc030_aliased_pointer_args import AliasedPointerArgs
 from ascend_lint.rules.asc031_ascend_api_limit import AscendApiLimit
+from ascend_lint.rules.asc032_int_vector_compare import IntVectorCompare
 from ascend_lint.rules.asc100_unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -62,11 +64,14 @@ ALL_RULES: tuple[type[Rule], ...] = (
     UbOverflow,
     GridMissesWork,
     WhereArmLoad,
-    # Catalogue IV, launcher side and API limits
     ZeroSizeLaunch,
     CoreTypeMismatch,
+    DataDependentGather,
+    UnalignedInnermostDim,
+    MixedBasePointer,
     AliasedPointerArgs,
     AscendApiLimit,
+    IntVectorCompare,
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}

@@ -53,7 +53,13 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case, names the anti-pattern
     summary: ClassVar[str]  # one line, shown by `ascend-lint rule --all`
-    reference: ClassVar[str]  # "reference_kernels/<file>.py::<function>": the corrected pattern
+    # The corrected code `ascend-lint rule` shows: functions of reference_kernels/, as
+    # "<file>.py::<function>"; `()` for a rule no kernel code can show.
+    references: ClassVar[tuple[str, ...]] = ()
+    # What each of those functions shows of the fix, as the rule doc's "Use instead" names
+    # it: a piece of code (or a few, each function holding at least one), which
+    # tests/test_docs.py looks for in the shown code and in the doc.
+    shows: ClassVar[str | tuple[str, ...]] = ()
     fix_applicability: ClassVar[Applicability | None] = None
     # Codes of broader rules this one is more specific than: where both report one
     # site, only this rule's finding is kept (one finding per defect).

@@ -17,7 +17,8 @@ class UnparsableFile(Rule):
     summary = (
         "a file that mentions triton cannot be read, decoded or parsed, so no rule could check it"
     )
-    reference = ""
+    references = ()
+    shows = ()
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         return iter(())

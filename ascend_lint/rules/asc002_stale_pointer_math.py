@@ -32,7 +32,8 @@ class StalePointerMath(Rule):
         "legacy [B, T, HV] pointer math applied to a tensor the host stored transposed [B, HV, T]"
     )
     supersedes = frozenset({"ASC001"})
-    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+    references = ("chunk_o.py::gate_base", "chunk_o.py::gate_block_ptr")
+    shows = ("i_h * T_seq", "(T,), (1,)")
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -13,7 +13,8 @@ class RuntimeBranchInLoop(Rule):
     code = "ASC003"
     name = "runtime-branch-in-loop"
     summary = "`if` on a runtime value inside a loop of a kernel (scalar work each iteration, both sides live in UB)"
-    reference = "reference_kernels/chunk_o.py::chunk_bwd_kernel_dqkwg"
+    references = ("chunk_o.py::chunk_bwd_kernel_dqkwg",)
+    shows = "tl.where("
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases

@@ -80,7 +80,8 @@ class LaunchNumWarpsStages(Rule):
     code = "ASC004"
     name = "launch-num-warps-stages"
     summary = "`num_warps`/`num_stages` at a launch or in a triton.Config: no effect on Ascend, but recompiles"
-    reference = "reference_kernels/chunk_o.py::chunk_fwd_o"
+    references = ("chunk_o.py::chunk_fwd_o",)
+    shows = "BT=BT"
     fix_applicability = Applicability.SAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

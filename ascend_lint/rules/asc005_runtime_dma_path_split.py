@@ -38,7 +38,8 @@ class RuntimeDmaPathSplit(Rule):
     code = "ASC005"
     name = "runtime-dma-path-split"
     summary = "runtime if/else with a block-pointer load on one side and a masked load on the other"
-    reference = "reference_kernels/cumsum.py::chunk_local_cumsum_kernel"
+    references = ("cumsum.py::chunk_local_cumsum_kernel", "cumsum.py::chunk_local_cumsum")
+    shows = "TAIL_MODE"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases

@@ -39,7 +39,8 @@ class ConstexprOrRuntime(Rule):
     code = "ASC006"
     name = "constexpr-or-runtime"
     summary = "`if FLAG or <runtime>` mixes a pointer-guarding constexpr with a runtime test; the dead side still compiles"
-    reference = "reference_kernels/cumsum.py::chunk_local_cumsum_kernel"
+    references = ("cumsum.py::chunk_local_cumsum_kernel",)
+    shows = "if HAS_INITIAL:"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases

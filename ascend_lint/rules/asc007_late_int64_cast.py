@@ -63,7 +63,8 @@ class LateInt64Cast(Rule):
         "`(a * b).to(tl.int64)` multiplies in int32 before the cast; `.to()` on a "
         "constexpr fails to compile"
     )
-    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+    references = ("chunk_o.py::locate_chunk", "chunk_o.py::chunk_fwd_o_task")
+    shows = "tl.cast("
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

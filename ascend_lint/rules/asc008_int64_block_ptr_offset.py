@@ -15,7 +15,8 @@ class Int64BlockPtrOffset(Rule):
     summary = (
         "int64 value as a `make_block_ptr` offset or block shape: rejected by the Ascend compiler"
     )
-    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+    references = ("chunk_o.py::chunk_fwd_o_task",)
+    shows = "(i_t * BT, i_k * BK)"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for fn in ctx.index.kernels:

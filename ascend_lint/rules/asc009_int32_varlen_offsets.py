@@ -49,7 +49,8 @@ class Int32VarlenOffsets(Rule):
     code = "ASC009"
     name = "int32-varlen-offsets"
     summary = "`tl.load(cu_seqlens + i).to(tl.int32)` feeding pointer arithmetic: token offsets wrap past 2**31 elements"
-    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+    references = ("chunk_o.py::locate_chunk", "chunk_o.py::_check_inputs")
+    shows = ("(eos - bos).to(tl.int32)", "torch.int64")
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases

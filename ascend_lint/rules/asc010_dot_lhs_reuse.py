@@ -27,7 +27,8 @@ class DotLhsReuse(Rule):
     code = "ASC010"
     name = "dot-lhs-reuse"
     summary = "a `tl.dot` lhs tile read again later: Ascend's matmul may overwrite its lhs in UB"
-    reference = "reference_kernels/chunk_o.py::chunk_bwd_kernel_dqkwg"
+    references = ("chunk_o.py::chunk_fwd_o_task",)
+    shows = "= b_q + 0.0"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         core = ctx.index.core

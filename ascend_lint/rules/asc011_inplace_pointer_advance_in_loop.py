@@ -33,7 +33,8 @@ class InplacePointerAdvanceInLoop(Rule):
     code = "ASC011"
     name = "inplace-pointer-advance-in-loop"
     summary = "`ptr += step` inside a loop: loop-carried pointers have miscompiled (NaN) on Ascend"
-    reference = "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
+    references = ("chunk_o.py::chunk_fwd_o_task",)
+    shows = "tl.make_block_ptr(q_base,"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases

@@ -16,7 +16,8 @@ class GridOverCoreCount(Rule):
         "a launch grid sized by a token/row/chunk count for a kernel with no task loop: "
         "Ascend has a few dozen cores"
     )
-    reference = "reference_kernels/core_grid.py::rms_norm_fwd"
+    references = ("core_grid.py::rms_norm_fwd", "core_grid.py::rms_norm_fwd_kernel")
+    shows = ("num_vector_cores(", "for task in range(")
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index

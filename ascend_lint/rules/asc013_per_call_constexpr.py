@@ -16,7 +16,8 @@ class PerCallConstexpr(Rule):
         "a `tl.constexpr` bound to a token, batch or sequence count: a new compile "
         "for every new value"
     )
-    reference = "reference_kernels/core_grid.py::rms_norm_fwd"
+    references = ("core_grid.py::rms_norm_fwd_kernel",)
+    shows = "do_not_specialize="
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index

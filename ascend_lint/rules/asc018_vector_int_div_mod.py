@@ -18,7 +18,8 @@ class VectorIntDivMod(Rule):
     summary = (
         "`//` or `%` of a block index by a runtime divisor: a scalar loop per element on Ascend"
     )
-    reference = "reference_kernels/shift_window.py::causal_conv1d_fwd_kernel"
+    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
+    shows = "[:, None] * D"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index

@@ -41,7 +41,8 @@ class MaskedNegativeOffset(Rule):
         "a load/store whose mask keeps out negative offsets the address still uses: "
         "Ascend issues the masked-out access"
     )
-    reference = "reference_kernels/shift_window.py::causal_conv1d_fwd_kernel"
+    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
+    shows = "tl.maximum("
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -16,7 +16,8 @@ class ChainedBoolOp(Rule):
     summary = (
         "`and`/`or` with three or more operands in a kernel: rejected by the 3.2 code generator"
     )
-    reference = "reference_kernels/shift_window.py::causal_conv1d_fwd_kernel"
+    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
+    shows = "(m_t & (o_src >= 0))"
     fix_applicability = Applicability.SAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -27,7 +27,8 @@ class TransposedBatchBase(Rule):
         "`g + bos + i_h * T` on a tensor stored [B, HV, T], reached on the fixed-length path: "
         "wrong rows for every batch but the first"
     )
-    reference = "reference_kernels/chunk_o.py::chunk_fwd_o"
+    references = ("chunk_o.py::gate_base",)
+    shows = "* HV * T_seq"
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -19,7 +19,8 @@ class UbOverflow(Rule):
         "the tiles one program keeps live at once need more Unified Buffer than the "
         "target's vector core has: the compiler rejects it with `ub overflow`"
     )
-    reference = "reference_kernels/ub_rows.py::softmax_fwd_kernel"
+    references = ("ub_rows.py::softmax_blocks", "ub_rows.py::softmax_fwd_kernel")
+    shows = ("ub_block_size(target)", "range(0, N, BN)")
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         tiles, target = ctx.index.tiles, ctx.target

@@ -19,7 +19,8 @@ class GridMissesWork(Rule):
         "a launch grid that misses work: a program-id axis it lacks, a core-count grid over "
         "a one-tile-per-program kernel, or a task index with no bound check"
     )
-    reference = "reference_kernels/core_grid.py::rms_norm_fwd_kernel"
+    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
+    shows = "for task in range("
     fix_applicability = Applicability.DISPLAY_ONLY
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -41,7 +41,8 @@ class WhereArmLoad(Rule):
         "a load in a `tl.where` arm whose offset is negative on the lanes the select "
         "drops: the load is still issued for them"
     )
-    reference = "reference_kernels/segments.py::segment_lengths_kernel"
+    references = ("segments.py::segment_lengths_kernel",)
+    shows = "tl.maximum("
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

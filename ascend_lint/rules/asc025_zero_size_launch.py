@@ -40,7 +40,8 @@ class ZeroSizeLaunch(Rule):
         "a launch an empty input turns into 0 programs (the runtime aborts with `coreDim "
         "... value 0`) or into `tl.arange(0, next_power_of_2(0))`, with no guard before it"
     )
-    reference = "reference_kernels/core_grid.py::rms_norm_fwd"
+    references = ("core_grid.py::rms_norm_fwd",)
+    shows = "if n_rows == 0 or N == 0:"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index

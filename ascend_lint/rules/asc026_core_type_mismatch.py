@@ -24,7 +24,8 @@ class CoreTypeMismatch(Rule):
         "a vector-only kernel on `num_aicore` programs (half the vector cores idle), a "
         "`tl.dot` kernel on `num_vectorcore`, or a literal core count above the target's"
     )
-    reference = "reference_kernels/core_grid.py::rms_norm_fwd"
+    references = ("core_grid.py::rms_norm_fwd", "chunk_o.py::chunk_fwd_o")
+    shows = ("num_vector_cores(", "num_ai_cores(")
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index

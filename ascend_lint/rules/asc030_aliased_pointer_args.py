@@ -23,7 +23,8 @@ class AliasedPointerArgs(Rule):
         "one tensor passed to two pointer parameters of a launch, written through one and "
         "read back (or written) through the other: the compiler assumes they do not alias"
     )
-    reference = "reference_kernels/ub_rows.py::softmax_fwd_kernel"
+    references = ("ub_rows.py::softmax_fwd_kernel",)
+    shows = "y + p_x"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
@@ -62,8 +63,8 @@ class AliasedPointerArgs(Rule):
                     binding.call.func,
                     f"`{tensor}` is passed as both `{first}` and `{second}` of "
                     f"`{binding.callee.name}`, which writes through `{write.param}` "
-                    f"({cite(0)}) and then {what} through `{then.param}` ({cite(1)}): "
-                    "triton-ascend compiles pointer arguments as "
+                    f"({cite(0)}) and then {what} through `{then.param}` "
+                    f"({cite(1)}): triton-ascend compiles pointer arguments as "
                     "distinct memory, so nothing orders the second access after the first "
                     "and the result depends on scheduling; pass a separate output tensor, "
                     "or read and write through one parameter",

@@ -85,7 +85,8 @@ class AscendApiLimit(Rule):
         "(one table: integer vectors cast to pointers, offset pointers bitcast to bytes, "
         "fp16/bf16 scalar arguments)"
     )
-    reference = "reference_kernels/byte_copy.py::copy_rows_kernel"
+    references = ("byte_copy.py::copy_rows_kernel",)
+    shows = "tl.pointer_type(tl.uint8)"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index

@@ -18,7 +18,8 @@ class UnusedNoqa(Rule):
     code = "ASC100"
     name = "unused-noqa"
     summary = "a `# noqa: ASC...` code that suppresses no finding on its line"
-    reference = ""
+    references = ()
+    shows = ()
     fix_applicability = Applicability.SAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

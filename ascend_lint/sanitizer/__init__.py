@@ -4,9 +4,11 @@ Every lane of every load, store and atomic a launched kernel performs (its ``@tr
 helpers included, block pointers with their boundary checks) is checked against the
 whole storage of the tensor argument its pointer derives from, and every stored element
 against the program of the same launch that stored it first.  Findings (``findings``):
-``out-of-bounds``, ``masked-out-of-bounds`` (the masked-out lanes Ascend still issues)
-and ``race``; each names the kernel, the access line, the tensor, the program and the
-first offending element, aggregated per (kind, kernel, line, tensor) with counts.
+``out-of-bounds``, ``masked-out-of-bounds`` (the masked-out lanes Ascend still issues;
+which ones: ``checks``) and ``race``; each names the kernel, the access line, the tensor,
+the program and the first offending element, aggregated per (kind, kernel, line, tensor)
+with counts.  Stores that only repeat the bytes another program of the launch stored are
+counted apart (``sanitizer.duplicates``), not findings.
 
 The pytest plugin turns it on with ``--ascend-sanitize``; used directly::
 
@@ -22,20 +24,24 @@ the interpreter (``TRITON_INTERPRET=1`` before they were decorated).
 """
 
 from ascend_lint.sanitizer.findings import (
+    DUPLICATE_STORE,
     KINDS,
     MASKED_OUT_OF_BOUNDS,
     OUT_OF_BOUNDS,
     RACE,
+    DuplicateStores,
     Finding,
     Unattributed,
 )
 
 __all__ = [
+    "DUPLICATE_STORE",
     "KINDS",
     "MASKED_OUT_OF_BOUNDS",
     "OUT_OF_BOUNDS",
     "RACE",
     "TAIL_ALLOWANCE",
+    "DuplicateStores",
     "Finding",
     "Sanitizer",
     "Unattributed",

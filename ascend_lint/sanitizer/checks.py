@@ -2,18 +2,39 @@
 pointer derives from, and every stored element against the program that stored it
 first in the launch.
 
-What counts as an ordinary tail (``TAIL_ALLOWANCE``): a masked-out lane past the end
-of its storage is not reported when it lies within one footprint of the access past
-the end, the footprint being the distance from the access's lowest to its highest lane
-address plus one element.  A ``tl.load(x + offs, mask=offs < n)`` over a block has its
-masked lanes at most a block past the end; a 2-D tile masked on rows has them at most a
-tile past it.  Such tails land in the allocator's mapped space in practice; a masked-out
-lane before the storage start (look-back ``o - 1``, a ``-1`` slot times a stride) or
-further out (a tile that starts past the end) is the address Ascend issues and faults on.
+Which masked-out lanes count as issued.  triton-ascend lowers a masked access in one of
+two ways: a mask it can parse (comparisons of a ``tl.arange`` with a bound, and'ed
+together; ``MaskAnalysis``) becomes a copy clipped to the box of lanes the mask keeps,
+and the lanes outside it are never issued; a mask it cannot parse (a loaded mask,
+``offs % 2 == 0``) loads the whole block and selects, clipped only by whatever parseable
+factor it is and'ed with.  Either way every lane inside the box spanned by the access's
+active lanes (in its lane index space: per dimension, from the first to the last index
+with an active lane) is issued; lanes outside it may be clipped.  So a masked-out lane is
+reported (``masked-out-of-bounds``)
+* when it lies before the storage start, always (a lower-bound mask such as
+  ``o - 1 >= 0`` or a ``-1`` slot: triton-ascend #2332's reproducer, which faults);
+* when it lies past the storage end, only if it is inside the box of the active lanes
+  (no clipped copy of the active lanes stops before it), and then only beyond the tail
+  allowance (``TAIL_ALLOWANCE``): one footprint of the active lanes past the end, the
+  footprint being the distance from the lowest to the highest active lane address plus
+  one element.
+
+An access entirely masked out is an empty clipped copy (a tile that starts past the
+end under a ``rows < n`` mask), and a row or column tail masked by ``offs < n`` leaves its
+masked lanes outside the active box: neither is reported, however far past the end the
+block reaches.  Inside the box, a masked lane past the end comes from addresses that do
+not grow with the lane index (a gather whose masked slots hold a large sentinel id); a
+short overshoot there (a flattened 2-D tile's padding columns in its last row) stays
+within the allowance.  Stores and atomics follow the same rules as loads.
 
 Lanes of a block pointer outside its ``shape`` along a ``boundary_check`` dimension are
 not issued (the DMA is clipped to the shape): they are not checked.  Along the other
 dimensions they are active lanes like any other.
+
+Two programs of one launch storing to one element: a ``race`` when the second stores
+bytes other than those already there; when it stores the same bytes it is duplicate
+work (a tile that overlaps its neighbour's rows and computes them again), counted apart
+(``DUPLICATE_STORE``) and never a finding.
 """
 
 from __future__ import annotations
@@ -22,11 +43,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ascend_lint.sanitizer.findings import MASKED_OUT_OF_BOUNDS, OUT_OF_BOUNDS, RACE
+from ascend_lint.sanitizer.findings import (
+    DUPLICATE_STORE,
+    MASKED_OUT_OF_BOUNDS,
+    OUT_OF_BOUNDS,
+    RACE,
+)
 from ascend_lint.sanitizer.provenance import UNKNOWN, lanes
 from ascend_lint.sanitizer.storage import Storage
 
-TAIL_ALLOWANCE = "one footprint of the access past the storage end"
+TAIL_ALLOWANCE = (
+    "a masked-out lane past the storage end is reported only when it lies between the "
+    "access's active lanes (inside the box they span in its lane index space) and more "
+    "than one footprint of the active lanes past the end"
+)
 # the largest storage (in elements) whose stores are tracked for races: the table costs
 # 4 bytes per element
 RACE_TRACKING_LIMIT = 1 << 28
@@ -34,13 +64,12 @@ RACE_TRACKING_LIMIT = 1 << 28
 
 @dataclass
 class Violation:
-    kind: str
+    kind: str  # a finding kind, or DUPLICATE_STORE
     storage_index: int
     lanes: int
     element_offset: int  # the first offending lane's element, from the storage start
     detail: str
     other_program: int | None = None  # race: the linear id of the program that stored first
-    same_value_lanes: int = 0
 
 
 @dataclass
@@ -79,11 +108,13 @@ class Launch:
         track_stores: bool,
         program: int,
         values: np.ndarray | None = None,
+        shape: tuple[int, ...] | None = None,
     ) -> tuple[list[Violation], np.ndarray | None, int]:
-        """Check one access.  ``addr`` holds one address per lane (flat), ``active`` the
-        lanes the mask keeps (None: all).  Returns the violations, the mask the access
-        must run with instead (active out-of-bounds lanes removed; None: unchanged) and
-        the number of lanes no storage could be attributed to."""
+        """Check one access.  ``addr`` holds one address per lane (flat, in the order of
+        the access's lanes of ``shape``; None: one dimension), ``active`` the lanes the
+        mask keeps (None: all).  Returns the violations, the mask the access must run
+        with instead (active out-of-bounds lanes removed; None: unchanged) and the
+        number of lanes no storage could be attributed to."""
         violations: list[Violation] = []
         if isinstance(tag, (int, np.integer)) and tag != UNKNOWN:
             groups = [(int(tag), None)]
@@ -100,8 +131,7 @@ class Launch:
             # byte offset from the storage start, signed (a negative offset wraps in uint64)
             off = (lane_addr - np.uint64(s.start)).view(np.int64)
             last_ok = s.nbytes - element_bytes
-            lo, hi = int(off.min()), int(off.max())
-            if lo < 0 or hi > last_ok:
+            if int(off.min()) < 0 or int(off.max()) > last_ok:
                 outside = (off < 0) | (off > last_ok)
                 bad = outside if lane_active is None else outside & lane_active
                 if bad.any():
@@ -115,11 +145,8 @@ class Launch:
                     else:
                         new_active[picked[bad]] = False
                 if masked_issued and lane_active is not None:
-                    footprint = hi - lo + element_bytes
-                    issued = (
-                        outside
-                        & ~lane_active
-                        & ((off < 0) | (off + element_bytes - s.nbytes > footprint))
+                    issued, allowance = _issued_masked_lanes(
+                        off, lane_active, picked, addr.size, shape, s.nbytes, element_bytes
                     )
                     if issued.any():
                         violations.append(
@@ -130,7 +157,7 @@ class Launch:
                                 issued,
                                 element_bytes,
                                 s,
-                                footprint,
+                                allowance,
                             )
                         )
             else:
@@ -142,23 +169,26 @@ class Launch:
                 lane_values = (
                     None if values is None else (values if picked is None else values[picked])
                 )
-                race = self._track(
-                    s, index, off, stored, element_bytes, program, lane_addr, lane_values
+                violations.extend(
+                    self._track(
+                        s, index, off, stored, element_bytes, program, lane_addr, lane_values
+                    )
                 )
-                if race is not None:
-                    violations.append(race)
         return violations, new_active, unattributed
 
-    def _track(self, s, index, off, stored, element_bytes, program, lane_addr, lane_values):
-        """Record which program stored each element; a second program storing to an
-        element of this launch is a race."""
+    def _track(
+        self, s, index, off, stored, element_bytes, program, lane_addr, lane_values
+    ) -> list[Violation]:
+        """Record which program stored each element; a second program storing other
+        bytes to an element of this launch is a race, storing the same bytes is
+        duplicate work."""
         key = (s.start, s.nbytes, element_bytes)
         table = self.owners.get(key)
         if table is None:
             count = s.nbytes // element_bytes
             if count > RACE_TRACKING_LIMIT:
                 self.untracked.add(s.param)
-                return None
+                return []
             table = self.owners[key] = np.full(count, -1, dtype=np.int32)
         keep = off % element_bytes == 0
         if stored is not None:
@@ -169,28 +199,88 @@ class Launch:
         element = off // element_bytes
         before = table[element]
         clash = (before != -1) & (before != program)
-        race = None
+        out = []
         if clash.any():
-            first = int(np.argmax(clash))
-            same = 0
+            same = np.zeros(clash.shape, dtype=bool)
             if lane_values is not None:
-                same = _same_bytes(lane_addr[clash], lane_values[clash], element_bytes)
-            hit = int(np.count_nonzero(clash))
-            race = Violation(
-                RACE,
-                index,
-                hit,
-                int(element[first]),
-                f"{hit:,} {'element' if hit == 1 else 'elements'} already stored by another "
-                f"program of the same launch, first at element {int(element[first]):,}",
-                other_program=int(before[first]),
-                same_value_lanes=same,
-            )
+                same[clash] = _same_bytes(lane_addr[clash], lane_values[clash], element_bytes)
+            differ = clash & ~same
+            if differ.any():
+                first = int(np.argmax(differ))
+                hit = int(np.count_nonzero(differ))
+                out.append(
+                    Violation(
+                        RACE,
+                        index,
+                        hit,
+                        int(element[first]),
+                        f"{hit:,} {'element' if hit == 1 else 'elements'} already stored by "
+                        "another program of the same launch, with other bytes, first at "
+                        f"element {int(element[first]):,}",
+                        other_program=int(before[first]),
+                    )
+                )
+            if same.any():
+                first = int(np.argmax(same))
+                hit = int(np.count_nonzero(same))
+                out.append(
+                    Violation(
+                        DUPLICATE_STORE,
+                        index,
+                        hit,
+                        int(element[first]),
+                        "stored again with the bytes already there",
+                        other_program=int(before[first]),
+                    )
+                )
         table[element] = program
-        return race
+        return out
 
 
-def _violation(kind, index, off, bad, element_bytes, s: Storage, footprint: int = 0) -> Violation:
+def _issued_masked_lanes(
+    off: np.ndarray,
+    lane_active: np.ndarray,
+    picked: np.ndarray | None,
+    size: int,
+    shape: tuple[int, ...] | None,
+    nbytes: int,
+    element_bytes: int,
+) -> tuple[np.ndarray, int]:
+    """The masked-out lanes of one storage's part of an access that the device issues
+    and that may fault (see the module docstring), and the tail allowance in bytes."""
+    masked = ~lane_active
+    issued = masked & (off < 0)
+    past = masked & (off > nbytes - element_bytes)
+    if not past.any() or not lane_active.any():
+        return issued, 0
+    if picked is None:
+        box = _active_box(lane_active.reshape(shape or (size,))).reshape(-1)
+    else:  # the storage's lanes among others': the box of its own active lanes
+        everywhere = np.zeros(size, dtype=bool)
+        everywhere[picked] = lane_active
+        box = _active_box(everywhere.reshape(shape or (size,))).reshape(-1)[picked]
+    between = past & box
+    if not between.any():
+        return issued, 0
+    active_off = off[lane_active]
+    allowance = int(active_off.max()) - int(active_off.min()) + element_bytes
+    return issued | (between & (off + element_bytes - nbytes > allowance)), allowance
+
+
+def _active_box(active: np.ndarray) -> np.ndarray:
+    """The lanes inside the box the active lanes span: per dimension, from the first to
+    the last index that holds an active lane (``active`` holds at least one)."""
+    box = np.ones((1,) * active.ndim, dtype=bool)
+    for axis in range(active.ndim):
+        others = tuple(a for a in range(active.ndim) if a != axis)
+        along = np.flatnonzero(active.any(axis=others) if others else active)
+        span = np.zeros(active.shape[axis], dtype=bool)
+        span[along[0] : along[-1] + 1] = True
+        box = box & span.reshape([-1 if a == axis else 1 for a in range(active.ndim)])
+    return np.broadcast_to(box, active.shape)
+
+
+def _violation(kind, index, off, bad, element_bytes, s: Storage, allowance: int = 0) -> Violation:
     first = int(np.argmax(bad))
     offset = int(off[first])
     element = offset // element_bytes  # floor: one element before the start is -1
@@ -206,22 +296,27 @@ def _violation(kind, index, off, bad, element_bytes, s: Storage, footprint: int 
     if kind == OUT_OF_BOUNDS:
         detail = f"{lanes_word} outside the storage, first at {where}"
     else:
-        beyond = "" if offset < 0 else f", beyond the tail allowance of {footprint:,} bytes"
+        beyond = (
+            ""
+            if offset < 0
+            else f", between the access's active lanes and beyond the tail allowance of "
+            f"{allowance:,} bytes"
+        )
         detail = f"{lanes_word} masked out but still issued on Ascend, first at {where}{beyond}"
     return Violation(kind, index, count, element, detail)
 
 
-def _same_bytes(addr: np.ndarray, values: np.ndarray, element_bytes: int) -> int:
-    """How many racing lanes store the bytes the first program left there."""
+def _same_bytes(addr: np.ndarray, values: np.ndarray, element_bytes: int) -> np.ndarray:
+    """Per racing lane: does it store the bytes the earlier program left there?"""
     from triton._C.libtriton import interpreter as native
 
     as_uint = np.dtype(f"u{element_bytes}") if element_bytes in (1, 2, 4, 8) else None
     if as_uint is None or values.dtype.itemsize != element_bytes:
-        return 0
+        return np.zeros(addr.shape, dtype=bool)
     current = native.load(
         np.ascontiguousarray(addr, dtype=np.uint64),
         np.ones(addr.shape, dtype=bool),
         np.zeros(addr.shape, dtype=as_uint),
         as_uint,
     )
-    return int(np.count_nonzero(current == np.ascontiguousarray(values).view(as_uint)))
+    return current == np.ascontiguousarray(values).view(as_uint)

@@ -5,13 +5,17 @@ Kinds:
 * ``out-of-bounds``: an active lane outside the storage of the tensor its pointer
   derives from.  Wrong on every device; the sanitizer does not perform the access (a
   load gives ``other``/0 there, a store is dropped) so the test session survives it.
-* ``masked-out-of-bounds``: a masked-out lane of a ``tl.load``/``tl.store``/atomic whose
-  address lies before the storage start, or further past its end than the access's own
-  footprint (see ``checks.TAIL_ALLOWANCE``).  Harmless on a GPU; Ascend still issues
-  the transaction for masked-out lanes (triton-ascend #2332) and faults when the
-  address is on an unmapped page.
-* ``race``: two programs of one launch storing to the same element with non-atomic
-  stores: the result depends on which program the device runs last.
+* ``masked-out-of-bounds``: a masked-out lane of a ``tl.load``/``tl.store``/atomic that
+  the device issues whatever the mask: one before the storage start, or one past its end
+  that lies between the access's active lanes, further out than the tail allowance (see
+  ``checks``).  Harmless on a GPU; Ascend still issues the transaction for such lanes
+  (triton-ascend #2332) and faults when the address is on an unmapped page.
+* ``race``: two programs of one launch storing different bytes to the same element with
+  non-atomic stores: the result depends on which program the device runs last.
+
+Not a finding: a second program storing the very bytes already there (duplicate work,
+e.g. a tile overlapping its neighbour's rows).  ``DuplicateStores`` counts those lanes
+per access line; the summary gives the count and strict mode does not fail on them.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ OUT_OF_BOUNDS = "out-of-bounds"
 MASKED_OUT_OF_BOUNDS = "masked-out-of-bounds"
 RACE = "race"
 KINDS = (OUT_OF_BOUNDS, MASKED_OUT_OF_BOUNDS, RACE)
+DUPLICATE_STORE = "duplicate-store"  # counted, never a finding: not one of KINDS
 
 _MAX_PROGRAMS_KEPT = 4096  # distinct program ids remembered per finding (counted beyond)
 
@@ -61,7 +66,6 @@ class Finding:
     programs_overflow: int = 0
     tests: list[str] = field(default_factory=list)
     other_program: tuple[int, int, int] | None = None  # race: the program that stored first
-    same_value_lanes: int = 0  # race: lanes whose second store wrote the bytes already there
     allowed_by: list[str] = field(default_factory=list)  # tests whose marker accepts it
 
     @property
@@ -69,10 +73,9 @@ class Finding:
         s = self.site
         return (self.kind, s.kernel_file, s.kernel, s.path, s.line, self.storage.param)
 
-    def add(self, lanes: int, program: tuple[int, int, int], same_value_lanes: int = 0) -> None:
+    def add(self, lanes: int, program: tuple[int, int, int]) -> None:
         self.lanes += lanes
         self.occurrences += 1
-        self.same_value_lanes += same_value_lanes
         if program not in self.programs:
             if len(self.programs) < _MAX_PROGRAMS_KEPT:
                 self.programs.add(program)
@@ -108,7 +111,6 @@ class Finding:
         }
         if self.kind == RACE:
             out["other_program"] = list(self.other_program or ())
-            out["same_value_lanes"] = self.same_value_lanes
         return out
 
     @classmethod
@@ -143,7 +145,6 @@ class Finding:
             occurrences=data["occurrences"],
             tests=list(data["tests"]),
             other_program=tuple(data["other_program"]) if data.get("other_program") else None,
-            same_value_lanes=data.get("same_value_lanes", 0),
             allowed_by=list(data.get("allowed_by", ())),
         )
         found.programs_overflow = data["programs"]
@@ -152,7 +153,6 @@ class Finding:
     def merge(self, other: Finding) -> None:
         self.lanes += other.lanes
         self.occurrences += other.occurrences
-        self.same_value_lanes += other.same_value_lanes
         self.programs_overflow += other.program_count
         for test in other.tests:
             if test not in self.tests:
@@ -173,8 +173,6 @@ class Finding:
             f"{plural(self.lanes, 'lane')} in {plural(self.occurrences, 'access', 'accesses')}"
             f" by {plural(self.program_count, 'program')}"
         )
-        if self.kind == RACE and self.same_value_lanes:
-            count += f" ({self.same_value_lanes} of those lanes stored the value already there)"
         out.append(f"  {count}")
         if s.call_line is not None:
             out.append(
@@ -226,6 +224,48 @@ class Unattributed:
             f"{shown(self.path, root)}:{self.line}: could not attribute {plural(self.lanes, 'lane')} "
             f"of a {self.op} in {self.kernel}: the pointer derives from no tensor argument and "
             "lies in no argument's storage"
+        )
+
+
+@dataclass
+class DuplicateStores:
+    """Lanes of a store that another program of the same launch had already stored, with
+    the same bytes: duplicate work, not a race (the result does not depend on which
+    program the device runs last).  Counted per (kernel, access line, tensor)."""
+
+    kernel: str
+    path: str
+    line: int
+    tensor: str
+    lanes: int = 0
+    occurrences: int = 0
+    tests: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple:
+        return (self.kernel, self.path, self.line, self.tensor)
+
+    def as_dict(self) -> dict:
+        return {
+            "kernel": self.kernel,
+            "path": self.path,
+            "line": self.line,
+            "tensor": self.tensor,
+            "lanes": self.lanes,
+            "occurrences": self.occurrences,
+            "tests": list(self.tests),
+        }
+
+    def merge(self, other: DuplicateStores) -> None:
+        self.lanes += other.lanes
+        self.occurrences += other.occurrences
+        self.tests.extend(t for t in other.tests if t not in self.tests)
+
+    def line_text(self, root: str | None = None) -> str:
+        return (
+            f"{shown(self.path, root)}:{self.line}: {plural(self.lanes, 'lane')} of stores to "
+            f"{self.tensor} in {self.kernel} stored twice with the same bytes by programs of "
+            "one launch (duplicate work, not a finding)"
         )
 
 

@@ -30,7 +30,13 @@ from ascend_lint import reversible_patch
 from ascend_lint.reversible_patch import wrap
 from ascend_lint.sanitizer import provenance
 from ascend_lint.sanitizer.checks import Launch, Violation
-from ascend_lint.sanitizer.findings import Finding, Site, Unattributed
+from ascend_lint.sanitizer.findings import (
+    DUPLICATE_STORE,
+    DuplicateStores,
+    Finding,
+    Site,
+    Unattributed,
+)
 from ascend_lint.sanitizer.storage import storage_of
 
 _RESERVED_LAUNCH_KEYWORDS = ("grid", "warmup")
@@ -69,11 +75,14 @@ class Sanitizer:
 
     ``current_test`` (set by the pytest plugin) is recorded with each finding;
     ``on_finding(finding, test)`` is called the first time a test hits a finding.
+    ``duplicates`` counts the stores that repeated the bytes another program of the
+    launch had stored (duplicate work: never a finding).
     """
 
     def __init__(self, on_finding: Callable[[Finding, str | None], None] | None = None):
         self.findings: dict[tuple, Finding] = {}
         self.unattributed: dict[tuple, Unattributed] = {}
+        self.duplicates: dict[tuple, DuplicateStores] = {}
         self.counts = Counts()
         self.current_test: str | None = None
         self.on_finding = on_finding
@@ -117,6 +126,9 @@ class Sanitizer:
         grid_xy,
     ) -> None:
         storage = launch.storages[v.storage_index]
+        if v.kind == DUPLICATE_STORE:
+            self._note_duplicate(site, storage.param, v.lanes)
+            return
         probe = Finding(
             kind=v.kind,
             site=site,
@@ -135,7 +147,7 @@ class Sanitizer:
                 other = v.other_program
                 found.other_program = (other % gx, (other // gx) % gy, other // (gx * gy))
                 found.detail += f" (program {found.other_program})"
-        found.add(v.lanes, program, v.same_value_lanes)
+        found.add(v.lanes, program)
         test = self.current_test
         if test is not None and test not in found.tests:
             found.tests.append(test)
@@ -143,6 +155,16 @@ class Sanitizer:
                 self.on_finding(found, test)
         elif test is None and self.on_finding is not None and found.occurrences == 1:
             self.on_finding(found, None)
+
+    def _note_duplicate(self, site: Site, tensor: str, lanes: int) -> None:
+        key = (site.kernel, site.path, site.line, tensor)
+        note = self.duplicates.get(key)
+        if note is None:
+            note = self.duplicates[key] = DuplicateStores(site.kernel, site.path, site.line, tensor)
+        note.lanes += lanes
+        note.occurrences += 1
+        if self.current_test and self.current_test not in note.tests:
+            note.tests.append(self.current_test)
 
     def note_unattributed(self, site: Site, op: str, lanes: int) -> None:
         note = self.unattributed.get((site.kernel, site.path, site.line, op))
@@ -430,6 +452,7 @@ class _Instrumentation:
             track_stores=track,
             program=program,
             values=flat_values,
+            shape=shape,
         )
         if violations or unattributed:
             site = self._site(launch)

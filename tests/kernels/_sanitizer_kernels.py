@@ -127,13 +127,16 @@ def scale_row_slices_kernel(x, y, n_rows, N: tl.constexpr, SLICE: tl.constexpr, 
     cols = tl.arange(0, N)
     m = (rows < n_rows)[:, None]
     offs = rows[:, None] * N + cols[None, :]
-    # with BM > SLICE every program also writes the first rows of its neighbour's slice
+    # with BM > SLICE every program also writes the first rows of its neighbour's slice:
+    # in place, it reads rows its neighbour may already have scaled
     tl.store(y + offs, tl.load(x + offs, mask=m) * 2.0, mask=m)  # expect: race
 
 
-def scale_row_slices(x: torch.Tensor, tile_rows: int, slice_rows: int = 4) -> torch.Tensor:
+def scale_row_slices(
+    x: torch.Tensor, tile_rows: int, slice_rows: int = 4, in_place: bool = False
+) -> torch.Tensor:
     n_rows, N = x.shape
-    y = torch.empty_like(x)
+    y = x if in_place else torch.empty_like(x)
     grid = (triton.cdiv(n_rows, slice_rows),)
     scale_row_slices_kernel[grid](x, y, n_rows, N=N, SLICE=slice_rows, BM=tile_rows)
     return y
@@ -188,12 +191,80 @@ def copy_rows_masked_kernel(x, y, n_rows, N: tl.constexpr, BM: tl.constexpr):
 
 
 def copy_rows(
-    x: torch.Tensor, kernel=copy_rows_unmasked_kernel, tile_rows: int = 32
+    x: torch.Tensor,
+    kernel=copy_rows_unmasked_kernel,
+    tile_rows: int = 32,
+    programs: int | None = None,
 ) -> torch.Tensor:
+    """``programs``: a grid sized from the device (a core count), not from the rows: the
+    programs past the last tile start past the end, every lane masked out."""
     n_rows, N = x.shape
     y = torch.empty_like(x)
-    kernel[(triton.cdiv(n_rows, tile_rows),)](x, y, n_rows, N=N, BM=tile_rows)
+    grid = (programs or triton.cdiv(n_rows, tile_rows),)
+    kernel[grid](x, y, n_rows, N=N, BM=tile_rows)
     return y
+
+
+# -- a look-back behind a lower-bound mask (triton-ascend #2332's reproducer) --------------
+@triton.jit
+def causal_shift_kernel(x, y, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    src = o - SHIFT
+    # masked, but Ascend issues the first block's lanes below x all the same
+    v = tl.load(x + src, mask=(src >= 0) & (o < n), other=0.0)  # expect: masked-out-of-bounds
+    tl.store(y + o, v, mask=o < n)
+
+
+@triton.jit
+def causal_shift_clamped_kernel(x, y, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    src = o - SHIFT
+    v = tl.load(x + tl.maximum(src, 0), mask=(src >= 0) & (o < n), other=0.0)
+    tl.store(y + o, v, mask=o < n)
+
+
+def causal_shift(x: torch.Tensor, shift: int, kernel=causal_shift_kernel) -> torch.Tensor:
+    y = torch.empty_like(x)
+    kernel[(triton.cdiv(x.numel(), 16),)](x, y, x.numel(), SHIFT=shift, BLOCK=16)
+    return y
+
+
+# -- dropped slots masked by a loaded flag, their ids not clamped --------------------------
+@triton.jit
+def gather_kept_rows_kernel(table, idx, keep, out, n_idx, D: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    valid = o < n_idx
+    row = tl.load(idx + o, mask=valid, other=0)
+    use = tl.load(keep + o, mask=valid, other=0) != 0
+    cols = tl.arange(0, D)
+    # a mask the compiler cannot turn into a clipped copy: the dropped slot between two
+    # kept ones is issued, at whatever row its id names
+    rows = table + row[:, None] * D + cols[None, :]
+    v = tl.load(rows, mask=use[:, None], other=0.0)  # expect: masked-out-of-bounds
+    tl.store(out + o[:, None] * D + cols[None, :], v, mask=valid[:, None])
+
+
+@triton.jit
+def gather_kept_rows_clamped_kernel(
+    table, idx, keep, out, n_idx, D: tl.constexpr, BLOCK: tl.constexpr
+):
+    o = tl.arange(0, BLOCK)
+    valid = o < n_idx
+    row = tl.load(idx + o, mask=valid, other=0)
+    use = tl.load(keep + o, mask=valid, other=0) != 0
+    cols = tl.arange(0, D)
+    safe = tl.where(use, row, 0)
+    v = tl.load(table + safe[:, None] * D + cols[None, :], mask=use[:, None], other=0.0)
+    tl.store(out + o[:, None] * D + cols[None, :], v, mask=valid[:, None])
+
+
+def gather_kept_rows(
+    table: torch.Tensor, idx: torch.Tensor, keep: torch.Tensor, kernel=gather_kept_rows_kernel
+) -> torch.Tensor:
+    n, D = idx.numel(), table.shape[1]
+    out = torch.empty(n, D, dtype=table.dtype)
+    kernel[(1,)](table, idx, keep, out, n, D=D, BLOCK=triton.next_power_of_2(n))
+    return out
 
 
 # -- a block pointer past the end: without and with boundary_check -------------------------

@@ -130,17 +130,32 @@ def test_an_undersized_workspace():
 @pytest.mark.ascend_sanitize_allow(kind=RACE)
 def test_a_tile_larger_than_the_programs_slice_races_with_the_neighbour():
     x = torch.randn(14, 8, generator=torch.Generator().manual_seed(0))
-    sanitizer, y = run(k.scale_row_slices, x, tile_rows=8, slice_rows=4)
+    want = x * 2
+    sanitizer, y = run(k.scale_row_slices, x.clone(), tile_rows=8, slice_rows=4, in_place=True)
     assert reported(sanitizer) == expected(k.scale_row_slices_kernel)
     (found,) = sanitizer.findings.values()
     assert found.program == (1, 0, 0) and found.other_program == (0, 0, 0)
     assert found.element_offset == 4 * 8  # the first row of program 1's slice
-    # each overlapped row gets the same value from both programs: the numbers pass
+    # programs 1, 2 and 3 each store the first rows of their slice again, scaled twice
+    assert (found.lanes, found.occurrences) == (4 * 8 + 4 * 8 + 2 * 8, 3)
+    assert not sanitizer.duplicates
+    assert not torch.allclose(y, want)  # the rows scaled twice: wrong here already
+    clean, right = run(k.scale_row_slices, x.clone(), tile_rows=4, slice_rows=4, in_place=True)
+    assert not clean.findings and not clean.duplicates
+    torch.testing.assert_close(right, want)
+
+
+def test_overlapping_tiles_that_store_the_same_bytes_are_duplicate_work_not_a_finding():
+    """Out of place, the overlapped rows get the bytes already there: counted in the
+    summary, not a race."""
+    x = torch.randn(14, 8, generator=torch.Generator().manual_seed(0))
+    sanitizer, y = run(k.scale_row_slices, x, tile_rows=8, slice_rows=4)
+    assert not sanitizer.findings
+    (twice,) = sanitizer.duplicates.values()
+    assert (twice.tensor, twice.kernel) == ("y", "scale_row_slices_kernel")
+    assert twice.line == next(line for kind, line in expected(k.scale_row_slices_kernel))
+    assert (twice.lanes, twice.occurrences) == (4 * 8 + 4 * 8 + 2 * 8, 3)
     torch.testing.assert_close(y, x * 2)
-    assert found.same_value_lanes == found.lanes
-    clean, right = run(k.scale_row_slices, x, tile_rows=4, slice_rows=4)
-    assert not clean.findings
-    torch.testing.assert_close(right, x * 2)
 
 
 @pytest.mark.ascend_sanitize_allow(kind=RACE)
@@ -151,7 +166,7 @@ def test_programs_sharing_one_global_workspace_race():
     (found,) = sanitizer.findings.values()
     assert found.storage.param == "ws" and found.element_offset == 0
     assert found.occurrences == 5 and found.program_count == 5  # programs 1..5 overwrite 0's
-    assert found.same_value_lanes < found.lanes  # different rows: different values
+    assert found.lanes == 5 * 16 and not sanitizer.duplicates  # different rows: other bytes
     # the interpreter runs one program at a time, so the numbers come out right here
     torch.testing.assert_close(sums, (x * 2).sum(dim=1))
     clean, right = run(k.row_sums, x, shared=False)
@@ -171,6 +186,49 @@ def test_unmasked_loads_past_the_end_when_rows_are_not_a_tile_multiple(n_rows):
     clean, right = run(k.copy_rows, x, kernel=k.copy_rows_masked_kernel)
     assert not clean.findings
     torch.testing.assert_close(right, x)
+
+
+@pytest.mark.parametrize("n_rows", [5, 33])
+def test_tiles_that_start_past_the_end_under_a_row_mask_are_silent(n_rows):
+    """A grid sized from the core count: the programs past the last tile have every lane
+    masked out, an empty clipped copy, however far past the end their tile starts."""
+    x = torch.randn(n_rows, 4, generator=torch.Generator().manual_seed(5))
+    sanitizer, y = run(k.copy_rows, x, kernel=k.copy_rows_masked_kernel, tile_rows=8, programs=40)
+    assert not sanitizer.findings
+    torch.testing.assert_close(y, x)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
+def test_a_lower_bound_mask_below_the_tensor():
+    x = ramp(40)
+    sanitizer, y = run(k.causal_shift, x, shift=3)
+    assert reported(sanitizer) == expected(k.causal_shift_kernel)
+    (found,) = sanitizer.findings.values()
+    assert (found.element_offset, found.lanes, found.program) == (-3, 3, (0, 0, 0))
+    # the last block's lanes past the end (o >= n) follow the active ones: not reported
+    clean, fixed = run(k.causal_shift, x, shift=3, kernel=k.causal_shift_clamped_kernel)
+    assert not clean.findings
+    torch.testing.assert_close(fixed, y)
+    torch.testing.assert_close(fixed, torch.cat([torch.zeros(3), x[:-3]]))
+
+
+@pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
+def test_a_loaded_mask_between_kept_slots_reaches_far_past_the_end():
+    table = ramp(5 * 4).reshape(5, 4)
+    idx = torch.tensor([3, 1_000_000, 0, 4, 2], dtype=torch.int32)  # slot 1 dropped
+    keep = torch.tensor([1, 0, 1, 1, 1], dtype=torch.int8)
+    sanitizer, out = run(k.gather_kept_rows, table, idx, keep)
+    assert reported(sanitizer) == expected(k.gather_kept_rows_kernel)
+    (found,) = sanitizer.findings.values()
+    assert (found.element_offset, found.lanes) == (1_000_000 * 4, 4)
+    assert "between the access's active lanes" in found.detail
+    clean, fixed = run(
+        k.gather_kept_rows, table, idx, keep, kernel=k.gather_kept_rows_clamped_kernel
+    )
+    assert not clean.findings
+    torch.testing.assert_close(fixed, out)
+    want = torch.where((keep != 0)[:, None], table[idx.clamp(max=4).long()], torch.zeros(1))
+    torch.testing.assert_close(fixed, want)
 
 
 def test_unmasked_loads_on_a_tile_multiple_are_clean():
