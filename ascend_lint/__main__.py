@@ -1,3 +1,3 @@
-from ascend_lint.cli import main
+from ascend_lint.cli import run_console
 
-raise SystemExit(main())
+run_console()

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import io
 import os
+import signal
 import sys
 import time
 from collections import Counter
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ascend_lint import __version__
+from ascend_lint.text import plural
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -96,6 +98,12 @@ def _check_parser() -> argparse.ArgumentParser:
         "--target",
         help="the SoC whose Unified Buffer budget ASC022 checks (default: ascend910b; "
         "ascend910_93, ascend910_95 and aliases such as a2, a3, a5)",
+    )
+    p.add_argument(
+        "--triton-ascend",
+        metavar="VERSION",
+        help="the triton-ascend release the code compiles with (default: 3.2.0); rules "
+        "whose trap a later release fixed report only for earlier ones",
     )
     p.add_argument("-o", "--output-file", help="write the report to this file instead of stdout")
     p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
@@ -204,6 +212,23 @@ def _check_parser() -> argparse.ArgumentParser:
         help="worker processes (default: one per core)",
     )
     return p
+
+
+def run_console() -> None:
+    """The `ascend-lint` script: run, then exit with its code. A Ctrl-C that arrives once
+    the work is done, while the interpreter waits for the worker pool's threads on its way
+    out, would otherwise surface as a threading traceback and exit status 1: from here on
+    it ends the process at once with 130, as during the run."""
+    code = main()
+    signal.signal(signal.SIGINT, _exit_interrupted)
+    sys.exit(code)
+
+
+def _exit_interrupted(signum, frame) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(130)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -408,8 +433,8 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
     if args.verbose:
         parsed = sum(1 for r in results if not r.skipped)
         sys.stderr.write(
-            f"ascend-lint: {n_files} files found, {parsed} read as kernel candidates, "
-            f"{len(diagnostics)} findings, {time.perf_counter() - started:.2f} s\n"
+            f"ascend-lint: {plural(n_files, 'file', grouped=False)} found, {parsed} read as kernel candidates, "
+            f"{plural(len(diagnostics), 'finding', grouped=False)}, {time.perf_counter() - started:.2f} s\n"
         )
     if args.fix_only:
         return _fix_only_report(args, fixing, source, path_errors, internal)
@@ -707,18 +732,18 @@ def _summary(
             return  # a path or file could not be checked: the errors above say so
         if fixed:
             out.write(
-                f"Found {fixed} error{'s' if fixed != 1 else ''} ({fixed} fixed, 0 remaining).\n"
+                f"Found {plural(fixed, 'error', grouped=False)} ({fixed} fixed, 0 remaining).\n"
             )
         else:
             out.write("All checks passed!\n")
         return
-    total = len(diagnostics) + fixed
-    noun = "error" if total == 1 else "errors"
-    where = f"in {len({d.path for d in diagnostics})} of {n_files} files"
+    found = plural(len(diagnostics) + fixed, "error", grouped=False)
+    with_findings = len({d.path for d in diagnostics})
+    where = "in 1 file" if n_files == 1 else f"in {with_findings} of {n_files:,} files"
     if fixing is not None:
-        out.write(f"Found {total} {noun} ({fixed} fixed, {len(diagnostics)} remaining) {where}.\n")
+        out.write(f"Found {found} ({fixed} fixed, {len(diagnostics)} remaining) {where}.\n")
     else:
-        out.write(f"Found {total} {noun} {where}.\n")
+        out.write(f"Found {found} {where}.\n")
     applicable = [d for d in diagnostics if d.fix]
     safe = sum(1 for d in applicable if d.fix.applicability.value == "safe")
     unsafe = sum(1 for d in applicable if d.fix.applicability.value == "unsafe")
@@ -727,7 +752,8 @@ def _summary(
     if safe:
         out.write(f"[*] {safe} fixable with the `--fix` option.\n")
     if unsafe:
-        out.write(f"({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option.)\n")
+        hidden = plural(unsafe, "hidden fix", "hidden fixes", grouped=False)
+        out.write(f"({hidden} can be enabled with the `--unsafe-fixes` option.)\n")
 
 
 def _show_fixes(applied, out) -> None:
@@ -737,7 +763,7 @@ def _show_fixes(applied, out) -> None:
     by_file: dict[str, Counter] = {}
     for d in applied:
         by_file.setdefault(d.path, Counter())[(d.code, d.name)] += 1
-    out.write(f"Fixed {len(applied)} error{'s' if len(applied) != 1 else ''}:\n")
+    out.write(f"Fixed {plural(len(applied), 'error', grouped=False)}:\n")
     for path, counts in sorted(by_file.items()):
         out.write(f"- {path}:\n")
         for (code, name), n in sorted(counts.items()):
@@ -803,13 +829,7 @@ def _rule_command(argv: list[str]) -> int:
         rules = [RULES_BY_CODE[code]]
     else:
         p.error("give a rule code or --all")
-    from ascend_lint.docs import (
-        reference_function,
-        reference_source,
-        reference_url,
-        rule_doc,
-        rule_url,
-    )
+    from ascend_lint.docs import rule_doc, rule_references, rule_url
 
     if args.output_format == "json":
         import json
@@ -821,7 +841,7 @@ def _rule_command(argv: list[str]) -> int:
                 "summary": r.summary,
                 "fix": r.fix_applicability.value if r.fix_applicability else None,
                 "url": rule_url(r.code),
-                "reference_kernel": r.reference or None,
+                "reference_kernels": [_shown_reference(ref) for ref in rule_references(r.code)],
                 "explanation": rule_doc(r.code),
             }
             for r in rules
@@ -833,19 +853,33 @@ def _rule_command(argv: list[str]) -> int:
             print("\n" + "-" * 80 + "\n")
         doc = rule_doc(r.code)
         print(doc.rstrip() if doc else f"# {r.name} ({r.code})\n\n{r.summary}")
-        if not r.reference:
+        references = rule_references(r.code)
+        if not references:
             continue
-        ref = reference_source(r.reference)
-        print(f"\n## Reference kernel: {reference_function(r.reference)}\n")
-        if ref is None:
-            print(
-                "(the reference kernels are not installed next to this copy of ascend-lint: "
-                f"{reference_url(r.reference)})"
-            )
-        else:
-            path, line, code = ref
-            print(f"```python\n# {path}:{line}\n{code}\n```")
+        names = ", ".join(ref.function for ref in references)
+        print(f"\n## Reference kernel{'s' if len(references) > 1 else ''}: {names}")
+        for ref in references:
+            shown = _shown_reference(ref)
+            if shown["source"] is None:
+                print(
+                    f"\n`{ref.function}` (the reference kernels are not installed next to this "
+                    f"copy of ascend-lint: {ref.url})"
+                )
+            else:
+                print(f"\n```python\n# {ref.path}:{shown['line']}\n{shown['source']}\n```")
     return EXIT_CLEAN
+
+
+def _shown_reference(ref) -> dict:
+    """A reference function as `ascend-lint rule` shows it: where it is in the installed
+    package, and its code (None where the kernels are not installed)."""
+    found = ref.source()
+    return {
+        **ref.as_json(),
+        "line": found[1] if found else None,
+        "source": found[2] if found else None,
+        "url": ref.url,
+    }
 
 
 def _server_command(argv: list[str]) -> int:

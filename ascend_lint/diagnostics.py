@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 
 
@@ -48,20 +49,71 @@ class Fix:
     together: FixGroup | None = field(default=None, compare=False)
 
 
+Span = tuple[Position, Position]
+_CITATION = re.compile(r"\{@(\d+)\}")
+
+
+def cite(i: int = 0) -> str:
+    """Where a message names its `i`-th related location: rendered `line N` from that
+    location, so a message never holds a row number that an edit above would leave stale."""
+    return f"{{@{i}}}"
+
+
+class Citations:
+    """The places one message cites, numbered as the message names them: `cites(node)`
+    in an f-string gives the marker, `cites.nodes` the finding's `related`; text an
+    index fact already wrote with markers of its own is renumbered by `adopt`."""
+
+    def __init__(self) -> None:
+        self.nodes: list = []
+
+    def __call__(self, node) -> str:
+        self.nodes.append(node)
+        return cite(len(self.nodes) - 1)
+
+    def adopt(self, text: str, nodes) -> str:
+        offset = len(self.nodes)
+        self.nodes.extend(nodes)
+        return _CITATION.sub(lambda m: cite(int(m[1]) + offset), text)
+
+
+def compact_citations(template: str, related: tuple) -> tuple[str, tuple]:
+    """Only the related places a message names, numbered in the order it names them."""
+    kept: list = []
+    order: dict[int, int] = {}
+
+    def renumber(m: re.Match) -> str:
+        i = int(m[1])
+        if i not in order:
+            order[i] = len(kept)
+            kept.append(related[i])
+        return cite(order[i])
+
+    return _CITATION.sub(renumber, template), tuple(kept)
+
+
 @dataclass
 class Diagnostic:
     code: str
     name: str
-    message: str
+    template: str  # the message, citing `related` locations as `cite(i)`
     path: str
     start: Position
     end: Position
     fix: Fix | None = None
-    reference: str | None = None  # "reference_kernels/chunk_o.py::chunk_fwd_kernel_o"
     noqa_row: int | None = None
     # Other spans of the same defect (a local address's definition), for supersession
     # only: not shown, not cached (supersession runs before findings are stored).
-    also_at: tuple[tuple[Position, Position], ...] = field(default=(), compare=False, repr=False)
+    also_at: tuple[Span, ...] = field(default=(), compare=False, repr=False)
+    # Places the message cites (the kernel line of a launch finding, the reuse of a tile):
+    # positions that move with the code, shown by every output format.
+    related: tuple[Span, ...] = ()
+
+    @property
+    def message(self) -> str:
+        if not self.related:
+            return self.template
+        return _CITATION.sub(lambda m: f"line {self.related[int(m[1])][0].row}", self.template)
 
     def to_dict(self) -> dict:
         """Everything but the path, for the cache."""
@@ -75,12 +127,12 @@ class Diagnostic:
         return {
             "c": self.code,
             "n": self.name,
-            "m": self.message,
+            "m": self.template,
             "s": _pos(self.start),
             "e": _pos(self.end),
             "f": fix,
-            "r": self.reference,
             "q": self.noqa_row,
+            "l": [[*_pos(a), *_pos(b)] for a, b in self.related],
         }
 
     @classmethod
@@ -101,8 +153,8 @@ class Diagnostic:
             Position(*data["s"]),
             Position(*data["e"]),
             fix,
-            data["r"],
             data["q"],
+            related=tuple((Position(a, b), Position(c, d)) for a, b, c, d in data.get("l", ())),
         )
 
     def sort_key(self) -> tuple:

@@ -35,6 +35,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
     unless `force_exclude` (what pre-commit needs: it passes every staged file)."""
     found = Discovery()
     seen: set[str] = set()
+    force_excluded = 0
 
     def add(p: Path) -> None:
         key = os.path.normcase(os.path.abspath(p))  # the same file named twice is linted once
@@ -51,6 +52,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
             found.errors.append(f"{raw}: No such file or directory")
             continue
         if force_exclude and settings.excludes(path):
+            force_excluded += 1
             continue
         if path.is_file():
             add(path)  # a file named explicitly is linted whatever its name or excludes
@@ -65,6 +67,12 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
         _walk(path, settings, found, add)
         if len(found.files) == before:
             found.warnings.append(f"No Python files found under {raw}")
+    if force_excluded and not found.files and not found.errors and not found.warnings:
+        # Every path named was excluded: say so rather than report a clean run.
+        found.warnings.append(
+            "No Python files found under the given paths (the settings exclude them, "
+            "and --force-exclude is set)"
+        )
     return found
 
 

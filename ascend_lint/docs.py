@@ -3,76 +3,113 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from pathlib import Path
 
-DOCS_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/rules/{code}.md"
-SOURCE_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/{path}"
+DOCS_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/rules/{folder}/{code}.md"
+SOURCE_URL = "https://github.com/ascend-lint/ascend-lint/blob/main/reference_kernels/{file}"
+# Where the reference kernels sit inside the installed package; a checkout keeps them in
+# the top-level reference_kernels/ folder, which the wheel installs as this one.
+REFERENCE_PACKAGE = "ascend_lint/reference_kernels"
 _PACKAGE = Path(__file__).resolve().parent
 
 
 def rule_url(code: str) -> str:
-    return DOCS_URL.format(code=code)
+    return DOCS_URL.format(folder=code.lower(), code=code)
 
 
-def docs_dir() -> Path | None:
-    # In a wheel the docs ship as ascend_lint/docs/; in a checkout they are rules/.
-    for candidate in (_PACKAGE / "docs", _PACKAGE.parent / "rules"):
-        if (candidate / "ASC001.md").is_file():
-            return candidate
-    return None
+def rules_dir() -> Path:
+    """The folder of the rule folders (`asc001/` ...): the repository's `rules/` in a
+    checkout, `ascend_lint/rules/` in a wheel; found from the package itself."""
+    import ascend_lint.rules
+
+    return Path(ascend_lint.rules.__file__).resolve().parent
+
+
+def doc_path(code: str) -> Path:
+    """`rules/asc001/ASC001.md`: a rule's doc, in its folder."""
+    return rules_dir() / code.lower() / f"{code}.md"
 
 
 def rule_doc(code: str) -> str | None:
-    folder = docs_dir()
-    if folder is None:
-        return None
-    path = folder / f"{code}.md"
+    path = doc_path(code)
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def reference_root() -> Path | None:
-    """The folder that holds `reference_kernels/`: the package itself in a wheel
-    (`ascend_lint/reference_kernels/`), the repository root in a checkout. Found by
-    path, never imported: showing a kernel must not need torch or triton."""
-    for root in (_PACKAGE, _PACKAGE.parent):
-        if (root / "reference_kernels" / "__init__.py").is_file():
-            return root
+    """The folder of the reference kernel files: `ascend_lint/reference_kernels/` in a
+    wheel, the repository's `reference_kernels/` in a checkout. Found by path, never
+    imported: showing a kernel must not need torch or triton."""
+    for folder in (_PACKAGE / "reference_kernels", _PACKAGE.parent / "reference_kernels"):
+        if (folder / "__init__.py").is_file():
+            return folder
     return None
 
 
-def reference_function(reference: str) -> str:
-    """`reference_kernels/chunk_o.py::chunk_fwd_o` -> `chunk_fwd_o`: what a person is told
-    to look at. The repository path itself exists only in a clone; `ascend-lint rule`
-    shows the kernel from wherever it is installed."""
-    return reference.partition("::")[2] or reference
+@dataclass(frozen=True)
+class Reference:
+    """One function of the reference kernels that shows a rule's fix."""
 
+    file: str  # "chunk_o.py"
+    function: str  # "gate_base"
 
-def reference_url(reference: str) -> str:
-    """The reference kernel's file on the project's home page, for where it is not
-    installed."""
-    return SOURCE_URL.format(path=reference.partition("::")[0])
+    @classmethod
+    def parse(cls, reference: str) -> Reference:
+        """`chunk_o.py::gate_base`, as a rule's `references` names it."""
+        file, _, function = reference.partition("::")
+        return cls(file, function)
 
+    @property
+    def path(self) -> str:
+        """`ascend_lint/reference_kernels/chunk_o.py`: the file inside the installed
+        package, the same wherever it is installed (a checkout included)."""
+        return f"{REFERENCE_PACKAGE}/{self.file}"
 
-def reference_source(reference: str) -> tuple[Path, int, str] | None:
-    """`reference_kernels/chunk_o.py::name` -> (file, first line, source of that function).
+    @property
+    def url(self) -> str:
+        """The file on the project's home page, for where it is not installed."""
+        return SOURCE_URL.format(file=self.file)
 
-    The file is read and parsed, never imported: showing a kernel must not need triton.
-    """
-    file_part, _, func = reference.partition("::")
-    root = reference_root()
-    if root is None:
+    def as_json(self) -> dict:
+        return {"path": self.path, "function": self.function}
+
+    def source(self) -> tuple[Path, int, str] | None:
+        """(the installed file, first line, source of the function with its decorators).
+
+        The file is read and parsed, never imported: showing a kernel must not need
+        triton."""
+        folder = reference_root()
+        if folder is None or not (folder / self.file).is_file():
+            return None
+        path = folder / self.file
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in ast.parse(text).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                node.name == self.function
+            ):
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                return path, start, "\n".join(lines[start - 1 : node.end_lineno])
         return None
-    path = root / file_part
-    if not path.is_file():
-        return None
-    text = path.read_text(encoding="utf-8")
-    tree = ast.parse(text)
-    lines = text.splitlines()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func:
-            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            return path, start, "\n".join(lines[start - 1 : node.end_lineno])
-    return None
+
+
+def rule_references(code: str) -> tuple[Reference, ...]:
+    """The reference functions of rule `code` (none for a code no rule class carries)."""
+    # Imported here: `ascend_lint.rules` loads the index, and the reporters import this
+    # module to describe findings that may all come from the cache.
+    from ascend_lint.rules import RULES_BY_CODE
+
+    rule = RULES_BY_CODE.get(code)
+    return tuple(Reference.parse(r) for r in rule.references) if rule is not None else ()
+
+
+def describe_references(references: tuple[Reference, ...]) -> str:
+    """`gate_base, gate_block_ptr in ascend_lint/reference_kernels/chunk_o.py`: the
+    functions grouped by the file they are in, in the rule's order."""
+    by_path: dict[str, list[str]] = {}
+    for ref in references:
+        by_path.setdefault(ref.path, []).append(ref.function)
+    return "; ".join(f"{', '.join(names)} in {path}" for path, names in by_path.items())
 
 
 def rule_doc_section(code: str, heading: str) -> str | None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ascend_lint.codemods import node_span
-from ascend_lint.diagnostics import Diagnostic, Position
+from ascend_lint.diagnostics import Diagnostic, Position, compact_citations
 from ascend_lint.index import KernelIndex
 from ascend_lint.rules import (
     RULES_BY_CODE,
@@ -23,6 +23,7 @@ from ascend_lint.rules import (
 )
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.suppression import apply_noqa, unused_noqa
+from ascend_lint.toolchain import split_lint_target
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
 
 # A file that never mentions these bytes cannot define, launch or configure a kernel
@@ -57,6 +58,18 @@ def may_contain_kernels(raw: bytes) -> bool:
     return any(token in raw for token in PREFILTER)
 
 
+def worth_reading(raw: bytes, codes: frozenset[str]) -> bool:
+    """Whether a file can get any finding: it may define or launch a kernel, or name
+    this tool's codes in a comment."""
+    return may_contain_kernels(raw) or _may_name_own_codes(raw, codes)
+
+
+def _may_name_own_codes(raw: bytes, codes: frozenset[str]) -> bool:
+    """Whether ASC100 must read this file's comments: any file, kernel or not, can
+    hold a `# noqa: ASC...` that silences nothing."""
+    return UNUSED_NOQA_CODE in codes and b"noqa" in raw.lower() and b"ASC" in raw.upper()
+
+
 def lint_source(
     path: str,
     raw: bytes,
@@ -66,7 +79,8 @@ def lint_source(
     observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
 ) -> FileResult:
     """Lint one file's bytes with the rules of `codes`; `target` names the SoC whose
-    Unified Buffer the budget rule checks against. `observe` sees the parsed module and
+    Unified Buffer the budget rule checks against (and, `toolchain.lint_target`, the
+    triton-ascend release). `observe` sees the parsed module and
     the rules' findings before noqa comments apply (an incremental lint starts there)."""
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
@@ -92,6 +106,21 @@ _TOO_DEEP = "expression nesting too deep"
 _DEEP_RECURSION_LIMIT = 50_000  # frames: ~10 KiB of stack each at most
 _DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space; pages are used only as needed
 _deep_lock = threading.Lock()
+
+
+def _syntax_error_column(source: SourceFile, row: int, offset: int | None) -> int:
+    """The 0-based column, in characters, of a SyntaxError's 1-based offset. CPython
+    counts in characters, except for some errors after a multi-line string, where it
+    counts UTF-8 bytes: an offset past the line's end is read as bytes."""
+    col = max((offset or 1) - 1, 0)
+    if not 1 <= row <= len(source.lines):
+        return col
+    line = source.lines[row - 1]
+    if col > len(line):
+        col = min(
+            len(line.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore")), len(line)
+        )
+    return col
 
 
 def _retry_deep(job: Callable[[], FileResult], fallback: FileResult) -> FileResult:
@@ -134,7 +163,8 @@ def _lint_source(
     observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
 ) -> FileResult:
     result = FileResult(path)
-    if not may_contain_kernels(raw):
+    kernel_candidate = may_contain_kernels(raw)
+    if not worth_reading(raw, codes):
         result.skipped = True
         return result
     try:
@@ -146,13 +176,16 @@ def _lint_source(
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to report
             tree = parse_python(source.text, filename=path)
     except SyntaxError as exc:
-        col = max((exc.offset or 1) - 1, 0)  # 1-based, in characters for str input
-        return unparsable(result, codes, f"SyntaxError: {exc.msg}", exc.lineno or 1, col)
+        row = exc.lineno or 1
+        col = _syntax_error_column(source, row, exc.offset)
+        return unparsable(result, codes, f"SyntaxError: {exc.msg}", row, col)
     except (ValueError, RecursionError, MemoryError) as exc:
         return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
-    if not any(token in raw for token in RULE_TOKENS):
-        return result
-    found = rule_findings(result, source, tree, codes, target)
+    found = None
+    if kernel_candidate and any(token in raw for token in RULE_TOKENS):
+        found = rule_findings(result, source, tree, codes, target)
+    if found is None and result.error is None and _may_name_own_codes(raw, codes):
+        found = []  # no rule looks at this file; its noqa comments are still read
     if found is not None:
         if observe is not None:
             observe(source, tree, found)
@@ -180,7 +213,8 @@ def rule_findings(
         return None
     if not index.kernels and not index.launch_calls and not index.configs and not index.aliases.any:
         return None
-    ctx = RuleContext(index, source, get_target(target))
+    soc, release = split_lint_target(target)
+    ctx = RuleContext(index, source, get_target(soc), release)
     found: list[Diagnostic] = []
     path = source.path
     for code in sorted(codes):
@@ -193,17 +227,18 @@ def rule_findings(
                 start, end = node_span(source, finding.node)
                 if finding.end_node is not None:
                     end = node_span(source, finding.end_node)[1]
+                template, related = compact_citations(finding.message, finding.related)
                 found.append(
                     Diagnostic(
                         code=rule.code,
                         name=rule.name,
-                        message=finding.message,
+                        template=template,
                         path=path,
                         start=start,
                         end=end,
                         fix=finding.fix,
-                        reference=rule.reference or None,
                         also_at=tuple(node_span(source, n) for n in finding.also_at),
+                        related=tuple(node_span(source, n) for n in related),
                     )
                 )
         except RecursionError:

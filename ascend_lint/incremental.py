@@ -47,10 +47,6 @@ from ascend_lint.suppression import file_exemption
 from ascend_lint.ub_model import DEFAULT_TARGET
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# How messages cite a row ("the loop on line 40"); tests/test_incremental.py checks
-# that every rule's message changes only there when its code moves down.
-_CITED_ROW = re.compile(r"\bline (\d+)\b")
-_CITES_ROWS = re.compile(r"\blines \d")
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _GLOBAL = re.compile(r"\bglobal\s+([\w\s,]+)")
 # What a top-level statement is, for what an edit of it can change.
@@ -340,7 +336,7 @@ def _relint(
         if i is None or old_component[i] in touched_old or new_units[j].reads & rebound
     }
     # A component whose rows moved keeps its findings if it moved as one, and if the
-    # rows its messages cite (`the loop on line 40`) are its own (they moved with it).
+    # places its messages cite (`related`: the loop on line 40) are its own.
     moved_by: dict[int, int] = {}  # component -> rows moved
     for c, js in members.items():
         if c in dirty:
@@ -355,10 +351,7 @@ def _relint(
         spans = [(units[origin[j]].first, units[origin[j]].last) for j in js]  # type: ignore[index]
         for j in js:
             for d in memo.findings[origin[j]]:  # type: ignore[index]
-                cited = [int(n) for n in _CITED_ROW.findall(d.message)]
-                if _CITES_ROWS.search(d.message) or not all(
-                    any(a <= n <= b for a, b in spans) for n in cited
-                ):
+                if not all(any(a <= s.row <= b for a, b in spans) for s, _ in d.related):
                     dirty.add(c)
         if c not in dirty:
             moved_by[c] = rows
@@ -455,7 +448,7 @@ def _moved(d: Diagnostic, rows: int, groups: dict[int, FixGroup]) -> Diagnostic:
         fix = Fix(fix.applicability, fix.message, edits, together)
     return dataclasses.replace(
         d,
-        message=_CITED_ROW.sub(lambda m: f"line {int(m[1]) + rows}", d.message),
+        related=tuple((_position(a, rows), _position(b, rows)) for a, b in d.related),
         start=_position(d.start, rows),
         end=_position(d.end, rows),
         fix=fix,

@@ -14,7 +14,10 @@ from ascend_lint.ub_model import DEFAULT_TARGET
 class LintOptions:
     codes: frozenset[str]  # the rules that run on this path (selection, per-file ignores)
     fixable: frozenset[str] = frozenset()  # codes whose fixes are offered and applied
-    target: str = DEFAULT_TARGET  # the SoC whose Unified Buffer the budget rules check
+    # the SoC whose Unified Buffer the budget rules check, with the triton-ascend release
+    # when it is not the default (`toolchain.lint_target`: one string, so the cache key,
+    # the worker processes and the language server carry both)
+    target: str = DEFAULT_TARGET
     ignore_noqa: bool = False  # report what `# noqa` comments would silence
     fix: bool = False  # apply the allowed fixes, round after round, to a fixed point
     unsafe_fixes: bool = False  # unsafe fixes are allowed too

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ascend_lint.cache import Cache, content_key
-from ascend_lint.engine import FileResult, may_contain_kernels, unparsable
+from ascend_lint.engine import FileResult, unparsable, worth_reading
 from ascend_lint.options import LintOptions
 from ascend_lint.session import has_fixes, lint_file
 from ascend_lint.settings import Settings
@@ -71,7 +71,7 @@ def lint_files(
         if isinstance(raw, FileResult):
             results.append(raw)
             continue
-        if not may_contain_kernels(raw):
+        if not worth_reading(raw, options.codes):
             results.append(FileResult(path, skipped=True))
             continue
         read[path] = raw

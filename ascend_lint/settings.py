@@ -18,6 +18,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 from ascend_lint.options import LintOptions
 from ascend_lint.reporters import OUTPUT_FORMATS
 from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE
+from ascend_lint.toolchain import DEFAULT_TRITON_ASCEND, lint_target, parse_version
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target, target_names
 
 ALL_CODES = frozenset(RULES_BY_CODE)
@@ -58,6 +59,7 @@ _KEYS: dict[str, type | tuple[type, ...]] = {
     "unfixable": list,
     "respect-gitignore": bool,
     "target": str,
+    "triton-ascend": str,
 }
 
 
@@ -81,9 +83,16 @@ class Settings:
     unfixable: list[str] = field(default_factory=list)
     respect_gitignore: bool = True  # skip what the work tree's .gitignore files ignore
     target: str = DEFAULT_TARGET  # the SoC whose Unified Buffer budget ASC022 checks
+    # the triton-ascend release the project compiles with (rules a later release fixed)
+    triton_ascend: str = DEFAULT_TRITON_ASCEND
     root: Path = field(default_factory=Path.cwd)  # folder of the pyproject.toml in use
     _exclude_cache: tuple | None = field(default=None, repr=False, compare=False)
     _options_cache: tuple | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def lint_target(self) -> str:
+        """The target and the triton-ascend release, as the lint pipeline carries them."""
+        return lint_target(self.target, self.triton_ascend)
 
     def enabled_codes(self) -> frozenset[str]:
         chosen = set(expand_codes(self.select, "select")) | set(
@@ -123,7 +132,7 @@ class Settings:
             tuple(self.ignore),
             tuple(self.fixable),
             tuple(self.unfixable),
-            self.target,
+            self.lint_target,
             fix,
             unsafe,
             ignore_noqa,
@@ -132,7 +141,7 @@ class Settings:
             base = LintOptions(
                 self.enabled_codes(),
                 self.fixable_codes(),
-                self.target,
+                self.lint_target,
                 ignore_noqa=ignore_noqa,
                 fix=fix,
                 unsafe_fixes=unsafe,
@@ -238,6 +247,15 @@ def check_target(value: str, where: str) -> str:
         raise ConfigError(f"{where}: unknown target `{value}`{suggestion}") from None
 
 
+def check_triton_ascend(value: str, where: str) -> str:
+    """`value` if it spells a release version (`3.2.0`), else a ConfigError."""
+    try:
+        parse_version(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return value.strip()
+
+
 def find_pyproject(start: Path) -> Path | None:
     start = start if start.is_dir() else start.parent
     for folder in (start, *start.parents):
@@ -325,6 +343,8 @@ def apply_table(settings: Settings, table: dict, source: str, base: Path) -> Non
             settings.extend_exclude = [str(v) for v in value]
         elif key == "target":
             settings.target = check_target(value, where)
+        elif key == "triton-ascend":
+            settings.triton_ascend = check_triton_ascend(value, where)
         elif key == "output-format":
             if value not in OUTPUT_FORMATS:
                 hint = difflib.get_close_matches(value, OUTPUT_FORMATS, n=1)
@@ -376,6 +396,8 @@ def apply_command_line(settings: Settings, args) -> None:
         settings.output_format = args.output_format
     if args.target is not None:
         settings.target = check_target(args.target, "--target")
+    if args.triton_ascend is not None:
+        settings.triton_ascend = check_triton_ascend(args.triton_ascend, "--triton-ascend")
     if args.unsafe_fixes is not None:
         settings.unsafe_fixes = args.unsafe_fixes
     settings.enabled_codes()  # validates every selector once

@@ -4,7 +4,9 @@ every code; Ruff's `# ruff: noqa: F401` and `# ruff: noqa`)."""
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
 from ascend_lint.diagnostics import Diagnostic
 from ascend_lint.source import SourceFile
@@ -142,6 +144,7 @@ def unused_noqa(
     if "noqa" not in source.text.lower() or file_exempts(file_exemption(source), code):
         return []
     found = []
+    comments: dict[int, int] | bool | None = False  # False: not read yet
     for row, line in enumerate(source.lines, 1):
         if "#" not in line:
             continue
@@ -149,6 +152,10 @@ def unused_noqa(
             listed = match.group("codes")
             if listed is None:
                 continue  # bare noqa: other linters read it too
+            if comments is False:
+                comments = _comment_columns(source.text)
+            if comments is not None and match.start() < comments.get(row, len(line) + 1):
+                continue  # text in a string (a docstring's example), not a comment
             codes = _split_codes(listed)
             # As Ruff's RUF100: a code of this tool that silenced nothing here is unused,
             # whether its rule is off (`--ignore`) or the code does not exist at all.
@@ -184,6 +191,19 @@ def unused_noqa(
                 )
             )
     return found
+
+
+def _comment_columns(text: str) -> dict[int, int] | None:
+    """Where each line's comment starts, from Python's tokenizer; None when the text
+    does not tokenize (then every `# noqa` is taken as a comment)."""
+    columns: dict[int, int] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                columns[token.start[0]] = token.start[1]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return columns
 
 
 def _why_unused(code: str, enabled: frozenset[str], known: frozenset[str]) -> str:

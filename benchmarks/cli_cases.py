@@ -288,7 +288,7 @@ def cases(examples: Path) -> list[Case]:
             write({**base, "stale.py": stale}),
         ),
         Case(
-            "ASC002 fix does what rules/ASC002.md says",
+            "ASC002 fix does what rules/asc002/ASC002.md says",
             "ascend-lint --fix --unsafe-fixes --select ASC002 stale.py",
             1,
             # The stride is fixed; a batch offset (`bos = i_b * T`) is left for a human,

@@ -15,6 +15,8 @@ them (``pip install "ascend-lint[kernels]"``).
   (``num_ai_cores`` / ``num_vector_cores``) and RMSNorm forward launched on them.
 * ``reference_kernels.shift_window``: depthwise causal conv over time on the
   vector-core grid (clamped look-back offsets, 2-D tile indexing).
+* ``reference_kernels.segments``: segment starts and lengths from an inclusive
+  cumulative count (the clamped index kept under a ``tl.where`` select).
 * ``reference_kernels.cumsum``: chunk-local cumulative sum of a gate with the tail
   chunk split into its own constexpr path.
 * ``reference_kernels.ub_rows``: a row softmax whose tile is sized by the UB model

@@ -45,6 +45,9 @@ Layout choices for Ascend (why the code looks the way it does)
   matmul may reuse the lhs buffer).  Optional inputs are selected by constexpr flags
   (``USE_G``, ``USE_DW``, ``IS_VARLEN``) so the unused path is never compiled; the
   task loop's body holds only such constexpr branches.
+* Causal masks and the last-token select compare positions in float32
+  (``o_t.to(tl.float32) < T_cur``, exact below 2**24): Triton-Ascend runs an integer
+  vector compare element by element on the Scalar unit, every task.
 * Launches carry no CUDA tuning keywords and no timing-based config search: block
   sizes are fixed on the host (``_block``; ``DQKWG_MAX_BV`` for the dq/dk/dw/dg kernel,
   ``DV_LOCAL_HEADS_PER_TASK`` for the dv_local task).
@@ -232,8 +235,10 @@ def chunk_fwd_o_task(
         b_A += tl.dot(b_q_for_A, b_kt, input_precision="ieee")
 
     o_t = i_t * BT + tl.arange(0, BT)
-    m_t = o_t < T_cur
-    m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+    # The causal mask selects values, so its positions are compared in float32 (exact
+    # below 2**24): an integer vector compare runs on the Scalar unit (ASC032).
+    m_t = o_t.to(tl.float32) < T_cur
+    m_A = (o_t[:, None].to(tl.float32) >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
     if USE_G:
         b_o = b_o * tl.exp2(b_g)[:, None]
         # Zero the exponent outside the causal mask so exp2 never overflows there.
@@ -404,8 +409,8 @@ def chunk_bwd_kernel_dv_local(
             b_A += tl.dot(b_k, b_qt, input_precision="ieee")
 
         o_t = i_t * BT + tl.arange(0, BT)
-        m_t = o_t < T_cur
-        m_A = (o_t[:, None] <= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+        m_t = o_t.to(tl.float32) < T_cur
+        m_A = (o_t[:, None].to(tl.float32) <= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
         b_A = tl.where(m_A, b_A * scale, 0.0)
 
         for j in tl.static_range(HPT):
@@ -512,8 +517,8 @@ def chunk_bwd_kernel_dqkwg(
         dk_base = dk + (bos * HV + i_h) * K
 
         o_t = i_t * BT + tl.arange(0, BT)
-        m_t = o_t < T_cur
-        m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
+        m_t = o_t.to(tl.float32) < T_cur
+        m_A = (o_t[:, None].to(tl.float32) >= o_t[None, :]) & (m_t[:, None] & m_t[None, :])
 
         if USE_G:
             g_row = gate_base(g, bos, i_n, i_h, T, HV, IS_VARLEN, G_T_CONTIG)
@@ -621,7 +626,7 @@ def chunk_bwd_kernel_dqkwg(
 
         if USE_G:
             b_dg_last = tl.exp2(b_g_last) * b_hdh + b_kdhv
-            b_dg = tl.where(o_t == last_idx, b_dg + b_dg_last, b_dg)
+            b_dg = tl.where(o_t.to(tl.float32) == last_idx, b_dg + b_dg_last, b_dg)
             # dg is written [B, HV, T] (stride-1 stores): the same addressing as the gate.
             dg_row = gate_base(dg, bos, i_n, i_h, T, HV, IS_VARLEN, True)
             p_dg = tl.make_block_ptr(dg_row, (T_cur,), (1,), (i_t * BT,), (BT,), (0,))
@@ -734,6 +739,8 @@ def chunk_fwd_o(
     BT, BK, BV = chunk_size, _block(K), _block(V)
     n_chunks, chunk_indices = _num_chunks(B, T, cu_seqlens, BT)
     o = torch.empty_like(v)
+    if q.numel() == 0 or o.numel() == 0 or n_chunks == 0:
+        return o  # no tokens: a grid of 0 programs aborts on triton-ascend 3.2.0
     # One program per AI core (the kernel uses tl.dot), never more programs than tasks.
     n_tasks = n_chunks * HV * triton.cdiv(V, BV)
     grid = (min(n_tasks, num_ai_cores(q)),)
@@ -800,6 +807,8 @@ def chunk_bwd_dv_local(
     # A task is HPT value heads of one q/k head group (see DV_LOCAL_HEADS_PER_TASK).
     HPT = math.gcd(HV // H, DV_LOCAL_HEADS_PER_TASK)
     dv = torch.empty_like(do)
+    if q.numel() == 0 or dv.numel() == 0 or n_chunks == 0:
+        return dv
     grid = (min(n_chunks * (HV // HPT), num_ai_cores(q)),)
     chunk_bwd_kernel_dv_local[grid](
         q,
@@ -875,37 +884,38 @@ def chunk_bwd_dqkwg(
     dw = torch.empty(B, T, HV, K, dtype=w.dtype, device=q.device) if w is not None else None
     # Written [B, HV, T] (stride-1 stores), returned in the public [B, T, HV] layout.
     dg_t = torch.empty(B, HV, T, dtype=torch.float32, device=q.device) if g is not None else None
-    grid = (min(n_chunks * HV, num_ai_cores(q)),)
-    chunk_bwd_kernel_dqkwg[grid](
-        q,
-        k,
-        v,
-        _gate_arg(g, HV),
-        h,
-        do,
-        dh,
-        dv,
-        dq_hv,
-        dk_hv,
-        dw,
-        dg_t,
-        cu_seqlens,
-        chunk_indices,
-        scale,
-        T,
-        n_chunks,
-        H=H,
-        HV=HV,
-        K=K,
-        V=V,
-        BT=BT,
-        BK=BK,
-        BV=BV,
-        USE_G=g is not None,
-        USE_DW=w is not None,
-        G_T_CONTIG=HV != 1,
-        IS_VARLEN=cu_seqlens is not None,
-    )
+    if q.numel() > 0 and dq_hv.numel() > 0 and n_chunks > 0:  # no tokens: launch nothing
+        grid = (min(n_chunks * HV, num_ai_cores(q)),)
+        chunk_bwd_kernel_dqkwg[grid](
+            q,
+            k,
+            v,
+            _gate_arg(g, HV),
+            h,
+            do,
+            dh,
+            dv,
+            dq_hv,
+            dk_hv,
+            dw,
+            dg_t,
+            cu_seqlens,
+            chunk_indices,
+            scale,
+            T,
+            n_chunks,
+            H=H,
+            HV=HV,
+            K=K,
+            V=V,
+            BT=BT,
+            BK=BK,
+            BV=BV,
+            USE_G=g is not None,
+            USE_DW=w is not None,
+            G_T_CONTIG=HV != 1,
+            IS_VARLEN=cu_seqlens is not None,
+        )
 
     dg = dg_t.transpose(1, 2).contiguous() if g is not None else None
     if HV == H:

@@ -121,6 +121,8 @@ def chunk_local_cumsum(
         raise ValueError(f"chunk_size={chunk_size} must be a power of two >= 16")
     g = g.contiguous()
     out = torch.empty(B, T, H, dtype=output_dtype, device=g.device)
+    if g.numel() == 0:
+        return out  # nothing to sum: a grid of 0 programs aborts on triton-ascend 3.2.0
     BH = max(triton.next_power_of_2(H), 16)
     if cu_seqlens is None:
         launches = [(False, T // chunk_size, None), (True, 1 if T % chunk_size else 0, None)]

@@ -168,6 +168,8 @@ def causal_conv1d_fwd(
         n_t_tiles = 0  # unused on the varlen path
         n_chunks = chunk_indices.shape[0]
     n_tiles = n_chunks * n_d_tiles
+    if n_tiles == 0:
+        return y  # sequences of no tokens: a grid of 0 programs aborts on triton-ascend 3.2.0
     grid = (min(num_vector_cores(x), n_tiles),)
     causal_conv1d_fwd_kernel[grid](
         x,

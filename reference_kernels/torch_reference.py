@@ -4,7 +4,8 @@ They walk the chunks (or sequences, or window taps) one by one in Python with de
 torch ops, so they are slow but obviously right.  Semantics (shapes, gate
 convention, varlen) are those documented in the kernel modules
 (``reference_kernels/chunk_o.py``, ``cumsum.py``, ``core_grid.py``,
-``shift_window.py``); the backward oracle uses autograd rather than hand-derived
+``shift_window.py``, ``segments.py``, ``row_ops.py``); the backward oracle uses autograd
+rather than hand-derived
 formulas so that it checks the kernels' algebra independently.
 """
 
@@ -22,7 +23,9 @@ __all__ = [
     "chunk_fwd_o_ref",
     "chunk_local_cumsum_ref",
     "iter_chunks",
+    "nf4_dequant_ref",
     "rms_norm_fwd_ref",
+    "row_variance_ref",
 ]
 
 RCP_LN2 = 1.0 / math.log(2.0)
@@ -196,3 +199,25 @@ def causal_conv1d_fwd_ref(x, weight, bias=None, cu_seqlens=None):
                 out[shift:] += seq[: seq.shape[0] - shift] * weight[:, w].float()
         y[b, start:end] = out
     return y
+
+
+def segment_lengths_ref(cu_counts):
+    """Starts and lengths of the segments an inclusive cumulative count describes:
+    segment ``i`` is ``[cu_counts[i - 1], cu_counts[i])``, the first one starting at 0."""
+    starts = torch.zeros_like(cu_counts)
+    starts[1:] = cu_counts[:-1]
+    return starts, cu_counts - starts
+
+
+def nf4_dequant_ref(packed, codebook, scale):
+    """``[n_rows, 2 * NB]`` float32: the codebook entries of the low nibbles of
+    ``packed [n_rows, NB]`` (uint8), then of the high nibbles, times the row's scale."""
+    codes = packed.long()
+    lo, hi = codes & 0xF, codes >> 4
+    book = codebook.float()
+    return torch.cat([book[lo], book[hi]], dim=-1) * scale.float()[:, None]
+
+
+def row_variance_ref(x):
+    """fp32 population variance of each row of ``x [..., D]``."""
+    return x.float().var(dim=-1, unbiased=False)

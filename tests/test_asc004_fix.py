@@ -478,9 +478,9 @@ def test_a_loop_over_values_that_may_be_none_goes_only_with_unsafe_fixes():
 def test_a_cleanup_that_meets_an_option_edit_is_left_out(monkeypatch):
     """Defensive: were a cleanup edit to overlap an option's own edit, the fix removes the
     options alone rather than apply a mix."""
-    import ascend_lint.rules.asc004_launch_num_warps_stages as asc004
+    import ascend_lint.rules.asc004.rule as asc004
     from ascend_lint.diagnostics import Edit, Position
-    from ascend_lint.knob_cleanup import Cleanup
+    from ascend_lint.rules.asc004.fix import Cleanup
 
     real = asc004.knob_cleanups
 

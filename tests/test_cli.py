@@ -33,8 +33,11 @@ def test_findings_exit_1_with_frame_and_help(project, capsys):
     assert code == 1
     assert "k.py:11:23: ASC004 [*] `num_warps`" in out
     assert "11 |     k[(1,)](x, BT=64, num_warps=4)" in out
-    assert "help: corrected pattern: chunk_fwd_o, shown by `ascend-lint rule ASC004`" in out
-    assert "Found 1 error in 1 of 1 files." in out
+    assert (
+        "help: corrected pattern: chunk_fwd_o in ascend_lint/reference_kernels/chunk_o.py, "
+        "shown by `ascend-lint rule ASC004`"
+    ) in out
+    assert "Found 1 error in 1 file." in out
 
 
 def test_exit_zero(project, capsys):
@@ -69,8 +72,10 @@ def test_json_layout(project, capsys):
     assert item["location"] == {"row": 11, "column": 23}
     assert item["end_location"] == {"row": 11, "column": 34}
     assert item["noqa_row"] == 11
-    assert item["url"].endswith("rules/ASC004.md")
-    assert item["reference_kernel"] == "reference_kernels/chunk_o.py::chunk_fwd_o"
+    assert item["url"].endswith("rules/asc004/ASC004.md")
+    assert item["reference_kernels"] == [
+        {"path": "ascend_lint/reference_kernels/chunk_o.py", "function": "chunk_fwd_o"}
+    ]
     assert item["fix"]["applicability"] == "safe"
     [edit] = item["fix"]["edits"]
     assert edit == {
@@ -112,6 +117,25 @@ def test_noqa(project, capsys):
     # b.py: the ASC004 its comment does not silence, and the comment's unused ASC001
     assert [line.split(" ")[1] for line in out.splitlines()] == ["ASC004", "ASC100"]
     assert {line.split(":")[0] for line in out.splitlines()} == {"b.py"}
+
+
+def test_unused_noqa_is_reported_in_files_without_kernels(project, capsys):
+    # As Ruff's RUF100: every file's comments are read, not only those of kernel files.
+    (project / "plain.py").write_text("x = 1  # noqa: ASC004\ny = 2  # noqa: E501\n")
+    (project / "host.py").write_text("import torch\n\nz = torch.ones(1)  # noqa: asc001, F401\n")
+    # A comment inside a string is text, not a comment: a docstring's example is left alone.
+    (project / "doc.py").write_text('"""Example:\n\n    x = 1  # noqa: ASC004\n"""\n')
+    code, out, _ = run(capsys, "--output-format", "concise", "-q", ".")
+    assert code == 1
+    assert sorted(out.splitlines()) == [
+        "host.py:3:20: ASC100 [*] unused `noqa` code `asc001`: nothing on this line is reported "
+        "for it",
+        "plain.py:1:8: ASC100 [*] unused `noqa` code `ASC004`: nothing on this line is reported "
+        "for it",
+    ]
+    code, out, _ = run(capsys, "--fix", "-q", ".")
+    assert (project / "plain.py").read_text() == "x = 1\ny = 2  # noqa: E501\n"
+    assert (project / "host.py").read_text().endswith("z = torch.ones(1)  # noqa: F401\n")
 
 
 def test_file_level_noqa_with_codes_silences_only_those_codes(project, capsys):
@@ -166,6 +190,10 @@ def test_config_select_per_file_ignores_and_exclude(project, capsys):
     # A path named explicitly is linted even when excluded, unless --force-exclude.
     assert run(capsys, "-q", "vendored/k.py")[0] == 1
     assert run(capsys, "-q", "--force-exclude", "vendored/k.py")[0] == 0
+    # An excluded folder, named with --force-exclude: nothing is linted, and it says so.
+    code, _, err = run(capsys, "--force-exclude", "vendored")
+    assert code == 0
+    assert "warning: No Python files found under the given paths" in err
 
 
 @pytest.mark.parametrize(
@@ -269,8 +297,15 @@ def test_linted_code_is_never_imported(project, capsys):
 def test_rule_command_shows_doc_and_reference(capsys):
     code, out, _ = run(capsys, "rule", "ASC004")
     assert code == 0
-    assert "## Reference kernel: chunk_fwd_o" in out
+    assert (
+        "## Reference kernel: chunk_fwd_o\n\n```python\n# ascend_lint/reference_kernels/chunk_o.py:"
+        in out
+    )
     assert "def chunk_fwd_o(" in out
+    code, out, _ = run(capsys, "rule", "ASC002")
+    assert "## Reference kernels: gate_base, gate_block_ptr\n" in out
+    assert "def gate_base(" in out and "def gate_block_ptr(" in out
+    assert "def chunk_fwd_kernel_o(" not in out
     code, out, _ = run(capsys, "rule", "--all")
     assert code == 0
     for c in ("ASC001", "ASC002", "ASC003", "ASC004"):

@@ -116,7 +116,7 @@ def test_verbose_says_what_was_read(project, capsys):
     (project / "k.py").write_text(KERNEL_WITH_NUM_WARPS)
     (project / "plain.py").write_text("x = 1\n")
     _, _, err = run(capsys, "-v", ".")
-    assert "2 files found, 1 read as kernel candidates, 1 findings" in err
+    assert "2 files found, 1 read as kernel candidates, 1 finding," in err
 
 
 def test_gitignore_is_respected_unless_asked_not_to(project, capsys):

@@ -6,6 +6,9 @@ from __future__ import annotations
 import ast
 import os
 import stat
+import subprocess
+import sys
+import textwrap
 
 from lint_helpers import KERNEL_WITH_NUM_WARPS
 
@@ -86,8 +89,10 @@ def test_unsafe_fixes_enabled_hides_no_fixes(project, capsys):
         + "\n\n@triton.jit\ndef k2(x):\n    i = tl.program_id(0)\n    y = (i * 4).to(tl.int64)\n"
     )
     _, out, _ = run(capsys, "k.py")
-    hint = "hidden fixes can be enabled with the `--unsafe-fixes` option"
-    assert hint in out
+    hint = "can be enabled with the `--unsafe-fixes` option"
+    assert (
+        "(1 hidden fix can be enabled with the `--unsafe-fixes` option.)" in out
+    )  # one, not "fixes"
     _, out, _ = run(capsys, "k.py", "--unsafe-fixes")
     assert hint not in out
     assert "[*] 2 fixable with the `--fix` option." in out
@@ -150,3 +155,45 @@ def test_an_index_bug_in_one_file_loses_no_other_file(project, capsys, monkeypat
     assert code == 2
     assert "bad.py: internal error while indexing: AttributeError: a bug" in err
     assert "good.py:" in out and "ASC004" in out and "bad.py:" not in out
+
+
+_INTERRUPT_AFTER_THE_RUN = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from ascend_lint import cli
+
+    done = threading.Event()
+    run = cli.main
+
+    def main_then_signal(argv=None):
+        try:
+            return run(argv)
+        finally:
+            done.set()
+
+    def interrupt_after_the_run():
+        done.wait()
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    cli.main = main_then_signal
+    threading.Thread(target=interrupt_after_the_run).start()
+    # a thread the interpreter waits for on its way out, as it does for a worker pool's
+    threading.Thread(target=time.sleep, args=(3,)).start()
+    sys.argv = ["ascend-lint", "--no-cache", sys.argv[1]]
+    cli.run_console()
+    """
+)
+
+
+def test_ctrl_c_while_exiting_is_status_130_without_a_traceback(tmp_path):
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_AFTER_THE_RUN, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "All checks passed!" in done.stdout

@@ -69,6 +69,7 @@ def test_the_gate_on_a_library_suite_under_a_long_path(pytester, monkeypatch):
     _a_module_that_fails_to_import_is_loaded_from_its_source(project, out, report)
     _rejections_are_one_record_per_specialisation(out, report)
     _the_compilers_error_survives_the_stack_dump(project, out, report)
+    _the_rejection_confirms_the_pointer_choice(project, report)
     _a_branch_in_an_unrolled_static_range_is_not_contradicted(project, out, report)
     _a_platform_switch_is_labelled_at_the_call(project, out, report)
 
@@ -137,6 +138,14 @@ def _the_compilers_error_survives_the_stack_dump(project, out, report):
     )
     assert "Stack dump" not in out and "Program arguments" not in out
     assert "Assertion `detail::isPresent(Val)" in summary
+
+
+def _the_rejection_confirms_the_pointer_choice(project, report):
+    """ASC029 predicts the rejection of blend_kernel at its `tl.where` on pointers."""
+    where = _line_of(project / "ascend_ops" / "blend.py", "tl.where(")
+    [verdict] = [v for v in report["ir_confirmation"] if v["code"] == "ASC029"]
+    assert verdict["line"] == where and verdict["status"] == "confirmed", verdict
+    assert len(verdict["confirmed_by"]) == 2  # the fp32 and the bf16 specialisation
 
 
 def _a_branch_in_an_unrolled_static_range_is_not_contradicted(project, out, report):

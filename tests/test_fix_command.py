@@ -269,9 +269,7 @@ def test_whole_file_summary(project, capsys):
     write(project, "k.py", BEFORE)
     code, out, _ = run(capsys, "k.py")
     assert code == 1
-    assert out.endswith(
-        "Found 10 errors in 1 of 1 files.\n[*] 10 fixable with the `--fix` option.\n"
-    )
+    assert out.endswith("Found 10 errors in 1 file.\n[*] 10 fixable with the `--fix` option.\n")
     code, out, _ = run(capsys, "--fix", "k.py")
     assert code == 0
     assert out == "Found 10 errors (10 fixed, 0 remaining).\n"
@@ -503,7 +501,7 @@ def test_stdin_lint_diff_and_names(project, capsys, monkeypatch):
     code, out, _ = run(capsys, "--output-format", "concise", "--stdin-filename", "pkg/k.py", "-")
     assert code == 1
     assert out.startswith("pkg/k.py:11:21: ASC004 [*] `num_warps`")
-    assert out.endswith("Found 1 error in 1 of 1 files.\n[*] 1 fixable with the `--fix` option.\n")
+    assert out.endswith("Found 1 error in 1 file.\n[*] 1 fixable with the `--fix` option.\n")
 
     _stdin(monkeypatch, KERNEL.encode())
     code, out, err = run(capsys, "--diff", "--stdin-filename", "pkg/k.py", "-")
@@ -801,14 +799,16 @@ def k(dg, h, cu_seqlens, B, T, HV: tl.constexpr, K: tl.constexpr, BT: tl.constex
 
 def launch(x, h, cu_seqlens):
     B, T, HV = x.shape
+    if B == 0:
+        return
     dg = x.new_empty(2, B, T, HV).transpose(-1, -2).contiguous()
     k[(2, B * HV)](dg, h, cu_seqlens, B, T, HV=HV, K=64, BT=64, IS_VARLEN=cu_seqlens is not None, num_warps=4)
 """
 COMBINED_AFTER = (
-    COMBINED_BEFORE.replace("all = (B * T).to(tl.int64)", "all = (tl.cast(B, tl.int64) * T)")
+    COMBINED_BEFORE.replace("all = (B * T).to(tl.int64)", "all = tl.cast(B, tl.int64) * T")
     .replace(
         "h += ((i_k * HV + i_h) * K * K).to(tl.int64)",
-        "h += ((tl.cast(i_k, tl.int64) * HV + i_h) * K * K)",
+        "h += (tl.cast(i_k, tl.int64) * HV + i_h) * K * K",
     )
     .replace(", num_warps=4)", ")")
 )

@@ -47,6 +47,30 @@ def test_a_kernel_that_reads_a_stand_in_is_refused_with_the_import_behind_it():
     assert "another_missing_library" in message
 
 
+WRAPPED = FIXTURE / "heavy_pkg" / "ops" / "wrapped.py"
+
+
+def test_a_stand_in_decorator_over_a_jit_function_keeps_it_for_the_autotuner():
+    # `@entry_cache()` from a missing library once returned a stand-in for the jit
+    # function, and triton.autotune's walk down `.fn` never reached a function
+    loaded = load_from_source(str(WRAPPED), "tuned_kernel")
+    assert type(loaded.kernel).__name__ == "Autotuner"
+    assert type(loaded.kernel.fn).__name__ in ("JITFunction", "InterpretedFunction")
+
+
+def test_a_decorator_that_fails_here_is_left_out_and_said_so():
+    loaded = load_from_source(str(WRAPPED), "cached_kernel")
+    assert type(loaded.kernel).__name__ in ("JITFunction", "InterpretedFunction")
+    assert any("decorator left out: RuntimeError: no NPU" in s for s in loaded.skipped)
+
+
+def test_a_failing_submodule_import_leaves_its_package_bound():
+    loaded = load_from_source(str(WRAPPED), "late_kernel")
+    assert type(loaded.kernel).__name__ in ("JITFunction", "InterpretedFunction")
+    assert "triton.backends.no_such_backend.runtime" in loaded.replaced
+    assert "triton" not in loaded.replaced
+
+
 def test_a_name_the_file_does_not_define_says_what_stopped_it():
     with pytest.raises(LoadError, match="defines no no_such_kernel"):
         load_from_source(str(NORM), "no_such_kernel")

@@ -67,6 +67,7 @@ def test_fixture_covers_the_cases_the_formats_differ_on(diagnostics):
     assert {"ASC001", "ASC003", "ASC004"} <= codes
     assert any(d.fix for d in diagnostics)
     assert any(d.start.row != d.end.row for d in diagnostics)
+    assert any(d.related for d in diagnostics)  # a message that cites another line
     assert any(NON_ASCII_LINE in line for line in (SOURCES / "launch.py").open(encoding="utf-8"))
 
 
@@ -147,6 +148,16 @@ def test_sarif_carries_each_rule_doc_once(diagnostics):
         assert full != rule["shortDescription"]["text"] or "## What it does" not in doc
         # json.dumps of the doc appears twice (help text and markdown), never a third time.
         assert text.count(json.dumps(doc, ensure_ascii=False)) == 2
+
+
+def test_sarif_related_locations_are_the_lines_a_message_cites(diagnostics):
+    log = json.loads(render("sarif", diagnostics))
+    cited = [r for r in log["runs"][0]["results"] if "relatedLocations" in r]
+    assert cited
+    for result in cited:
+        for related in result["relatedLocations"]:
+            row = related["physicalLocation"]["region"]["startLine"]
+            assert f"line {row}" in result["message"]["text"]
 
 
 def test_sarif_columns_are_one_based_code_points(diagnostics):

@@ -35,8 +35,8 @@ TIMEOUT = 20  # seconds; a loaded CI machine starts Python slowly
 # pointer with stride `HV` (ASC001, display-only fix) and a late int64 cast (ASC007,
 # unsafe fix). `g\U0001d465` (an astral-plane letter; Python reads it as `gx`) puts a character
 # of two UTF-16 units and four UTF-8 bytes in front of the ASC004 finding. The grid's cap
-# of 24 programs misses tiles past T = 1536 (ASC023), suppressed: the sample is about the
-# other three.
+# of 24 programs misses tiles past T = 1536 (ASC023), and an empty input makes a grid of
+# 0 programs (ASC025): both suppressed, the sample is about the other three.
 KERNEL = textwrap.dedent(
     """\
     import triton
@@ -54,7 +54,7 @@ KERNEL = textwrap.dedent(
 
     def gate(gx, o):
         T, HV = gx.shape[1], gx.shape[2]
-        gate_kernel[(min(triton.cdiv(T, 64), 24), HV)](g\U0001d465, o, T, HV=HV, BT=64, num_warps=4)  # noqa: ASC023
+        gate_kernel[(min(triton.cdiv(T, 64), 24), HV)](g\U0001d465, o, T, HV=HV, BT=64, num_warps=4)  # noqa: ASC023, ASC025
     """
 )
 ROW_ASC001, ROW_ASC007, ROW_ASC004 = 7, 9, 15  # 0-based, as the LSP counts
@@ -418,7 +418,7 @@ async def test_unsafe_fix_is_labelled_and_not_preferred(vscode: LanguageClient):
     unsafe = titles["ASC007: Cast an operand to int64 before multiplying (unsafe fix)"]
     assert not unsafe.is_preferred
     fixed = apply(KERNEL, unsafe.edit, uri, e.encoding)
-    assert fixed.splitlines()[ROW_ASC007].strip() == "o += (tl.cast(i_h, tl.int64) * T)"
+    assert fixed.splitlines()[ROW_ASC007].strip() == "o += tl.cast(i_h, tl.int64) * T"
 
 
 async def test_display_only_fix_is_not_offered_but_noqa_is(vscode: LanguageClient):
@@ -617,7 +617,8 @@ async def test_hover_explains_the_rule_and_points_to_the_reference_kernel(vscode
     assert as_tuple(hover.range) == as_tuple(asc001.range)
     assert "**ASC001** `strided-time-gather`" in text
     assert "**Why:**" in text and "gather" in text
-    assert "**Reference kernel:** [`chunk_bwd_kernel_dv_local`](file://" in text
+    assert "**Reference kernel:** [`gate_block_ptr`](file://" in text
+    assert "**Reference kernel:** [`_gate_arg`](file://" in text
     assert "```python\n@triton.jit" in text  # the kernel to copy, as code
     assert "https://github.com/ascend-lint/ascend-lint/blob/main/rules/ASC001.md" in text
 
@@ -805,8 +806,8 @@ async def test_a_failing_request_or_rule_does_not_stop_the_server(failing: Langu
 
 # Two knobs on one line of a launch split over lines: two ASC004 findings side by side.
 TWO_KNOBS = KERNEL.replace(
-    "BT=64, num_warps=4)  # noqa: ASC023",
-    "BT=64,  # noqa: ASC023\n        num_warps=4, num_stages=2,\n    )",
+    "BT=64, num_warps=4)  # noqa: ASC023, ASC025",
+    "BT=64,  # noqa: ASC023, ASC025\n        num_warps=4, num_stages=2,\n    )",
 )
 ROW_KNOBS = ROW_ASC004 + 1
 
@@ -897,7 +898,7 @@ async def test_hover_on_a_noqa_code_shows_its_rule(neovim: LanguageClient):
     assert hover.contents.value.startswith(
         "**ASC004** `launch-num-warps-stages`: `num_warps`/`num_stages` at a launch"
     )
-    assert "**Why:**" in hover.contents.value and "rules/ASC004.md" in hover.contents.value
+    assert "**Why:**" in hover.contents.value and "rules/asc004/ASC004.md" in hover.contents.value
     assert as_tuple(hover.range) == span(quiet, ROW_ASC004, "ASC004", e.encoding)
     end_of_code = await hover_at(ROW_ASC001, lines[ROW_ASC001].index("ASC001") + 6)
     assert end_of_code.contents.value.startswith("**ASC001** `strided-time-gather`")

@@ -22,7 +22,8 @@ docs), so that a kernel the interpreter ran gives the numbers the NPU would:
   slice reaching outside the tensor raises instead of reading or writing past it),
   ``get_element`` (``tensor.extract``), ``tl.gather`` (along an axis, indices checked),
   ``flip``, ``sort`` (last axis), ``tanh``, float ``%`` (``fmod``, the remainder triton's
-  ``frem`` gives), ``compile_hint``/``multibuffer`` (hints: nothing to do on CPU),
+  ``frem`` gives), ``~`` on booleans (int1's type and all-ones value), builtins imported by name
+  (``from triton.language.math import rsqrt``), ``compile_hint``/``multibuffer`` (hints: nothing to do on CPU),
   ``tl.parallel`` (a range), ``sync_block_set``/``sync_block_wait`` (programs run one
   after another here, so a cube-to-vector hand-off within a program is already
   ordered).  ``sync_block_all`` over more than one program cannot be honoured when
@@ -151,6 +152,17 @@ def _patch_builder(interpreter) -> dict:
     # -- ops the builder lacks ---------------------------------------------------------
     replace("create_tanh", lambda self, arg: self.unary_op(arg, np.tanh))
     replace("create_mod", lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmod))
+
+    # `~mask` on booleans: the semantic xors with int1's all-ones value (true)
+    original_all_ones = builder_class.get_all_ones_value
+    replace("get_int1_ty", lambda self: tl.int1)
+
+    def get_all_ones_value(self, type):
+        if type == tl.int1:
+            return TensorHandle(np.ones(1, dtype=np.bool_), tl.int1)
+        return original_all_ones(self, type)
+
+    replace("get_all_ones_value", get_all_ones_value)
 
     def create_extract_slice(self, ful, offsets, sizes, strides):
         data = ful.data
@@ -332,6 +344,38 @@ def _narrow(result, tl, TensorHandle):
     return tl.core.tensor(TensorHandle(data, tl.bfloat16), kind)
 
 
+def _patch_builtins_imported_by_name(interpreter) -> dict:
+    """``from triton.language.math import rsqrt`` and a kernel calling ``rsqrt(x)``: the
+    interpreter hands its builder to the builtins reached through ``tl`` (it rewrites
+    the attributes of triton.language and its math module), not to one bound to a name
+    of the kernel's module, whose call then fails ("Did you forget to add @triton.jit
+    ?").  The compiler resolves such a name like ``tl.math.rsqrt``; here the name is
+    bound to the same builtin called with the builder."""
+    import triton.language as tl
+
+    original = interpreter._patch_lang
+
+    def _patch_lang(fn):
+        original(fn)
+        names = fn.__globals__
+        for name, value in list(names.items()):
+            if tl.core.is_builtin(value):
+                names[name] = _called_with_builder(value, interpreter.interpreter_builder)
+
+    interpreter._patch_lang = _patch_lang
+    return {"triton.runtime.interpreter._patch_lang": original}
+
+
+def _called_with_builder(builtin, builder):
+    def call(*args, **kwargs):
+        kwargs.pop("_builder", None)
+        return builtin(*args, _builder=builder, **kwargs)
+
+    call.__name__ = getattr(builtin, "__name__", "builtin")
+    call.__wrapped__ = builtin
+    return call
+
+
 def install() -> dict:
     """Apply every fill once; returns what each replaced."""
     from triton.runtime import interpreter
@@ -340,6 +384,7 @@ def install() -> dict:
         return {}
     replaced = _patch_builder(interpreter)
     replaced.update(_patch_reductions(interpreter))
+    replaced.update(_patch_builtins_imported_by_name(interpreter))
     builder = interpreter.interpreter_builder
     replaced["interpreter_builder.codegen_fns['min_dot_size']"] = builder.codegen_fns.get(
         "min_dot_size"

@@ -76,6 +76,26 @@ def _make_mode_class():
     return NpuOnCpuMode
 
 
+_device_mode = None  # the installed NpuOnCpuMode
+
+
+def restore_device_mode() -> bool:
+    """Put the npu -> cpu mode back on this thread's torch function mode stack if
+    something took it off; True when it had to.  ``torch.set_default_device`` can: it
+    exits the previous default-device mode before parsing the new device, so after a
+    call with a device that does not parse, the next call exits that mode again and
+    pops the stack's bottom, which is this mode.  On an NPU no mode maps the device, so
+    the tests after such a call are unaffected: here each test starts with it restored."""
+    if _device_mode is None:
+        return False
+    from torch.overrides import _get_current_function_mode_stack
+
+    if any(mode is _device_mode for mode in _get_current_function_mode_stack()):
+        return False
+    _device_mode.__enter__()
+    return True
+
+
 def _unavailable_operator(name: str):
     def operator(*_args, **_kwargs):
         raise NotOnCpuError(f"torch_npu.{name}", "an Ascend operator (an NPU kernel)")
@@ -168,8 +188,9 @@ def install(target: Target) -> dict:
     if not isinstance(torch.ops.load_library, _TolerantLoadLibrary):
         replaced["torch.ops.load_library"] = torch.ops.load_library
         torch.ops.load_library = _TolerantLoadLibrary(torch.ops.load_library)
-    mode = _make_mode_class()()
-    mode.__enter__()  # stays on for the life of the process (this thread)
+    global _device_mode
+    _device_mode = _make_mode_class()()
+    _device_mode.__enter__()  # stays on for the life of the process (this thread)
     replaced["torch function mode"] = None
     stand_in = _build_torch_npu(npu, problem)
     for name, module in (

@@ -48,11 +48,25 @@ Where each kind of fact is computed (per kernel, then per module):
                the reaching definitions (one `KernelForms` per kernel, held by `bounds`)
 * `bounds`     `BoundFacts`: which index values can be negative where they are read
                (over linear forms), the lower bounds a mask or a comparison puts on a
-               value, the facts branches and early exits give a statement, what
+               value, the facts branches and early exits give a statement, the loads
+               only `tl.where` arms use and what each arm's condition bounds, what
                launches bind, whether an address reads a bounded quantity, lane-varying
                and loaded values, -1 sentinels, the table an index is loaded from
 * `autotune`   `AutotuneFacts`: configs a config list repeats, comprehension loops
                no config reads
+* `emptiness`  `EmptinessFacts`: which grid axes and block sizes an empty input makes 0,
+               and the guards before a launch (or in its callers) that exclude it
+* `core_kinds` `CoreKindFacts`: which core count (AI or vector) a grid is, literal core
+               counts, kernels on the cube unit, the fewest cores of each target
+* `storage`    `StorageFacts`: launch arguments that are one tensor, a kernel's loads,
+               stores and atomics per pointer parameter in program order
+* `lanes`      `LaneFacts`: what a kernel value holds per lane (int, float, bool,
+               pointer; a block or a scalar; lanes read from memory), where a value
+               ends up (an address, a mask, a select, data) and whether it changes
+               from one loop iteration to the next
+* `accesses`   `AccessFacts`: every load, store and atomic of a kernel, the tensors a
+               pointer may address, pointers chosen at run time between tensors, and
+               loads addressed by loaded index vectors (gathers)
 * `naming`     naming conventions, the last tie-breaker where evidence is silent
 * `syntax`     expression and statement helpers shared by all of the above
 * `model`      `KernelIndex`, the core and the facts objects above, built once per module
@@ -62,14 +76,17 @@ The facts objects depend one way: `host` and `sequences` on the core, `strides`,
 depends on the core only), `quantities` also on `strides`, `tiles` and `coverage` on the
 core, `host` and `quantities`, `gates` on the core,
 `host`, `sequences` and `quantities`, `values` on the core (and, per kernel, the reaching
-definitions of `constexpr`), and `bounds` on the core, `host` and `sequences` (and, per
-kernel, `linear`, on the reaching definitions).
+definitions of `constexpr`), `bounds` on the core, `host` and `sequences` (and, per
+kernel, `linear`, on the reaching definitions), `emptiness` on the core, `host` and
+`quantities`, `core_kinds` and `storage` on the core and `host`, `lanes` on the
+core, `host` and `tiles`, and `accesses` on the core and `lanes`.
 Rules reach each as an attribute of the index (`index.strides.stride_of(...)`,
 `index.quantities.of(...)`).
 """
 
 from __future__ import annotations
 
+from ascend_lint.index.accesses import Access, AccessFacts, Gather, PointerChoice
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
@@ -78,6 +95,7 @@ from ascend_lint.index.dtypes import DtypeFacts, DtypeUse
 from ascend_lint.index.gates import GateFacts, GateSite, GateUses, SequenceStart
 from ascend_lint.index.host import HostFacts, is_simt_only
 from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
+from ascend_lint.index.lanes import KernelLanes, LaneFacts
 from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.layout import ContigBranch, LayoutFacts, is_transposed_copy
 from ascend_lint.index.model import KernelIndex
@@ -113,6 +131,8 @@ from ascend_lint.index.values import (
 __all__ = [
     "LANGUAGE",
     "TRITON",
+    "Access",
+    "AccessFacts",
     "Aliases",
     "BoundFacts",
     "Branch",
@@ -126,15 +146,19 @@ __all__ = [
     "GateFacts",
     "GateSite",
     "GateUses",
+    "Gather",
     "HostFacts",
     "HostFunction",
     "IntKind",
     "JitFunction",
     "KernelIndex",
+    "KernelLanes",
     "KernelValues",
+    "LaneFacts",
     "LayoutFacts",
     "Loop",
     "PlatformFacts",
+    "PointerChoice",
     "QuantityFacts",
     "SequenceFacts",
     "SequenceStart",

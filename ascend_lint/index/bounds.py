@@ -19,10 +19,15 @@ locals it is built in). Knows, per kernel:
 * the facts that hold where a statement runs (`facts_at`): the tests of the branches
   around it (the `else` of `if ti == 0:` has `ti >= 1`) and of the early exits before it
   (`if ti == 0: return`);
+* the loads whose value only arms of `tl.where` selects use, issued for every lane
+  (`arm_loads`: in an arm, or bound to a local only arms read), and the lower bounds a
+  select's condition puts on the lanes an arm gives (`select_bounds`: `o == 0` false
+  gives `o - 1 >= 0`, through `~`, `|`, `&` and the locals the condition is built in);
 * whether a form can be negative where a statement reads it (`can_be_negative`): its
   lowest value, else a decomposition `form = F * fact + R` with `F >= 0` and `R` shown
   non-negative, else, for a kernel the module launches, the values every launch binds
   to its arguments (`BW = W`, `T_CHK = 256` with the launcher's `assert T_CHK >= width`);
+  optionally with more facts assumed (a mask's or a select arm's bounds);
 * how an address reads a bounded quantity (`factor`, `share`): `(o - 1) * D + d` reads
   `o - 1`, `D` times, and only `(o - 1) * D` of it moves with `o - 1`; where an
   expression spells it (`occurrences`: `o - 1` of `x + o - 1`, for a fix), and the paths
@@ -37,14 +42,16 @@ kernels' reaching definitions through `linear`. Nothing else of the index depend
 it; rules reach it as `index.bounds`.
 
 Costs: nothing until asked. Forms, atom bounds, sentinels, varying values, the facts
-at a statement and the verdict of each launch are computed once per kernel and kept;
+at a statement, the arm loads (one walk of the statements that hold a `tl.where`, and
+one pass over the statements per local a load binds and an arm reads), the bounds of
+each select arm and the verdict of each launch are computed once per kernel and kept;
 a bound is one pass over a form's terms, and a decomposition tries at most 64 splits.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -61,10 +68,19 @@ from ascend_lint.index.linear import (
     shape,
 )
 from ascend_lint.index.sequences import table_read
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, frozen_names, int_literal, show, walk
+from ascend_lint.index.syntax import (
+    MAX_HELPER_DEPTH,
+    children,
+    frozen_names,
+    int_literal,
+    own_nodes,
+    show,
+    walk,
+)
 from ascend_lint.index.values import pointer_names, strip_casts
 
 if TYPE_CHECKING:
+    from ascend_lint.index.constexpr import Definition
     from ascend_lint.index.core import CoreFacts
     from ascend_lint.index.host import HostFacts
     from ascend_lint.index.kernels import JitFunction
@@ -73,6 +89,7 @@ if TYPE_CHECKING:
 
 _LOAD = f"{LANGUAGE}.load"
 _ARANGE = f"{LANGUAGE}.arange"
+_WHERE = f"{LANGUAGE}.where"
 _RANGES = frozenset({f"{LANGUAGE}.range", f"{LANGUAGE}.static_range"})
 _EXITS = (ast.Return, ast.Continue, ast.Break)
 # Calls that reshape or broadcast a mask without changing which lanes it keeps.
@@ -107,17 +124,44 @@ def comparisons(test: ast.AST, holds: bool) -> Iterator[tuple[ast.AST, ast.cmpop
     """The comparisons (left, op, right) that all hold where an `if` test is true
     (`holds`) or false: through `and`/`&` where it holds, `or`/`|` where it does not,
     and `not`; each negated where the test is false (`ti == 0` false: `ti != 0`)."""
-    parts = [(test, holds)]
+    for left, op, right, _at in comparisons_at(test, holds, -1):
+        yield left, op, right
+
+
+# A name in a select's condition: the value it stands for and the statement that
+# computes it, or None.
+Expand = Callable[[ast.Name, int], "tuple[ast.AST, int] | None"]
+
+
+def comparisons_at(
+    test: ast.AST, holds: bool, at: int, expand: Expand | None = None
+) -> Iterator[tuple[ast.AST, ast.cmpop, ast.AST, int]]:
+    """`comparisons`, each with the statement that evaluates it (`at`, the test's own).
+    With `expand`, the test is a tensor condition (a select's): `~` is a `not` as well,
+    broadcasts keep the lanes' values, and a name is read through the value `expand`
+    gives it (`first = o == 0; tl.where(first, ...)`), at that value's statement."""
+    parts = [(test, holds, at)]
     while parts:
-        node, now = parts.pop()
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            parts.append((node.operand, not now))
+        node, now, here = parts.pop()
+        if isinstance(node, ast.UnaryOp) and (
+            isinstance(node.op, ast.Not) or (expand and isinstance(node.op, ast.Invert))
+        ):
+            parts.append((node.operand, not now, here))
             continue
+        if expand is not None:
+            if isinstance(node, ast.Subscript):
+                parts.append((node.value, now, here))
+                continue
+            if isinstance(node, ast.Name):
+                found = expand(node, here)
+                if found is not None:
+                    parts.append((found[0], now, found[1]))
+                continue
         joins = (ast.And, ast.BitAnd) if now else (ast.Or, ast.BitOr)
         if isinstance(node, ast.BoolOp) and isinstance(node.op, joins):
-            parts += [(v, now) for v in node.values]
+            parts += [(v, now, here) for v in node.values]
         elif isinstance(node, ast.BinOp) and isinstance(node.op, joins):
-            parts += [(node.left, now), (node.right, now)]
+            parts += [(node.left, now, here), (node.right, now, here)]
         elif isinstance(node, ast.Compare):
             for left, op, right in comparison_pairs(node):
                 if not now:
@@ -125,7 +169,7 @@ def comparisons(test: ast.AST, holds: bool) -> Iterator[tuple[ast.AST, ast.cmpop
                     if negated is None:
                         continue
                     op = negated()
-                yield left, op, right
+                yield left, op, right, here
 
 
 def plainly_non_negative(form: Form | None) -> bool:
@@ -172,8 +216,9 @@ def _product(a: Interval, b: Interval) -> Interval:
 
 @dataclass
 class MaskBound:
-    """A lower bound a mask puts on the lanes it keeps: `form >= 0` on every one of
-    them; the lanes it keeps out are those where `form` is negative."""
+    """A lower bound a mask puts on the lanes it keeps (or a select's condition on the
+    lanes an arm gives): `form >= 0` on every one of them; the lanes it keeps out are
+    those where `form` is negative."""
 
     test: ast.Compare  # the comparison as written
     value: ast.expr  # the side it bounds from below: `o` of `o > 0`
@@ -212,6 +257,27 @@ class Share:
     value: Form | None  # `part / factor` where it divides: the quantity the address scales
 
 
+@dataclass(frozen=True)
+class SelectArm:
+    """One arm of `tl.where(test, a, b)`: `a` (`holds`) gives the lanes where `test`
+    holds, `b` the others."""
+
+    select: ast.Call
+    test: ast.expr
+    holds: bool
+    at: int  # the statement that evaluates the select
+
+
+@dataclass(frozen=True)
+class ArmLoad:
+    """A load whose value only arms of selects use (see `BoundFacts.arm_loads`)."""
+
+    call: ast.Call
+    stmt: ast.stmt  # the statement that issues it
+    uses: tuple[tuple[SelectArm, ...], ...]  # per use: the arms around it, outermost first
+    via: str | None = None  # the local it is bound to, when it is not in the arm itself
+
+
 class BoundFacts:
     """Lower bounds, facts at statements, varying values, -1 sentinels and tables of
     every kernel of a module (see the module doc)."""
@@ -234,6 +300,8 @@ class BoundFacts:
         self._launched: dict[tuple[int, Form], bool] = {}
         self._arguments: dict[tuple[int, str], Form | None] = {}
         self._asserts: dict[int, list[tuple[int, ast.Assert]]] = {}
+        self._arm_loads: dict[int, list[ArmLoad]] = {}
+        self._select_bounds: dict[tuple[int, bool], list[MaskBound]] = {}
 
     # -- forms ---------------------------------------------------------------------------
     def forms(self, fn: JitFunction) -> KernelForms:
@@ -361,6 +429,140 @@ class BoundFacts:
                         found.append(MaskBound(node, value, form, shift, via, loads))
         return found
 
+    # -- selects -------------------------------------------------------------------------
+    def arm_loads(self, fn: JitFunction) -> list[ArmLoad]:
+        """The loads of `fn` whose value only arms of `tl.where` selects use: a load in
+        an arm (`tl.where(o == 0, 0, tl.load(p + o - 1))`, also in a select nested in an
+        arm), or bound to a local that is read only in arms (`prev = tl.load(p + o - 1)`,
+        then only `tl.where(o == 0, 0, prev)`). A select is not control flow: the load is
+        issued for every lane, and its value used only on the lanes each arm gives."""
+        found = self._arm_loads.get(id(fn))
+        if found is None:
+            found = self._arm_loads[id(fn)] = self._find_arm_loads(fn)
+        return found
+
+    def _find_arm_loads(self, fn: JitFunction) -> list[ArmLoad]:
+        selects = self.core.calls_in(fn, _WHERE)
+        if not selects:
+            return []
+        resolve = self.aliases.resolve
+        visited: set[int] = set()  # the selects walked, nested ones with their outer arms
+        found: list[ArmLoad] = []
+        in_arms: dict[int, tuple[ast.Name, int, tuple[SelectArm, ...]]] = {}
+
+        # outer selects first: an outer call starts before the calls nested in it (a
+        # worklist, not a recursive closure: that would be a reference cycle per call)
+        for call, stmt in sorted(selects, key=lambda cs: (cs[0].lineno, cs[0].col_offset)):
+            if id(call) in visited:
+                continue
+            at = fn.order_of(stmt)
+            todo: list[tuple[ast.AST, tuple[SelectArm, ...]]] = [(call, ())]
+            while todo:
+                node, arms = todo.pop()
+                if isinstance(node, ast.Name):
+                    if arms:
+                        in_arms[id(node)] = (node, at, arms)
+                    continue
+                if not isinstance(node, ast.Call):
+                    todo += [(child, arms) for child in children(node)]
+                    continue
+                qual = resolve(node.func)
+                if qual == _WHERE and len(node.args) == 3 and not node.keywords:
+                    visited.add(id(node))
+                    test, a, b = node.args
+                    todo.append((test, arms))
+                    todo.append((a, (*arms, SelectArm(node, test, True, at))))
+                    todo.append((b, (*arms, SelectArm(node, test, False, at))))
+                    continue
+                if qual == _LOAD and arms:
+                    found.append(ArmLoad(node, stmt, (arms,)))
+                if qual is None and isinstance(node.func, ast.Attribute):
+                    todo.append((node.func.value, arms))  # a method: `prev.to(...)`
+                todo += [(child, arms) for child in (*node.args, *node.keywords)]
+        # loads bound to a local that only arms read
+        bound: dict[int, Definition] = {}
+        loads_bound: dict[str, bool] = {}
+        for name, at, _arms in in_arms.values():
+            known = loads_bound.get(name.id)
+            if known is None:
+                known = loads_bound[name.id] = any(
+                    self._is_load(value) for _order, value in fn.definitions.get(name.id, ())
+                )
+            if not known:
+                continue
+            for d in fn.reaching(name.id, at):
+                if d.order >= 0 and d.value is not None and self._is_load(d.value):
+                    bound.setdefault(id(d), d)
+        if not bound:
+            return found
+        names = {d.name for d in bound.values()}
+        readers: dict[str, list[int]] = {name: [] for name in names}
+        for order, (reads, _assigns) in enumerate(fn.statement_names()):
+            for name in names & reads:
+                readers[name].append(order)
+        for d in bound.values():
+            uses = self._arm_uses(fn, d, in_arms, readers[d.name])
+            if uses:
+                call = strip_casts(d.value, self.aliases)
+                found.append(ArmLoad(call, fn.statements[d.order], uses, d.name))
+        return found
+
+    def _is_load(self, value: ast.AST) -> bool:
+        value = strip_casts(value, self.aliases)
+        return isinstance(value, ast.Call) and self.aliases.resolve(value.func) == _LOAD
+
+    def _arm_uses(
+        self,
+        fn: JitFunction,
+        d: Definition,
+        in_arms: dict[int, tuple[ast.Name, int, tuple[SelectArm, ...]]],
+        readers: list[int],
+    ) -> tuple[tuple[SelectArm, ...], ...]:
+        """The arms around each read of the value definition `d` gives its local (read
+        by the statements `readers`); empty when one read is outside every arm."""
+        uses: list[tuple[SelectArm, ...]] = []
+        for order in readers:
+            if not any(r is d for r in fn.reaching(d.name, order)):
+                continue
+            stmt = fn.statements[order]
+            for node in own_nodes(stmt):
+                if not isinstance(node, ast.Name) or node.id != d.name:
+                    continue
+                if isinstance(node.ctx, ast.Store) and not isinstance(stmt, ast.AugAssign):
+                    continue
+                arm = in_arms.get(id(node))
+                if arm is None:
+                    return ()
+                uses.append(arm[2])
+        return tuple(uses)
+
+    def select_bounds(self, fn: JitFunction, arm: SelectArm) -> list[MaskBound]:
+        """The lower bounds every lane an arm of a select gives passes: the comparisons
+        of its condition that hold there (`o == 0` false: `o != 0`, so `o - 1 >= 0` for
+        `o >= 0`), through `&`, `|`, `~`, `not`, broadcasts and the locals the condition
+        is built in (one definition each); each `test` is the comparison as it holds."""
+        key = (id(arm.select), arm.holds)
+        found = self._select_bounds.get(key)
+        if found is not None:
+            return found
+        values = fn.values(self.aliases)
+
+        def expand(name: ast.Name, here: int) -> tuple[ast.AST, int] | None:
+            d = values.only_definition(name.id, here)
+            return (d.value, d.order) if d is not None and d.order >= 0 else None
+
+        found = []
+        for left, op, right, here in comparisons_at(arm.test, arm.holds, arm.at, expand):
+            for value, form in self.lower_bounds(fn, left, op, right, here):
+                value = strip_casts(value, self.aliases)
+                alone = form.single_atom()
+                loads = frozenset((alone,) if alone and alone.kind == "load" else ())
+                shift = self.forms(fn).form(value, here) - form
+                test = ast.Compare(left, [op], [right])
+                found.append(MaskBound(test, value, form, shift, None, loads))
+        self._select_bounds[key] = found
+        return found
+
     # -- facts where a statement runs ----------------------------------------------------
     def facts_at(self, fn: JitFunction, stmt: ast.stmt) -> tuple[Form, ...]:
         """The forms that are >= 0 wherever `stmt` runs: from the tests of the branches
@@ -418,16 +620,18 @@ class BoundFacts:
         stmt: ast.stmt,
         unbounded: frozenset[Atom] = frozenset(),
         path: dict[Atom, Form] | None = None,
+        assuming: tuple[Form, ...] = (),
     ) -> bool:
         """Whether nothing shows `form` >= 0 where `stmt` runs: not its lowest value, not
         the facts there (`facts_at`), not the values the launches bind to the kernel's
         arguments. `unbounded`: atoms taken as unbounded (a loaded index that a mask
         tests for -1 is not a non-negative index there). `path`: `form` is read along
-        one path (`paths`), and so are the facts."""
-        key = (id(fn), id(stmt), form, unbounded, tuple(path.items()) if path else ())
+        one path (`paths`), and so are the facts. `assuming`: more forms taken as >= 0
+        (the lanes a mask keeps, the lanes an arm of a select gives)."""
+        key = (id(fn), id(stmt), form, unbounded, tuple(path.items()) if path else (), assuming)
         found = self._negative.get(key)
         if found is None:
-            facts = self.facts_at(fn, stmt)
+            facts = self.facts_at(fn, stmt) + assuming
             if path:
                 facts = tuple(f for f in (along(fact, path) for fact in facts) if f is not None)
             found = not self._shown(fn, form, facts, unbounded, [_MAX_SPLITS])

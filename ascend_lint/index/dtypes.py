@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ascend_lint.diagnostics import cite
 from ascend_lint.index.aliases import LANGUAGE
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
@@ -44,6 +45,7 @@ class DtypeUse:
     dtype: str  # qualified: "triton.language.float64"
     how: str  # how it reaches the node, in words ("" when spelled out there)
     kind: str  # "to", "cast", "bitcast" or "" (any other use)
+    cited: tuple[ast.AST, ...] = ()  # the places `how` cites (`diagnostics.cite`)
 
 
 def _is_bitcast(call: ast.Call) -> bool:
@@ -86,10 +88,12 @@ class DtypeFacts:
         for node in fn.dtype_mentions:
             qual = resolve(node)
             if qual in dtypes and id(node) not in exempt and id(node) not in deferred:
-                found.append((node, qual, ""))
+                found.append((node, qual, "", ()))
         for arg in all_params(fn.node.args):
             if arg.annotation is not None:
-                found += [(n, resolve(n), "") for n in walk(arg.annotation) if resolve(n) in dtypes]
+                found += [
+                    (n, resolve(n), "", ()) for n in walk(arg.annotation) if resolve(n) in dtypes
+                ]
         held = dict(held_locally)
         held.update(self._module_constants(fn, dtypes, set(held_locally)))
         held.update(self._launch_bindings(fn, dtypes))
@@ -103,15 +107,17 @@ class DtypeFacts:
                         and id(node) not in exempt
                     ):
                         qual, nodes = held[node.id]
-                        found.append((node, qual, _how(node.id, nodes)))
+                        found.append((node, qual, _how(node.id, nodes), tuple(nodes[:1])))
         uses: list[DtypeUse] = []
         seen: set[int] = set()
-        for node, qual, how in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
+        for node, qual, how, cited in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
             if id(node) in seen:
                 continue
             seen.add(id(node))
             uses.append(
-                DtypeUse(node, statement_of.get(id(node)), qual, how, kinds.get(id(node), ""))
+                DtypeUse(
+                    node, statement_of.get(id(node)), qual, how, kinds.get(id(node), ""), cited
+                )
             )
         return uses
 
@@ -231,8 +237,9 @@ class DtypeFacts:
 
 
 def _how(name: str, nodes: list[ast.AST]) -> str:
+    """How a dtype reaches a use, citing the statement or launch it comes from."""
     if nodes and isinstance(nodes[0], ast.Call):
-        return f"passed as `{name}` by the launch on line {nodes[0].lineno}"
+        return f"passed as `{name}` by the launch on {cite(0)}"
     if nodes:
-        return f"held in `{name}`, set on line {nodes[0].lineno}"
+        return f"held in `{name}`, set on {cite(0)}"
     return f"the module constant `{name}`"

@@ -6,21 +6,28 @@ host functions, host calls, launches and helper calls bound to their callees) an
 builds on them, in this order, each facts object from exactly the ones below it:
 
     core ─┬─> values                                (every facts object may ask it)
-          ├─> host ─┬─> strides ──> quantities ─┬─> tiles     (both: also core, host)
-          │         │                          └─> coverage  (both: also core, host)
+          ├─> host ─┬─> strides ──> quantities ─┬─> tiles     (all three: also core,
+          │         │                          ├─> coverage   host)
+          │         │                          └─> emptiness
           │         ├─> layout
           │         ├─> platform                    (platform: also scopes, on core)
           │         ├─> dtypes
+          │         ├─> core_kinds, storage         (both: also core)
           │         └──────────────> gates          (gates: also core, sequences,
           │                                          quantities)
           ├─> sequences ─┬─────────> gates
-          │              └─────────> bounds         (bounds: also core, host)
-          └─> autotune                              (autotune: names through scopes)
+          │              └─────────> bounds         (bounds: also core, host; per
+          │                                          kernel, `linear` forms)
+          ├─> autotune                              (autotune: names through scopes)
+          └─> lanes ──> accesses                    (lanes: also host, tiles)
 
 The index holds them as `index.host`, `index.strides`, `index.quantities`,
 `index.tiles`, `index.coverage`, `index.layout`, `index.platform`, `index.sequences`,
-`index.gates`, `index.values`, `index.dtypes`, `index.bounds` and `index.autotune`, and forwards the core's data and queries (`index.kernels`,
-`index.launches`, `index.calls_in`, ...); rules ask the index, never the tree.
+`index.gates`, `index.values`, `index.dtypes`, `index.bounds`, `index.autotune`,
+`index.emptiness`, `index.core_kinds`, `index.storage`, `index.lanes` and
+`index.accesses`, and forwards the core's
+data and queries (`index.kernels`, `index.launches`, `index.calls_in`, ...); rules ask
+the index, never the tree.
 Building the facts objects costs nothing: each computes and caches what it is asked,
 on first use.
 """
@@ -29,17 +36,22 @@ from __future__ import annotations
 
 import ast
 
+from ascend_lint.index.accesses import AccessFacts
 from ascend_lint.index.autotune import AutotuneFacts
 from ascend_lint.index.bounds import BoundFacts
 from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.core_kinds import CoreKindFacts
 from ascend_lint.index.coverage import CoverageFacts
 from ascend_lint.index.dtypes import DtypeFacts
+from ascend_lint.index.emptiness import EmptinessFacts
 from ascend_lint.index.gates import GateFacts
 from ascend_lint.index.host import HostFacts
+from ascend_lint.index.lanes import LaneFacts
 from ascend_lint.index.layout import LayoutFacts
 from ascend_lint.index.platform import PlatformFacts
 from ascend_lint.index.quantities import QuantityFacts
 from ascend_lint.index.sequences import SequenceFacts
+from ascend_lint.index.storage import StorageFacts
 from ascend_lint.index.strides import StrideFacts
 from ascend_lint.index.tiles import TileFacts
 from ascend_lint.index.values import ValueFacts
@@ -89,6 +101,13 @@ class KernelIndex:
         self.gates = GateFacts(core, self.host, self.sequences, self.quantities)
         self.bounds = BoundFacts(core, self.host, self.sequences)
         self.autotune = AutotuneFacts(core)
+        # Catalogue IV, launcher side (ASC025, ASC026, ASC030)
+        self.emptiness = EmptinessFacts(core, self.host, self.quantities)
+        self.core_kinds = CoreKindFacts(core, self.host)
+        self.storage = StorageFacts(core, self.host)
+        # What each lane of a value holds and where it goes; the memory accesses.
+        self.lanes = LaneFacts(core, self.host, self.tiles)
+        self.accesses = AccessFacts(core, self.lanes)
 
     @classmethod
     def build(cls, tree: ast.Module) -> KernelIndex:

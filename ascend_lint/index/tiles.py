@@ -37,6 +37,10 @@ Unbounded blocks (`unbounded`): a constexpr a launch sets to
 `triton.next_power_of_2(<a token, row or element count>)` on every path, with no `min`
 upstream.
 
+Also asked of any expression (`shape`: the dimensions of offsets and masks too, by the
+same rules) and of any statement (`compiled_by_some_launch`: whether some
+configuration compiles it, or every one turns a compile-time `if` around it off).
+
 Depends on: the core facts (kernels, launches), `host` (what a launch argument holds)
 and `quantities` (what a host value counts). Nothing else of the index depends on it.
 
@@ -51,6 +55,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ascend_lint.diagnostics import cite
 from ascend_lint.index.aliases import LANGUAGE, TRITON
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
@@ -186,8 +191,9 @@ class Config:
     """Constexpr values that reach a kernel together, and where they come from."""
 
     values: dict[str, int]
-    label: str  # "config 3 of @triton.autotune", "the launch at line 40"
+    label: str  # "config 3 of @triton.autotune", "the launch at <cite(0)>"
     node: ast.AST  # where a finding about it goes
+    cited: tuple[ast.AST, ...] = ()  # the places `label` cites (`diagnostics.cite`)
 
 
 @dataclass(frozen=True)
@@ -536,6 +542,7 @@ class TileFacts:
         self._configs: dict[int, list[Config]] = {}
         self._element_bytes: dict[tuple[int, str], int | None] = {}
         self._live: dict[tuple, list[frozenset[str]]] = {}
+        self._shapes: dict[int, _KernelShapes] = {}
 
     # -- tiles -------------------------------------------------------------------
     def of(self, fn: JitFunction) -> KernelTiles:
@@ -605,6 +612,35 @@ class TileFacts:
                     return None
                 kind = "cast"
         return Tile(value, name, shape, size, kind, multibuffered)
+
+    # -- shapes of any expression (asked by `lanes`) ------------------------------
+    def shape(self, fn: JitFunction, expr: ast.AST) -> Shape | None:
+        """The dimensions of an expression of `fn`, offsets and masks included (`()` a
+        scalar, None not known), by the same shape rules as the tiles."""
+        shapes = self._shapes.get(id(fn.node))
+        if shapes is None:
+            shapes = self._shapes[id(fn.node)] = _KernelShapes(fn, self)
+        return shapes.of(expr)[0]
+
+    def compiled_by_some_launch(self, fn: JitFunction, stmt: ast.stmt) -> bool:
+        """Whether some configuration that reaches `fn` compiles `stmt`: False only when
+        every one decides a compile-time `if` around it the other way (the launches in
+        the module pass `FLAG=False` for its `if FLAG:`)."""
+        configs = self.configs(fn)
+        if not configs:
+            return True
+        aliases = self._core.aliases
+        tests = [
+            (branch.test, branch.taken)
+            for branch in fn.context(stmt).branches
+            if not fn.is_runtime(branch.test, aliases, at=branch.node)
+        ]
+        if not tests:
+            return True
+        for config in configs:
+            if all(_truth(test, config.values) in (None, taken) for test, taken in tests):
+                return True
+        return False
 
     def host_element_bytes(self, fn: JitFunction, param: str) -> int | None:
         """Bytes per element of the tensor every launch passes for pointer `param`,
@@ -693,24 +729,27 @@ class TileFacts:
         defaults = _constexpr_defaults(fn)
         params = [p for p in fn.params if p in fn.constexpr_params]
         # What each launch fixes: a constexpr every source of which is one integer.
-        sources: dict[tuple, tuple[dict[str, int], str, ast.AST]] = {}
+        sources: dict[tuple, tuple[dict[str, int], str, ast.AST, tuple[ast.AST, ...]]] = {}
         for launch in self._core.launches_of(fn):
             values = {}
             for param in params:
                 found = {self._host_int(a, launch.host) for a in launch.args.get(param, ())}
                 if len(found) == 1 and None not in found:
                     values[param] = found.pop()
-            label = f"the launch at line {launch.call.lineno}"
-            sources.setdefault(tuple(sorted(values.items())), (values, label, launch.call.func))
-        if not sources or all(not values for values, _, _ in sources.values()):
-            sources = {(): ({}, "the parameter defaults", fn.node)}
+            label = f"the launch at {cite(0)}"
+            sources.setdefault(
+                tuple(sorted(values.items())),
+                (values, label, launch.call.func, (launch.call,)),
+            )
+        if not sources or all(not values for values, _, _, _ in sources.values()):
+            sources = {(): ({}, "the parameter defaults", fn.node, ())}
         tuned = self._autotune_configs(fn)
         configs = []
-        for values, label, node in sources.values():
+        for values, label, node, cited in sources.values():
             base = {**defaults, **values}
             if not tuned:
                 if base:
-                    configs.append(Config(_in_order(fn, base), label, node))
+                    configs.append(Config(_in_order(fn, base), label, node, cited))
                 continue
             for number, (config, tuned_values) in enumerate(tuned, start=1):
                 where = f"config {number} of @triton.autotune"
@@ -719,6 +758,7 @@ class TileFacts:
                         _in_order(fn, {**base, **tuned_values}),
                         f"{where}, {label}" if values else where,
                         config,
+                        cited if values else (),
                     )
                 )
         return configs

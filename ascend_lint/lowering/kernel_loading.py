@@ -65,8 +65,10 @@ class Replaced(types.ModuleType):
         return Replaced(f"{self.__name__}.{attr}", self._reason)
 
     def __call__(self, *args, **kwargs):
-        if len(args) == 1 and not kwargs and isinstance(args[0], (types.FunctionType, type)):
-            return args[0]  # used as a decorator: keep what it decorates
+        if len(args) == 1 and not kwargs and _decorable(args[0]):
+            # used as a decorator (`@stand_in()` over `@triton.jit` too): keep what it
+            # decorates, so that a wrapper such as `triton.autotune` finds the function
+            return args[0]
         return Replaced(f"{self.__name__}()", self._reason)
 
     def __getitem__(self, key):
@@ -83,6 +85,13 @@ class Replaced(types.ModuleType):
 
     def __repr__(self) -> str:
         return f"<stand-in for {self.__name__}>"
+
+
+def _decorable(obj) -> bool:
+    """A function, a class, or a jit function or its wrappers (they carry `.fn`)."""
+    if isinstance(obj, (types.FunctionType, type)):
+        return True
+    return not isinstance(obj, Replaced) and callable(obj) and hasattr(obj, "fn")
 
 
 def _binary(self, *_other):
@@ -143,8 +152,35 @@ class SourceLoader:
             try:
                 exec(code, module.__dict__)
             except Exception as exc:
-                self.skipped.append(f"{path}:{stmt.lineno}: {type(exc).__name__}: {exc}")
+                if not self._bind_without_failing_decorators(stmt, path, module):
+                    self.skipped.append(f"{path}:{stmt.lineno}: {type(exc).__name__}: {exc}")
         return module
+
+    def _bind_without_failing_decorators(self, stmt, path: Path, module) -> bool:
+        """A definition whose decorator raises here (a launch-cache wrapper that reads the
+        device count at decoration time) is bound with that decorator left out and the
+        others applied innermost first, as Python applies them; recorded as skipped."""
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
+        if not stmt.decorator_list:
+            return False
+        bare = type(stmt)(**{**stmt.__dict__, "decorator_list": []})
+        code = compile(ast.Module(body=[bare], type_ignores=[]), str(path), "exec")
+        try:
+            exec(code, module.__dict__)
+        except Exception:
+            return False
+        obj = module.__dict__[stmt.name]
+        for decorator in reversed(stmt.decorator_list):
+            expr = compile(ast.Expression(body=decorator), str(path), "eval")
+            try:
+                obj = eval(expr, module.__dict__)(obj)
+            except Exception as exc:
+                self.skipped.append(
+                    f"{path}:{decorator.lineno}: decorator left out: {type(exc).__name__}: {exc}"
+                )
+        module.__dict__[stmt.name] = obj
+        return True
 
     def _importer(self, module: types.ModuleType):
         real_import = builtins.__import__
@@ -188,10 +224,22 @@ class SourceLoader:
         return stand_in
 
     def _top(self, name: str, exc: Exception):
-        """`import a.b.c`: what the name `a` is bound to."""
+        """`import a.b.c`: what the name `a` is bound to; the package `a` itself where it
+        imports (`import triton.backends.ascend.runtime` failing here must not turn the
+        module's `triton` into a stand-in)."""
         top = name.split(".")[0]
         found = self._from_tree(top)
-        return found if found is not None else self._replace(top, exc)
+        if found is not None:
+            return found
+        if top != name:
+            try:
+                package = importlib.import_module(top)
+            except Exception:
+                package = None
+            if package is not None:
+                self._replace(name, exc)  # recorded: the submodule is what failed
+                return package
+        return self._replace(top, exc)
 
     def _replace(self, name: str, exc: Exception) -> Replaced:
         reason = f"{type(exc).__name__}: {exc}"

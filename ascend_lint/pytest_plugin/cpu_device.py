@@ -86,6 +86,15 @@ def pytest_load_initial_conftests(early_config, parser, args):
     early_config.stash[_RECORD] = record
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if item.config.stash.get(_RECORD, None) is None:
+        return
+    from ascend_lint.cpu_device import torch_npu_stub
+
+    torch_npu_stub.restore_device_mode()
+
+
 def pytest_report_header(config):
     record = config.stash.get(_RECORD, None)
     if record is None:

@@ -32,6 +32,7 @@ from ascend_lint.pytest_plugin import (
 )
 from ascend_lint.pytest_plugin.client import WorkerClient
 from ascend_lint.pytest_plugin.worker import DEFAULT_NPU_ARCH, NPU_ARCH_ENV, STAGES
+from ascend_lint.text import plural
 
 REPORT_VERSION = 1
 WORKEROUTPUT_KEY = "ascend_compile"
@@ -265,6 +266,7 @@ class CompileGate:
                     "facts": [f.as_dict() for f in lowered.facts],
                     "lines_seen": sorted(lowered.lines_seen),
                     "branch_copies": {str(k): n for k, n in sorted(lowered.branch_copies.items())},
+                    "mix_mode": lowered.mix_mode,
                 }
                 started = time.perf_counter()
                 multibuffer = launch.kwargs.get("multibuffer")  # triton-ascend's option
@@ -457,7 +459,7 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
     tr.write_sep("=", "Ascend compile")
     mean = f", {s['compile_ms_mean']} ms mean per new one" if s["compile_ms_mean"] else ""
     tr.write_line(
-        f"{s['specialisations']} specialisations of {s['kernels']} kernels through "
+        f"{plural(s['specialisations'], 'specialisation')} of {plural(s['kernels'], 'kernel')} through "
         f"{' -> '.join(report['stages'])} ({report['target']['arch']}){mean}: "
         f"{s['rejected']} rejected, {s['not_compiled']} not compiled"
     )
@@ -501,14 +503,14 @@ def _print_report(tr, report: dict, report_path: str | None) -> None:
         if v["status"] == "unverifiable":
             tr.write_line(
                 f"{where} unverifiable from the lowered IR: its loop is a tl.static_range, "
-                f"unrolled, and no specialisation of {v['specialisations']} shows the branch "
+                f"unrolled, and none of {plural(v['specialisations'], 'specialisation')} shows the branch "
                 "repeated"
             )
             continue
         count = len(v["confirmed_by"]) or len(v["contradicted_by"])
         tr.write_line(
             f"{where} {v['status']} by the lowered IR in {count} of "
-            f"{v['specialisations']} specialisations"
+            f"{plural(v['specialisations'], 'specialisation')}"
         )
     for found in report.get("grid_coverage", ()):
         tr.write_line(grid_coverage.summary_line(found, root))

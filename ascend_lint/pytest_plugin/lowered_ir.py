@@ -10,6 +10,18 @@ Two kinds of fact, the ones the static rules predict:
 * ``runtime-branch-in-loop``: an ``scf.if`` inside an ``scf.for`` (padding ifs, marked
   ``{hivm.unlikely_condition}``, are not branches of the kernel's own); ``dma_both_sides``
   says whether each side moves global memory (two DMA paths kept alive).
+* ``discrete-load``: a one-element ``memref.load`` from a kernel argument inside the
+  ``scf.for`` the front end builds for an access it cannot describe as tiles (marked
+  ``{ExtractedLoadOrStore}``): a load issued element by element.
+* ``unaligned-rows``: a copy to or from a view of a kernel argument with two or more
+  dimensions, a unit innermost stride and a row pitch (the stride before it) whose bytes
+  are not a multiple of 32, or rows of two or more elements narrower than 32 bytes.
+* ``int-vector-op``: ``arith.cmpi`` or an integer shift or bitwise op
+  (``arith.shrsi``, ``arith.shli``, ``arith.andi``...) on an integer tensor (not ``i1``)
+  inside an ``scf.for``.
+
+And the kernel's ``mix_mode`` (``aiv``: vector cores only; ``mix``/``aic``: the cube unit
+too), which decides whether a program runs on a vector core or on an AI core.
 
 Locations come from the ``loc(...)`` trailers the adapter prints with
 ``TRITON_DISABLE_LINE_INFO=0`` (``#locN = loc("file":L:C)`` aliases, ``callsite``
@@ -28,6 +40,7 @@ _DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+)*\s*=\s*([\w.]+)")
 _OP = re.compile(r"^([a-z_]+\.[\w.]+)")
 _OPERAND = re.compile(r"%[\w.$-]+")
 _MEMREF = re.compile(r"memref<([^,>]*?)(?:,\s*strided<\[([^\]]*)\][^>]*>)?\s*>")
+_MIX_MODE = re.compile(r'\bmix_mode\s*=\s*"([^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -57,7 +70,7 @@ class Region:
 
 @dataclass(frozen=True)
 class IrFact:
-    kind: str  # strided-load | strided-store | runtime-branch-in-loop
+    kind: str  # strided-load | strided-store | runtime-branch-in-loop | discrete-load | ...
     lines: tuple[int, ...]  # kernel-file lines this fact maps to, most specific first
     detail: str
     certain: bool = True
@@ -67,7 +80,7 @@ class IrFact:
         out = {"kind": self.kind, "lines": list(self.lines), "detail": self.detail}
         if self.kind.startswith("strided"):
             out["certain"] = self.certain
-        else:
+        elif self.kind == "runtime-branch-in-loop":
             out["dma_both_sides"] = self.dma_both_sides
         return out
 
@@ -80,6 +93,7 @@ class LoweredKernel:
     # line -> how many ``scf.if`` outside any ``scf.for`` carry it: a runtime branch in a
     # ``tl.static_range`` loop is unrolled, one copy per iteration, with no loop around
     branch_copies: dict[int, int] = field(default_factory=dict)
+    mix_mode: str | None = None  # "aiv", "mix", "aic": the cores one program runs on
 
 
 def parse(text: str, kernel_path: str) -> LoweredKernel:
@@ -97,7 +111,7 @@ def parse(text: str, kernel_path: str) -> LoweredKernel:
     facts: list[IrFact] = []
     branch_copies: dict[int, int] = {}
 
-    def walk(nodes: list, in_loop: bool) -> None:
+    def walk(nodes: list, in_loop: bool, discrete: bool = False) -> None:
         for node in nodes:
             if isinstance(node, Region):
                 seen.update(lines_of(node.header.loc))
@@ -120,16 +134,29 @@ def parse(text: str, kernel_path: str) -> LoweredKernel:
                                 dma_both_sides=both,
                             )
                         )
+                element_loop = node.name == "scf.for" and "ExtractedLoadOrStore" in node.closing
                 for branch in node.branches:
-                    walk(branch, in_loop or node.name == "scf.for")
+                    walk(branch, in_loop or node.name == "scf.for", discrete or element_loop)
                 continue
             seen.update(lines_of(node.loc))
-            fact = _strided_access(node, defs, lines_of)
-            if fact is not None:
-                facts.append(fact)
+            for check in (_strided_access, _unaligned_rows):
+                fact = check(node, defs, lines_of)
+                if fact is not None:
+                    facts.append(fact)
+            if discrete and node.name == "memref.load":
+                fact = _discrete_load(node, defs, lines_of)
+                if fact is not None:
+                    facts.append(fact)
+            if in_loop and node.name in _INT_VECTOR_OPS:
+                fact = _int_vector_op(node, lines_of)
+                if fact is not None:
+                    facts.append(fact)
 
     walk(root, False)
-    return LoweredKernel(kernel_path, _dedup(facts), seen, branch_copies)
+    mode = _MIX_MODE.search(text)
+    return LoweredKernel(
+        kernel_path, _dedup(facts), seen, branch_copies, mode.group(1) if mode else None
+    )
 
 
 def pointer_selects(ttir_text: str, kernel_path: str) -> list[SourceLoc]:
@@ -313,6 +340,77 @@ def _strided_access(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
         lines = tuple(dict.fromkeys(lines_of(op.loc) + lines_of(root.loc)))
         if lines:
             return IrFact(kind, lines, f"{op.name} through {strides}", certain=certain)
+    return None
+
+
+_INT_VECTOR_OPS = frozenset(
+    {"arith.cmpi", "arith.shrsi", "arith.shrui", "arith.shli", "arith.andi", "arith.ori"}
+    | {"arith.xori"}
+)
+_INT_TENSOR = re.compile(r"tensor<(?:[\d?]+x)+i(\d+)>")
+_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+ROW_BYTES = 32
+
+
+def _discrete_load(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
+    """A one-element load from a kernel argument in an element-by-element loop."""
+    operands = _OPERAND.findall(op.text.split("=", 1)[1]) if "=" in op.text else []
+    if not operands or _global_root(operands[0], defs) is None:
+        return None
+    lines = lines_of(op.loc)
+    return IrFact("discrete-load", lines, "memref.load per element") if lines else None
+
+
+def _int_vector_op(op: Op, lines_of) -> IrFact | None:
+    """An integer compare, shift or bitwise op on an integer tensor (not a mask)."""
+    types = op.text.rsplit(":", 1)[-1] if ":" in op.text else ""
+    m = _INT_TENSOR.search(types)
+    if m is None or m.group(1) == "1":
+        return None
+    lines = lines_of(op.loc)
+    return (
+        IrFact("int-vector-op", lines, f"{op.name} on {m.group(0)} in scf.for") if lines else None
+    )
+
+
+def _unaligned_rows(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
+    """A copy between the Unified Buffer and a 2-D (or wider) view of a kernel argument
+    whose rows are off a multiple of 32 bytes: a row pitch, or rows of two or more
+    elements narrower than 32 bytes."""
+    if op.name == "memref.copy":
+        operands = _OPERAND.findall(op.text)[:2]
+        types = op.text.split(":", 1)[1].split(" to ") if ":" in op.text else []
+        pairs = list(zip(operands, types)) if len(types) == 2 else []
+    elif op.name == "bufferization.materialize_in_destination":
+        operands = _OPERAND.findall(op.text.split(":", 1)[0])
+        types = op.text.split(":", 1)[1] if ":" in op.text else ""
+        if len(operands) < 2 or "memref<" not in types:
+            return None
+        pairs = [(operands[1], "memref<" + types.rsplit("memref<", 1)[1])]
+    else:
+        return None
+    for value, memref_type in pairs:
+        root = _global_root(value, defs)
+        m = _MEMREF.search(memref_type)
+        if root is None or m is None or not m.group(2):
+            continue
+        parts = m.group(1).split("x")
+        dims, element = parts[:-1], parts[-1]
+        strides = [s.strip() for s in m.group(2).split(",")]
+        size = _ELEMENT_BYTES.get(element)
+        if size is None or len(dims) < 2 or len(strides) != len(dims) or strides[-1] != "1":
+            continue
+        pitch = int(strides[-2]) if strides[-2].isdigit() else None
+        width = int(dims[-1]) if dims[-1].isdigit() else None
+        detail = ""
+        if pitch is not None and pitch > 1 and (pitch * size) % ROW_BYTES:
+            detail = f"row pitch {pitch} x {size} bytes"
+        elif width is not None and width > 1 and width * size < ROW_BYTES:
+            detail = f"rows of {width} x {size} bytes"
+        if detail:
+            lines = tuple(dict.fromkeys(lines_of(op.loc) + lines_of(root.loc)))
+            if lines:
+                return IrFact("unaligned-rows", lines, f"{op.name} of {detail}")
     return None
 
 

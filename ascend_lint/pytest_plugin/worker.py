@@ -82,8 +82,16 @@ class StandInTensor:
 class StandInDriver:
     """Reports the NPU target to ``JITFunction.run``; owns no device."""
 
-    def __init__(self, target):
+    def __init__(self, target=None):
+        if target is None:  # made from its class, as triton makes a backend's driver
+            from triton.backends.compiler import GPUTarget
+
+            target = GPUTarget("npu", os.environ.get(NPU_ARCH_ENV, DEFAULT_NPU_ARCH), 0)
         self._target = target
+
+    @classmethod
+    def is_active(cls) -> bool:
+        return True
 
     def get_current_device(self):
         return 0
@@ -121,6 +129,7 @@ class Worker:
 
         self.target = GPUTarget("npu", os.environ.get(NPU_ARCH_ENV, DEFAULT_NPU_ARCH), 0)
         driver.set_active(StandInDriver(self.target))
+        _npu_backend_reports_active()
         self.backend = make_backend(self.target)
         self.kernels: dict[tuple[str, str, str], object] = {}
         self.modules: dict[str, tuple[object, str | None]] = {}  # file -> (module, failure)
@@ -158,7 +167,7 @@ class Worker:
         while not isinstance(obj, JITFunction):
             inner = getattr(obj, "fn", None)
             if inner is None:
-                raise StageFailed("import", f"{request['qualname']} is not a triton kernel")
+                raise StageFailed("import", _not_a_kernel(request["qualname"], obj, module))
             if not hasattr(inner, "fn") and callable(inner) and hasattr(obj, "rewriter"):
                 # the module set TRITON_INTERPRET itself: rebuild the JITFunction
                 obj = JITFunction(inner, **obj.rewriter.kwargs)
@@ -355,6 +364,36 @@ def _argument_words(name: str, kind: str, spec: str) -> str:
     if spec == "1":
         return f"{name}: {kind} = 1"
     return f"{name}: {kind}"
+
+
+def _npu_backend_reports_active() -> None:
+    """The NPU backend's driver says it is active here, as on an NPU: libraries choose
+    between real triton and a stand-in of their own by counting the backends whose
+    driver is active (vLLM's triton_utils wants exactly one), and on a CPU none is; the
+    kernel would then be a plain function in this process while the test process
+    (with --ascend-cpu-device, whose driver is active) launched a triton kernel."""
+    import dataclasses
+
+    from triton.backends import backends
+
+    for name, backend in list(backends.items()):
+        if getattr(backend.driver, "__name__", "") == "NPUDriver":
+            backends[name] = dataclasses.replace(backend, driver=StandInDriver)
+
+
+def _not_a_kernel(qualname: str, obj, module) -> str:
+    """Why the name the test process launched is no triton kernel here."""
+    text = f"{qualname} is a {type(obj).__name__} in the compile worker, not a triton kernel"
+    real = sys.modules.get("triton")
+    bound = getattr(module, "triton", None) if module is not None else None
+    if bound is not None and bound is not real and hasattr(bound, "jit"):
+        kind = type(bound)
+        text += (
+            f": the name `triton` in its module is a {kind.__module__}.{kind.__qualname__}, "
+            "not the triton package, so its @triton.jit left the function undecorated (a "
+            "library's fallback for when it finds no usable triton)"
+        )
+    return text
 
 
 def _import_failure(exc: BaseException, path: str) -> str:

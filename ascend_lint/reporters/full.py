@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.docs import reference_function
+from ascend_lint.docs import describe_references, rule_references
 from ascend_lint.reporters._common import LineCache
 from ascend_lint.reporters.concise import location
 
@@ -51,9 +51,10 @@ def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
             out.write("\n".join(_frame(d, lines)) + "\n")
         if d.fix is not None:
             out.write(f"  = {_FIX_LABEL[d.fix.applicability.value]}: {d.fix.message}\n")
-        if d.reference:
-            shown = reference_function(d.reference)
+        references = rule_references(d.code)
+        if references:
             out.write(
-                f"  = help: corrected pattern: {shown}, shown by `ascend-lint rule {d.code}`\n"
+                f"  = help: corrected pattern: {describe_references(references)}, "
+                f"shown by `ascend-lint rule {d.code}`\n"
             )
         out.write("\n")

@@ -1,5 +1,5 @@
 """Ruff's JSON layout (a list of objects; 1-based rows and columns), plus the
-reference kernel each rule points to."""
+reference kernel functions each rule points to."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from typing import TextIO
 
 from ascend_lint.diagnostics import Diagnostic, Position
-from ascend_lint.docs import rule_url
+from ascend_lint.docs import rule_references, rule_url
 
 
 def _loc(p: Position) -> dict:
@@ -35,7 +35,8 @@ def as_dict(d: Diagnostic) -> dict:
         "fix": fix,
         "noqa_row": d.noqa_row,
         "url": rule_url(d.code),
-        "reference_kernel": d.reference,
+        # {"path": "ascend_lint/reference_kernels/chunk_o.py", "function": "gate_base"}, ...
+        "reference_kernels": [ref.as_json() for ref in rule_references(d.code)],
     }
 
 

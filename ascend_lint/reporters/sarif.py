@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import ascend_lint
 from ascend_lint.diagnostics import Diagnostic, Position
-from ascend_lint.docs import rule_doc, rule_url
+from ascend_lint.docs import rule_doc, rule_references, rule_url
 from ascend_lint.reporters._common import HOMEPAGE, TOOL_NAME
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -26,12 +26,12 @@ def _rules() -> list[dict]:
     # package to list the formats in --help.
     from ascend_lint.rules import ALL_RULES, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME
 
-    described = [(r.code, r.name, r.summary, r.reference) for r in ALL_RULES]
+    described = [(r.code, r.name, r.summary) for r in ALL_RULES]
     # ASC000 is reported by the engine; describe it too when no rule class carries it.
     if all(code != SYNTAX_ERROR_CODE for code, *_ in described):
-        described.insert(0, (SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, SYNTAX_ERROR_SUMMARY, None))
+        described.insert(0, (SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, SYNTAX_ERROR_SUMMARY))
     out = []
-    for code, name, summary, reference in described:
+    for code, name, summary in described:
         doc = rule_doc(code)
         # The doc once, as the rule's help (SARIF 2.1.0 3.49.12: text and markdown);
         # the full description is its plain-text "What it does" paragraph (3.49.10).
@@ -44,8 +44,9 @@ def _rules() -> list[dict]:
             "helpUri": rule_url(code),
             "defaultConfiguration": {"level": "error"},
         }
-        if reference:
-            rule["properties"] = {"reference_kernel": reference}
+        references = rule_references(code)
+        if references:
+            rule["properties"] = {"reference_kernels": [ref.as_json() for ref in references]}
         out.append(rule)
     return out
 
@@ -94,6 +95,15 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict:
             {"physicalLocation": {"artifactLocation": artifact, "region": _region(d.start, d.end)}}
         ],
     }
+    if d.related:
+        # The places the message cites ("line N"), each its own location.
+        result["relatedLocations"] = [
+            {
+                "id": i,
+                "physicalLocation": {"artifactLocation": artifact, "region": _region(a, b)},
+            }
+            for i, (a, b) in enumerate(d.related)
+        ]
     if d.fix is not None:
         replacements = [
             {"deletedRegion": _region(e.start, e.end), "insertedContent": {"text": e.content}}

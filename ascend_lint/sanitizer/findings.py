@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, field
 
 from ascend_lint.sanitizer.storage import Storage
+from ascend_lint.text import plural
 
 OUT_OF_BOUNDS = "out-of-bounds"
 MASKED_OUT_OF_BOUNDS = "masked-out-of-bounds"
@@ -169,8 +170,8 @@ class Finding:
         s = self.site
         out = [self.headline(root)]
         count = (
-            f"{_plural(self.lanes, 'lane')} in {_plural(self.occurrences, 'access', 'accesses')}"
-            f" by {_plural(self.program_count, 'program')}"
+            f"{plural(self.lanes, 'lane')} in {plural(self.occurrences, 'access', 'accesses')}"
+            f" by {plural(self.program_count, 'program')}"
         )
         out.append(f"  {count}")
         if s.call_line is not None:
@@ -220,7 +221,7 @@ class Unattributed:
 
     def line_text(self, root: str | None = None) -> str:
         return (
-            f"{shown(self.path, root)}:{self.line}: could not attribute {_plural(self.lanes, 'lane')} "
+            f"{shown(self.path, root)}:{self.line}: could not attribute {plural(self.lanes, 'lane')} "
             f"of a {self.op} in {self.kernel}: the pointer derives from no tensor argument and "
             "lies in no argument's storage"
         )
@@ -262,7 +263,7 @@ class DuplicateStores:
 
     def line_text(self, root: str | None = None) -> str:
         return (
-            f"{shown(self.path, root)}:{self.line}: {_plural(self.lanes, 'lane')} of stores to "
+            f"{shown(self.path, root)}:{self.line}: {plural(self.lanes, 'lane')} of stores to "
             f"{self.tensor} in {self.kernel} stored twice with the same bytes by programs of "
             "one launch (duplicate work, not a finding)"
         )
@@ -278,7 +279,3 @@ def shown(path: str, root: str | None) -> str:
         if not rel.startswith(os.pardir):
             return rel
     return path
-
-
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (plural or word + 's')}"

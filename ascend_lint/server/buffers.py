@@ -149,6 +149,27 @@ def _rows_that_cannot_end_in_a_comment(buffer: LintedBuffer, d: Diagnostic) -> s
 _FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", None)
 
 
+def fix_all_apart(buffer: LintedBuffer, unsafe: bool) -> tuple[str | None, int, str | None]:
+    """Run on a thread of the server: `fix_all_text(buffer, unsafe)` in a new process.
+
+    Only the text and its settings cross over; the process lints the text again
+    itself, since pickling a big file's findings would hold the server's interpreter
+    lock for tens of milliseconds."""
+    from ascend_lint.server.worker_process import run_apart
+
+    job = (_fix_all_job, buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe)
+    done, result = run_apart(job, len(buffer.text))
+    if not done:
+        if result == "timeout":
+            return None, 0, "the fix process ran out of time"
+        return None, 0, f"internal error: the fix process ended with code {result}"
+    return result  # type: ignore[return-value]
+
+
+def _fix_all_job(path: str, text: str, version: int | None, resolved: Resolved, unsafe: bool):
+    return fix_all_text(unlinted(path, text, version, resolved), unsafe, relint=True)
+
+
 def fix_all_text(
     buffer: LintedBuffer, unsafe: bool, relint: bool = False
 ) -> tuple[str | None, int, str | None]:

@@ -5,13 +5,7 @@ of a `# noqa: ...` comment, the same for that code's rule."""
 from __future__ import annotations
 
 from ascend_lint.diagnostics import Diagnostic, Position
-from ascend_lint.docs import (
-    reference_function,
-    reference_source,
-    reference_url,
-    rule_doc_section,
-    rule_url,
-)
+from ascend_lint.docs import Reference, rule_doc_section, rule_references, rule_url
 from ascend_lint.rules import RULES_BY_CODE
 from ascend_lint.source import SourceFile
 from ascend_lint.suppression import noqa_code_spans
@@ -24,8 +18,7 @@ def hover_markdown(diagnostic: Diagnostic) -> str:
     rule = RULES_BY_CODE.get(diagnostic.code)
     title = f"**{diagnostic.code}** `{diagnostic.name}`"
     parts = [f"{title}: {rule.summary}" if rule is not None else title, diagnostic.message]
-    reference = diagnostic.reference or (rule.reference if rule is not None else None)
-    parts += _about(diagnostic.code, reference)
+    parts += _about(diagnostic.code)
     if diagnostic.fix is not None:
         kind = diagnostic.fix.applicability.value
         parts.insert(-1, f"**Fix ({kind}):** {diagnostic.fix.message}")
@@ -38,7 +31,7 @@ def rule_markdown(code: str) -> str:
     parts = [f"**{code}** `{rule.name}`: {rule.summary}"]
     if rule.fix_applicability is not None:
         parts.append(f"**Fix:** {rule.fix_applicability.value}")
-    return "\n\n".join(parts + _about(code, rule.reference))
+    return "\n\n".join(parts + _about(code))
 
 
 def noqa_code_at(source: SourceFile, at: Position) -> tuple[str, Position, Position] | None:
@@ -49,23 +42,22 @@ def noqa_code_at(source: SourceFile, at: Position) -> tuple[str, Position, Posit
     return None
 
 
-def _about(code: str, reference: str | None) -> list[str]:
-    """Why the rule matters, its reference kernel and its doc's link."""
+def _about(code: str) -> list[str]:
+    """Why the rule matters, its reference kernel functions and its doc's link."""
     parts = []
     why = rule_doc_section(code, "Why is this bad?")
     if why:
         parts.append(f"**Why:** {why}")
-    if reference:
-        parts.append(_reference(reference))
+    parts += [_reference(ref) for ref in rule_references(code)]
     parts.append(f"[{code} documentation]({rule_url(code)})")
     return parts
 
 
-def _reference(reference: str) -> str:
-    found = reference_source(reference)
-    name = reference_function(reference)
+def _reference(ref: Reference) -> str:
+    found = ref.source()
+    name = ref.function
     if found is None:
-        return f"**Reference kernel:** [`{name}`]({reference_url(reference)})"
+        return f"**Reference kernel:** [`{name}`]({ref.url})"
     path, line, code = found
     lines = code.splitlines()
     shown = "\n".join(lines[:KERNEL_LINES])

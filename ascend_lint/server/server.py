@@ -262,9 +262,8 @@ class AscendLintServer:
 
     async def fix_all(self, uri: str, buffer: LintedBuffer) -> dict | None:
         """Fix-all for this lint of the buffer, worked out once on the fix worker."""
-        from ascend_lint.server.buffers import fix_all_text
+        from ascend_lint.server.buffers import fix_all_apart, fix_all_text
         from ascend_lint.server.protocol import fix_all_action
-        from ascend_lint.server.worker_process import fix_all_in_process
 
         unsafe = buffer.resolved.settings.unsafe_fixes
         key = (buffer.version, hash(buffer.text), buffer.resolved.key, unsafe)
@@ -274,7 +273,7 @@ class AscendLintServer:
             if len(buffer.text) < BIG_BUFFER_CHARS:
                 job = loop.run_in_executor(self._fixer, fix_all_text, buffer, unsafe)
             else:
-                job = loop.run_in_executor(self._fixer, fix_all_in_process, buffer, unsafe)
+                job = loop.run_in_executor(self._fixer, fix_all_apart, buffer, unsafe)
             cached = (key, job)
             self._fixed[uri] = cached
         fixed = await asyncio.shield(cached[1])

@@ -1,6 +1,8 @@
 """Work on a big buffer in a process of its own (a fix-all, or a lint of the whole text),
 its result pickled back through a pipe: a fork of the server on Linux, else `python -m
-ascend_lint.server.worker_process`, which reads the pickled job from stdin.
+ascend_lint.server.worker_process`, which reads the pickled job from stdin. A job is a
+module-level function and its arguments (pickled by name: this module imports none of
+its callers).
 
 In the server, each parse of a big buffer would hold the interpreter lock for hundreds of
 milliseconds at a time (a hover sent meanwhile would wait for it), and the syntax tree
@@ -32,9 +34,10 @@ TIMEOUT_S_PER_MB = 100.0
 SPAWNED = [sys.executable, "-m", __name__]  # the new interpreter, off Linux
 
 
-def _run(job: tuple, chars: int) -> tuple[bool, object]:
-    """(done, result) of `job` on a text of `chars` characters, in a process of its own;
-    not done if that process failed or ran out of time."""
+def run_apart(job: tuple, chars: int) -> tuple[bool, object]:
+    """(done, result) of `job`, `(function, *arguments)`, on a text of `chars`
+    characters, in a process of its own; not done if that process failed or ran out of
+    time."""
     timeout = TIMEOUT_S + TIMEOUT_S_PER_MB * chars / 1e6
     return _run_forked(job, timeout) if FORK else _run_spawned(job, timeout)
 
@@ -99,21 +102,6 @@ def _run_forked(job: tuple, timeout: float) -> tuple[bool, object]:
     return True, pickle.loads(data)
 
 
-def fix_all_in_process(buffer, unsafe: bool) -> tuple:
-    """Run on a thread of the server: `fix_all_text(buffer, unsafe)` in a new process.
-
-    Only the text and its settings cross over; the process lints the text again
-    itself, since pickling a big file's findings would hold the server's interpreter
-    lock for tens of milliseconds."""
-    job = ("fix", buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe)
-    done, result = _run(job, len(buffer.text))
-    if not done:
-        if result == "timeout":
-            return None, 0, "the fix process ran out of time"
-        return None, 0, f"internal error: the fix process ended with code {result}"
-    return result  # type: ignore[return-value]
-
-
 def lint_whole_in_process(
     path: str, raw: bytes, codes: frozenset[str], target: str, lines: list[str]
 ):
@@ -121,7 +109,7 @@ def lint_whole_in_process(
     one if that process fails. `lines`: the text's lines, which the memo keeps."""
     from ascend_lint.incremental import lint_whole
 
-    done, result = _run(("lint", path, raw, codes, target), len(raw))
+    done, result = run_apart((_lint_whole_job, path, raw, codes, target), len(raw))
     if not done:
         return lint_whole(path, raw, codes, target)
     outcome, memo = result  # type: ignore[misc]
@@ -145,14 +133,13 @@ def _end(pid: int) -> None:
 
 
 def _do(job: tuple) -> object:
-    if job[0] == "fix":
-        from ascend_lint.server.buffers import fix_all_text, unlinted
+    function, *arguments = job
+    return function(*arguments)
 
-        _kind, path, text, version, resolved, unsafe = job
-        return fix_all_text(unlinted(path, text, version, resolved), unsafe, relint=True)
+
+def _lint_whole_job(path: str, raw: bytes, codes: frozenset[str], target: str):
     from ascend_lint.incremental import lint_whole
 
-    _kind, path, raw, codes, target = job
     outcome, memo = lint_whole(path, raw, codes, target)
     if memo is not None:
         memo.lines = []  # the server has its own copy of the text's lines

@@ -30,6 +30,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.language.extra import libdevice  # noqa: E402
+from triton.language.math import rsqrt  # noqa: E402
 
 if os.environ.get("CASES_WITHOUT_STAND_IN") != "1":
     import torch_npu
@@ -148,7 +149,7 @@ def math_functions():
         tl.store(out_ptr + 3 * N + offs, cann_libdevice.log1p(tl.abs(x)))
         tl.store(out_ptr + 4 * N + offs, cann_libdevice.atan2(x, y))
         # a float remainder of loaded values, not index arithmetic
-        tl.store(out_ptr + 5 * N + offs, x % y)  # noqa: ASC018
+        tl.store(out_ptr + 5 * N + offs, x % y)
         tl.store(out_ptr + 6 * N + offs, cann_libdevice.nearbyint(x * 4))
 
     x = torch.randn(32) * 3
@@ -237,6 +238,39 @@ def negative_axis_reductions():
         "prod_error": _max_error(products, x.prod(-1)),
         "scan_error": _max_error(scans, x.cumprod(-1)),
     }
+
+
+@case
+def boolean_invert():
+    # `~mask` on a comparison's booleans (sgl-kernel-npu's mrope section masks): the
+    # Ascend semantic builds the all-ones value of int1, which the interpreter lacks
+    @triton.jit
+    def kernel(x_ptr, out_ptr, N: tl.constexpr):
+        offsets = tl.arange(0, N)
+        low = (offsets % 3 == 1) & (offsets <= 6)
+        rest = ~low
+        tl.store(out_ptr + offsets, tl.where(rest, tl.load(x_ptr + offsets), 0.0))
+
+    x = torch.randn(16)
+    out = torch.empty(16)
+    kernel[(1,)](x, out, N=16)
+    index = torch.arange(16)
+    want = torch.where(~((index % 3 == 1) & (index <= 6)), x, torch.zeros(()))
+    return {"max_error": _max_error(out, want)}
+
+
+@case
+def builtin_imported_by_name():
+    # mojo_opset's layernorm: `from triton.language.math import rsqrt`, then rsqrt(v)
+    @triton.jit
+    def kernel(x_ptr, out_ptr, N: tl.constexpr):
+        offsets = tl.arange(0, N)
+        tl.store(out_ptr + offsets, rsqrt(tl.load(x_ptr + offsets)))
+
+    x = torch.rand(16) + 0.5
+    out = torch.empty(16)
+    kernel[(1,)](x, out, N=16)
+    return {"max_error": _max_error(out, torch.rsqrt(x))}
 
 
 @case

@@ -10,6 +10,7 @@ import textwrap
 
 from ascend_lint.index import KernelIndex
 from ascend_lint.index.bounds import plainly_non_negative
+from ascend_lint.index.linear import Form
 
 
 def model(source: str):
@@ -382,3 +383,101 @@ def test_the_kept_out_lanes_an_address_reaches_below_its_start_on_some_path():
         assert bool(found) == reaches, use
         if reaches:
             assert [b.text for b in found] == ["row"]
+
+
+# -- selects: loads only an arm uses, and what its condition bounds --------------------------
+SELECTS = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, cu, y, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    first = o == 0
+    start = tl.where(o == 0, 0, tl.load(cu + o - 1, m))
+    inner = tl.where(m, tl.where(first, 0.0, tl.load(x + o - 1)), 0.0)
+    prev = tl.load(x + o - 1, mask=m)
+    both = tl.load(x + o + 1, mask=m)
+    other = tl.load(x + o, mask=m)
+    tl.store(y + o, tl.where(~first, prev.to(tl.float32), 0.0) + tl.where(m, both, 0.0), m)
+    tl.store(y + o, tl.where(m, both, other) + other, m)
+    flag = tl.where(tl.load(x + o, mask=m) > 0, 1, 0)
+    tl.store(y + o, start + inner + flag, m)
+"""
+
+
+def arm_loads(index, fn) -> list[tuple[str, str | None, list[list[tuple[str, bool]]]]]:
+    """(address, the local it is bound to, [[(condition, holds), ...] per use]) of each
+    load only select arms use."""
+    return [
+        (
+            ast.unparse(load.call.args[0]),
+            load.via,
+            [[(ast.unparse(a.test), a.holds) for a in use] for use in load.uses],
+        )
+        for load in index.bounds.arm_loads(fn)
+    ]
+
+
+def test_the_loads_only_select_arms_use_with_the_arms_around_each_use():
+    index, fns = model(SELECTS)
+    found = arm_loads(index, fns["k"])
+    assert sorted(found, key=repr) == sorted(
+        [
+            ("cu + o - 1", None, [[("o == 0", False)]]),
+            # a select nested in an arm: both conditions, outermost first
+            ("x + o - 1", None, [[("m", True), ("first", False)]]),
+            # bound to a local only arms read (through `.to()`), once per use
+            ("x + o - 1", "prev", [[("~first", True)]]),
+            ("x + o + 1", "both", [[("m", True)], [("m", True)]]),
+        ],
+        key=repr,
+    )
+    # `other` is read outside every arm too (`+ other`), and the load in `flag`'s
+    # condition is no arm's: neither is listed
+
+
+def select_forms(index, fn, via: str | None, at: str) -> list[list[Form]]:
+    """The forms the arms' conditions keep >= 0, per use, of the load bound to `via`
+    (None: in the arm itself) at the statement starting with `at`."""
+    stmt = fn.statements[statement(fn, at)]
+    load = next(x for x in index.bounds.arm_loads(fn) if x.via == via and x.stmt is stmt)
+    return [
+        [b.form for arm in use for b in index.bounds.select_bounds(fn, arm)] for use in load.uses
+    ]
+
+
+def test_what_a_select_condition_bounds_on_the_lanes_an_arm_gives():
+    index, fns = model(SELECTS)
+    k = fns["k"]
+    start = statement(k, "start =")
+
+    def form(text: str, at: int = start):
+        return index.bounds.linear_form(k, expr(text), at)
+
+    # `o == 0` false: `o != 0`, and `o >= 0`, so `o - 1 >= 0`
+    assert select_forms(index, k, None, "start =") == [[form("o - 1")]]
+    load = next(x for x in index.bounds.arm_loads(k) if x.stmt is k.statements[start])
+    (bound,) = index.bounds.select_bounds(k, load.uses[0][0])
+    assert ast.unparse(bound.test) == "o != 0"  # the comparison as it holds in the arm
+    # through the locals `m` and `first`, outer arm first
+    assert select_forms(index, k, None, "inner =") == [[form("n - o - 1"), form("o - 1")]]
+    # `~first` holds where `first` (`o == 0`) does not
+    assert select_forms(index, k, "prev", "prev =") == [[form("o - 1")]]
+    assert select_forms(index, k, "both", "both =") == [[form("n - o - 1")]] * 2
+
+
+def test_a_select_condition_bounds_the_offset_the_arm_reads_only_with_its_facts():
+    index, fns = model(SELECTS)
+    k = fns["k"]
+    at = statement(k, "start =")
+    stmt = k.statements[at]
+    offset = index.bounds.linear_form(k, expr("o - 1"), at)
+    load = next(x for x in index.bounds.arm_loads(k) if x.stmt is stmt)
+    facts = tuple(b.form for b in index.bounds.select_bounds(k, load.uses[0][0]))
+    assert index.bounds.can_be_negative(k, offset, stmt)
+    assert not index.bounds.can_be_negative(k, offset, stmt, assuming=facts)
+    # a fact about another quantity shows nothing
+    other = (index.bounds.linear_form(k, expr("n - o - 1"), at),)
+    assert index.bounds.can_be_negative(k, offset, stmt, assuming=other)

@@ -14,7 +14,14 @@ F64 = frozenset({f"{LANGUAGE}.float64"})
 def uses(source: str, dtypes=F64):
     index = KernelIndex.build(ast.parse(textwrap.dedent(source)))
     kernel = index.kernels[0]
-    return [(u.node.lineno, u.how, u.kind) for u in index.dtypes.uses(kernel, dtypes)]
+    return [
+        (
+            u.node.lineno,
+            u.how.replace("{@0}", f"line {u.cited[0].lineno}") if u.cited else u.how,
+            u.kind,
+        )
+        for u in index.dtypes.uses(kernel, dtypes)
+    ]
 
 
 def test_each_way_a_dtype_reaches_a_kernel():

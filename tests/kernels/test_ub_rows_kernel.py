@@ -119,10 +119,21 @@ def _lower(target: str, dtype: str, N: int) -> dict:
     return json.loads(run.stdout)
 
 
-@pytest.mark.parametrize("target", ["ascend910b", "ascend910_95"])
+@pytest.mark.parametrize("target", ["ascend910b", "ascend910_93"])
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 @pytest.mark.parametrize("N", [100, 65536])
 def test_the_chosen_blocks_fit_the_ub_by_the_compile_gates_upper_bound(target, dtype, N):
     result = _lower(target, dtype, N)
     assert result["verdict"] == "fits", result
     assert result["ub_bits_upper"] <= result["capacity_bits"]
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("N", [100, 65536])
+def test_the_chosen_blocks_never_overflow_a5(dtype, N):
+    # no reuse of dead buffers is known on A5 (triton-ascend #2246), so the gate's upper
+    # bound there is every buffer of the kernel at once, which the tile need not fit;
+    # what must be live at once has to
+    result = _lower("ascend910_95", dtype, N)
+    assert result["verdict"] != "overflows", result
+    assert result["ub_bits_lower"] <= result["capacity_bits"]

@@ -1,0 +1,525 @@
+"""ASC004 launch-num-warps-stages: CUDA tuning knobs at launches and in autotune configs."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ascend_lint.codemods import (
+    remove_argument,
+    remove_arguments_each,
+    remove_comprehension_clauses,
+    remove_list_elements,
+    remove_statement,
+)
+from ascend_lint.diagnostics import Applicability, Edit, Fix, FixGroup, cite
+from ascend_lint.index import LANGUAGE, is_simt_only
+from ascend_lint.index.syntax import free_of_effects
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+from ascend_lint.rules.asc004.fix import knob_cleanups
+from ascend_lint.suppression import suppressed_on
+
+KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _knobs_in(container: ast.AST) -> set[str]:
+    if isinstance(container, ast.Call):
+        return {k.arg for k in container.keywords if k.arg in KNOBS}
+    if isinstance(container, ast.Dict):
+        return {k.value for k in container.keys if isinstance(k, ast.Constant) and k.value in KNOBS}
+    return set()
+
+
+def _knob_values(container: ast.AST) -> list[ast.AST]:
+    """The expressions removing the knobs of `container` deletes."""
+    if isinstance(container, ast.Call):
+        return [k.value for k in container.keywords if k.arg in KNOBS]
+    if isinstance(container, ast.Dict):
+        return [
+            v
+            for k, v in zip(container.keys, container.values)
+            if isinstance(k, ast.Constant) and k.value in KNOBS
+        ]
+    if isinstance(container, ast.Assign):
+        return [container.value]
+    return []
+
+
+def _disjoint(edits: tuple[Edit, ...]) -> bool:
+    """Whether sorted edits leave each other alone (touching ends are fine)."""
+    return all(a.end <= b.start for a, b in zip(edits, edits[1:]))
+
+
+def _why_unsure(loops) -> str:
+    """Why removing these loops is not safe: what their iterables may do or be."""
+    reasons = []
+    for loop in loops:
+        shown = f"`{ast.unparse(loop.clause.iter)}`"
+        if not loop.pure:
+            reasons.append(f"{shown} runs code that may have side effects")
+        else:
+            reasons.append(f"{shown} may be empty, and then so was the list")
+    return "; ".join(reasons)
+
+
+@dataclass(frozen=True)
+class _Removal:
+    """The edits that remove a container's knobs, the expressions they delete, and what
+    the fix message adds (and whether that makes the fix unsafe)."""
+
+    edits: tuple[Edit, ...]
+    values: list[ast.AST]
+    note: str = ""
+    unsafe: bool = False
+    own: dict[str, Edit | None] | None = None  # per option, the edit of it alone
+
+
+class LaunchNumWarpsStages(Rule):
+    code = "ASC004"
+    name = "launch-num-warps-stages"
+    summary = "`num_warps`/`num_stages` at a launch or in a triton.Config: no effect on Ascend, but recompiles"
+    references = ("chunk_o.py::chunk_fwd_o",)
+    shows = "BT=BT"
+    fix_applicability = Applicability.SAFE
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        index = ctx.index
+        found: list[tuple[ast.AST, ast.AST, str, str]] = []  # node, container, key, where
+        sites: list[tuple[ast.Call, str]] = [(call, "launch") for call, _host in index.launch_calls]
+        sites += [(call, "triton.Config") for call in index.configs]
+        for fn in index.kernels:
+            sites += [(call, "tl.range") for call, _ in index.calls_in(fn, f"{LANGUAGE}.range")]
+        for call, where in sites:
+            if is_simt_only(call):
+                continue
+            for kw in call.keywords:
+                if kw.arg in KNOBS:
+                    found.append((kw, call, kw.arg, where))
+        for key, node, container in index.host.option_dicts(only=frozenset(KNOBS)):
+            if not is_simt_only(container):
+                found.append((node, container, key, "launch options dict"))
+        yield from self._repeats(ctx)
+        if not found:
+            return
+        # Every knob of a container goes in one edit that its findings share: the
+        # one-by-one removals of neighbours overlap and would take a round each.
+        removals: dict[int, _Removal] = {}
+        containers: dict[int, ast.AST] = {}
+        for _node, container, _key, _where in found:
+            if id(container) not in containers:
+                containers[id(container)] = container
+                removal = self._removal(ctx, container)
+                if removal is not None:
+                    removals[id(container)] = removal
+        # What the removed values alone read goes with them (knob_cleanup); a container
+        # with a finding silenced by a noqa comment keeps its values and what they read.
+        silenced = {
+            id(container)
+            for node, container, _key, _where in found
+            if suppressed_on(ctx.source, node.lineno, node.end_lineno or node.lineno, self.code)
+        }
+        values = {key: removals[key].values for key in removals if key not in silenced}
+        group_of, cleanups = knob_cleanups(index.tree, ctx.source, index.hosts, values)
+        fixes: dict[int, tuple[tuple[Edit, ...], str, bool]] = {}
+        for key in removals:
+            group = group_of.get(key, key)
+            if group in fixes:
+                continue
+            members = [removals[k] for k in removals if group_of.get(k, k) == group]
+            cleanup = cleanups.get(group)
+            edits = [e for m in members for e in m.edits] + (cleanup.edits if cleanup else [])
+            notes = [m.note for m in members if m.note]
+            unsafe = any(m.unsafe for m in members)
+            ordered = tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+            if cleanup is not None and not _disjoint(ordered):
+                # A cleanup edit that meets an option's own edit (a statement sharing the
+                # line in a way the edits do not expect): the options alone, never a
+                # half-applied mix.
+                cleanup = None
+                edits = [e for m in members for e in m.edits]
+                ordered = tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+            if cleanup is not None:
+                notes.insert(0, cleanup.describe())
+                unsafe = unsafe or bool(cleanup.unsafe_imports)
+            fixes[group] = (ordered, " ".join(notes), unsafe)
+        # Each finding's own fix touches only its own option (a quick fix for `num_warps`
+        # leaves `num_stages` to its finding); the group's edits (every option of the
+        # containers plus what only they read) apply when all of its findings are fixed
+        # at once, as `--fix` does, so that still takes one round.
+        group_of_finding = [
+            group_of.get(id(container), id(container))
+            for _node, container, _key, _where in found
+            if id(container) in removals
+        ]
+        sizes = Counter(group_of_finding)
+        shared: dict[int, FixGroup] = {}  # one object per group: siblings match by identity
+        for node, container, key, where in found:
+            fix = None
+            if id(container) in removals:
+                group = group_of.get(id(container), id(container))
+                edits, notes, unsafe = fixes[group]
+                message = f"Remove `{key}`" + (f" {notes}" if notes else "")
+                applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
+                own = self._own_edit(ctx, container, key, removals[id(container)])
+                if own is None or (own,) == edits:
+                    fix = Fix(applicability, message, edits)
+                else:
+                    together = shared.setdefault(group, FixGroup(sizes[group], edits))
+                    fix = Fix(applicability, message, (own,), together)
+            yield Finding(
+                node,
+                f"`{key}` in a {where} has no effect on Ascend and only multiplies compilations; remove it",
+                fix=fix,
+            )
+
+    @staticmethod
+    def _own_edit(ctx: RuleContext, container: ast.AST, key: str, removal: _Removal) -> Edit | None:
+        """The edit that removes this one option and nothing else."""
+        if isinstance(container, ast.stmt):
+            return removal.edits[0]  # the statement that sets it
+        if removal.own is not None and key in removal.own:
+            return removal.own[key]
+        return remove_argument(ctx.source, container, key)
+
+    @staticmethod
+    def _repeats(ctx: RuleContext) -> Iterator[Finding]:
+        """Configs an autotune list holds twice, typically once the knobs are gone: each
+        is compiled and benchmarked again for nothing."""
+        autotune = ctx.index.autotune
+        by_display: dict[int, list] = {}
+        for repeat in autotune.repeated_configs():
+            by_display.setdefault(id(repeat.display), []).append(repeat)
+        for repeats in by_display.values():
+            display = repeats[0].display
+            drop = [display.elts.index(r.node) for r in repeats]
+            edit = remove_list_elements(ctx.source, display.elts, drop)
+            # Dropping a repeat runs its arguments once less: safe when they do nothing else.
+            pure = all(
+                free_of_effects(part)
+                for r in repeats
+                for part in (*r.node.args, *(k.value for k in r.node.keywords))
+            )
+            message = "Remove the repeated configs" + (
+                "" if pure else " (unsafe: their arguments may have side effects)"
+            )
+            applicability = Applicability.SAFE if pure else Applicability.UNSAFE
+            fix = Fix(applicability, message, (edit,)) if edit else None
+            for repeat in repeats:
+                yield Finding(
+                    repeat.node,
+                    f"this `triton.Config` repeats the one on {cite(0)}: "
+                    "autotuning compiles and benchmarks the same kernel again; remove it",
+                    fix=fix,
+                    related=(repeat.first,),
+                )
+        by_comp: dict[int, list] = {}
+        for loop in autotune.repeating_loops():
+            by_comp.setdefault(id(loop.comprehension), []).append(loop)
+        for loops in by_comp.values():
+            comp = loops[0].comprehension
+            edits = remove_comprehension_clauses(ctx.source, comp, [lp.clause for lp in loops])
+            unsure = [lp for lp in loops if not lp.removable]
+            fix = None
+            if edits:
+                message = "Remove the loops no config reads"
+                if unsure:
+                    message += f" (unsafe: {_why_unsure(unsure)})"
+                applicability = Applicability.UNSAFE if unsure else Applicability.SAFE
+                fix = Fix(applicability, message, tuple(edits))
+            for loop in loops:
+                target = ast.unparse(loop.clause.target)
+                times = f"up to {loop.values} times" if loop.values else "once per value"
+                yield Finding(
+                    loop.clause.target,
+                    f"`for {target} in ...` repeats every config {times}: no config reads "
+                    f"`{target}`, so autotuning compiles and benchmarks the same kernels "
+                    "again; remove the loop",
+                    fix=fix,
+                )
+
+    @staticmethod
+    def _removal(ctx: RuleContext, container: ast.AST) -> _Removal | None:
+        if isinstance(container, ast.stmt):
+            line = ctx.source.line(container.lineno)
+            alone = (
+                line[: container.col_offset].strip() == ""
+                and container.end_lineno == container.lineno
+            )
+            if not alone:
+                return None
+            return _Removal((remove_statement(ctx.source, container),), _knob_values(container))
+        knobs = _knobs_in(container)
+        edit, own = remove_arguments_each(ctx.source, container, knobs)
+        if edit is None:
+            return None
+        removal = _Removal((edit,), _knob_values(container), own=own)
+        # A config built in a comprehension: the loops that only fed the knobs would
+        # repeat every config once the knobs are gone; they go in the same fix.
+        comp = ctx.index.autotune.comprehension_of(container)
+        if comp is None:
+            return removal
+        loops = ctx.index.autotune.loops_unread_without(comp, removal.values)
+        if not loops:
+            return removal
+        edits = remove_comprehension_clauses(ctx.source, comp, [lp.clause for lp in loops])
+        shown = ", ".join(f"`for {ast.unparse(lp.clause.target)} in ...`" for lp in loops)
+        if edits is None:
+            return _Removal(
+                removal.edits,
+                removal.values,
+                f"(unsafe: {shown} then repeats every config; remove it by hand)",
+                unsafe=True,
+                own=own,
+            )
+        unsure = [lp for lp in loops if not lp.removable]
+        repeat = "repeats" if len(loops) == 1 else "repeat"
+        note = f"and {shown}, which then {repeat} every config"
+        if unsure:
+            note += f" (unsafe: {_why_unsure(unsure)})"
+        return _Removal(
+            tuple(removal.edits) + tuple(edits),
+            removal.values + [lp.clause.iter for lp in loops],
+            note,
+            unsafe=bool(unsure),
+            own=own,
+        )
+
+    VALID = [
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, BT: tl.constexpr):
+    pass
+
+def launch(x):
+    k[(1,)](x, BT=64)
+""",
+        # a launch helper's default parameter is not a launch option
+        """
+_NUM_WARPS = 4
+
+def launch_helper(kernel, x, num_warps: int = _NUM_WARPS):
+    return kernel, x
+""",
+        # SIMT-only mode on Ascend 950 uses num_warps
+        """
+import triton
+
+@triton.autotune(configs=[triton.Config({'BT': 64}, num_warps=8, compile_mode="simt_only")], key=['T'])
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+        # configs that differ, a loop whose variable a config reads, a loop that
+        # repeats nothing (no value, or one)
+        """
+import triton
+
+@triton.autotune(
+    configs=[triton.Config({'BT': 64}), triton.Config({'BT': 128})]
+    + [triton.Config({'BT': bt}) for bt in (32, 16) for _ in range(0)]
+    + [triton.Config({'BT': 256}) for num_warps in [4]],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+        # comments and strings are not findings
+        """
+import triton
+# launch with num_warps=4 on GPUs
+HELP = "num_warps=4"
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, BT: tl.constexpr):
+    pass
+
+def launch(x):
+    k[(1,)](x, BT=64, num_warps=4)
+""",
+            rows=[10],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, BT: tl.constexpr):
+    pass
+
+def launch(x):
+    k[(1,)](x, BT=64)
+""",
+        ),
+        Invalid(
+            """
+import triton
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BT': bt}, num_warps=w, num_stages=s)
+        for bt in (32, 64) for w in (2, 4) for s in (1, 2)
+    ],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+            rows=[6, 6],
+            fixed="""
+import triton
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BT': bt})
+        for bt in (32, 64)
+    ],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+        ),
+        # what only the removed options read goes with them: a local free of side
+        # effects, an imported name whose module stays imported; a value that may have
+        # effects is still evaluated
+        Invalid(
+            """
+import triton
+from helpers import cdiv, shared_mem
+
+@triton.jit
+def k(x, BK: "tl.constexpr"):
+    pass
+
+def launch(x, BK, cfg):
+    num_warps = 4 if BK == 64 else 8
+    stages = cfg["num_stages"]
+    k[(cdiv(BK, 2),)](x, BK=BK, num_warps=num_warps, num_stages=stages)
+    k[(1,)](x, BK=BK, num_stages=2 if shared_mem() else 1)
+""",
+            rows=[12, 12, 13],
+            fixed="""
+import triton
+from helpers import cdiv
+
+@triton.jit
+def k(x, BK: "tl.constexpr"):
+    pass
+
+def launch(x, BK, cfg):
+    cfg["num_stages"]
+    k[(cdiv(BK, 2),)](x, BK=BK)
+    k[(1,)](x, BK=BK)
+""",
+        ),
+        # configs that differ only in the knobs become one (a second round merges them)
+        Invalid(
+            """
+import triton
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BT': 64}, num_warps=1),
+        triton.Config({'BT': 64}, num_warps=2),
+        triton.Config({"BT": 64}),
+        triton.Config({'BT': 128}, num_warps=4),
+    ],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+            rows=[6, 7, 9],
+            fixed="""
+import triton
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BT': 64}),
+        triton.Config({'BT': 128}),
+    ],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+        ),
+        # a loop no config reads repeats them all; its values come from a module
+        # constant that is never empty
+        Invalid(
+            """
+import triton
+
+NUM_WARPS = [2, 4] if IS_AMD else [4, 8]
+
+@triton.autotune(
+    configs=[triton.Config({'BT': bt}) for bt in (32, 64) for w in NUM_WARPS],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+            rows=[7],
+            fixed="""
+import triton
+
+NUM_WARPS = [2, 4] if IS_AMD else [4, 8]
+
+@triton.autotune(
+    configs=[triton.Config({'BT': bt}) for bt in (32, 64)],
+    key=['T'],
+)
+@triton.jit
+def k(x, T, BT: "tl.constexpr"):
+    pass
+""",
+        ),
+        # options in a kwargs dict splatted into the launch
+        Invalid(
+            """
+import triton
+
+@triton.jit
+def k(x, BT: "tl.constexpr"):
+    pass
+
+def launch(x):
+    kw = dict(
+        BT=64,
+        num_warps=4,
+    )
+    k[(1,)](x, **kw)
+""",
+            rows=[11],
+            fixed="""
+import triton
+
+@triton.jit
+def k(x, BT: "tl.constexpr"):
+    pass
+
+def launch(x):
+    kw = dict(
+        BT=64,
+    )
+    k[(1,)](x, **kw)
+""",
+        ),
+    ]

@@ -1,0 +1,88 @@
+"""ASC020 chained-bool-op: `a and b and c` in a kernel, which Triton's code generator rejects."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascend_lint.codemods import nest_bool_op
+from ascend_lint.diagnostics import Applicability, Fix
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+
+
+class ChainedBoolOp(Rule):
+    code = "ASC020"
+    name = "chained-bool-op"
+    summary = (
+        "`and`/`or` with three or more operands in a kernel: rejected by the 3.2 code generator"
+    )
+    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
+    shows = "(m_t & (o_src >= 0))"
+    fix_applicability = Applicability.SAFE
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for fn in ctx.index.kernels:
+            chains = [node for node in fn.bool_ops if len(node.values) > 2]
+            for node in sorted(chains, key=lambda n: (n.lineno, n.col_offset)):
+                op = "and" if isinstance(node.op, ast.And) else "or"
+                yield Finding(
+                    node,
+                    f"`{op}` chains {len(node.values)} operands; Triton compiles only pairs "
+                    f"(`(a {op} b) {op} c`)",
+                    fix=Fix(
+                        Applicability.SAFE,
+                        "Nest the operands into pairs",
+                        (nest_bool_op(ctx.source, node),),
+                    ),
+                )
+
+    VALID = [
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, USE_A: tl.constexpr, USE_B: tl.constexpr, USE_C: tl.constexpr):
+    if (USE_A and USE_B) and USE_C:
+        pass
+    if USE_A and USE_B or USE_C:  # mixed: already pairs
+        pass
+    m = (tl.arange(0, 16) < n) & (tl.arange(0, 16) >= 0) & (tl.arange(0, 16) != 3)
+
+def host(a, b, c):
+    return a and b and c  # host Python, not compiled by Triton
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, USE_A: tl.constexpr, USE_B: tl.constexpr, USE_C: tl.constexpr, USE_D: tl.constexpr):
+    if USE_A and USE_B and USE_C:
+        pass
+    if (USE_A or  # first
+            USE_B or
+            (USE_C) or USE_D):
+        pass
+    ok = USE_A and (USE_B or USE_C or USE_D) and USE_D
+""",
+            rows=[7, 9, 13, 13],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, USE_A: tl.constexpr, USE_B: tl.constexpr, USE_C: tl.constexpr, USE_D: tl.constexpr):
+    if (USE_A and USE_B) and USE_C:
+        pass
+    if (((USE_A or  # first
+            USE_B) or
+            (USE_C)) or USE_D):
+        pass
+    ok = (USE_A and ((USE_B or USE_C) or USE_D)) and USE_D
+""",
+        ),
+    ]

@@ -1,0 +1,417 @@
+"""ASC032 int-vector-compare: integer vector compares that feed a select, and integer
+vector shifts and masks, repeated in a loop.
+
+What a value holds per lane (int, float, bool; block or scalar), where it is consumed
+(an address, a load mask, a select, data) and whether a statement runs in a loop are
+the index's (`index.lanes`); int64 values are the value model's (`index.values`) and
+token offsets the sequence facts' (`index.sequences`). The rule picks the operations
+and words the message.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ascend_lint.codemods import node_span
+from ascend_lint.diagnostics import Applicability, Edit, Fix
+from ascend_lint.index import LANGUAGE
+from ascend_lint.index.syntax import own_nodes, show
+from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
+
+_BIT_OPS = (ast.RShift, ast.LShift, ast.BitAnd, ast.BitOr, ast.BitXor)
+_OP_TEXT = {ast.RShift: ">>", ast.LShift: "<<", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+# operands that need no parentheses before `.to(...)`
+_ATOMIC = (ast.Name, ast.Subscript, ast.Call, ast.Attribute, ast.Constant)
+
+
+def _outer_names(expr: ast.AST) -> set[str]:
+    """The names of `expr` outside any call (`n` in `n - 1`, not `p` in `tl.load(p)`)."""
+    found: set[str] = set()
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif not isinstance(node, ast.Call):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+class IntVectorCompare(Rule):
+    code = "ASC032"
+    name = "int-vector-compare"
+    summary = (
+        "an integer vector compare feeding `tl.where`, or an integer vector shift or mask, "
+        "in a loop body: it runs on the Scalar unit on Ascend"
+    )
+    references = ("row_ops.py::row_variance_kernel", "row_ops.py::nf4_dequant_kernel")
+    shows = (".to(tl.float32) <", "tl.floor(")
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        index = ctx.index
+        aliases = index.aliases
+        tl_name = next((local for local, mod in aliases.modules.items() if mod == LANGUAGE), None)
+        for fn in index.kernels:
+            lanes = index.lanes.of(fn)
+            values = index.values.of(fn)
+            sequences = index.sequences.of(fn)
+            positions = (
+                sequences.token_offsets | sequences.offsets_tables,
+                sequences.time_vectors,
+                sequences.lengths,
+            )
+            reported: set[int] = set()
+            for order, stmt in enumerate(fn.statements):
+                if isinstance(stmt, (ast.For, ast.While, ast.If)) or not lanes.in_loop(stmt):
+                    continue  # a loop's range or a branch test is scalar control flow
+                compares = [n for n in own_nodes(stmt) if isinstance(n, ast.Compare)]
+                bit_ops = [
+                    n
+                    for n in own_nodes(stmt)
+                    if isinstance(n, ast.BinOp) and isinstance(n.op, _BIT_OPS)
+                ]
+                for node in compares:
+                    finding = self._compare(ctx, node, order, lanes, values, positions, tl_name)
+                    if finding is not None and lanes.varies_in_loop(node, stmt):
+                        reported.update(id(n) for n in ast.walk(node))
+                        yield finding
+                for node in bit_ops:
+                    if id(node) in reported:
+                        continue  # inside a compare already reported
+                    finding = self._bit_op(node, order, lanes, values)
+                    if finding is not None and lanes.varies_in_loop(node, stmt):
+                        yield finding
+
+    def _int_block(self, operands, order, lanes, values, positions) -> ast.AST | None:
+        """The first operand that is an int block, when every operand is an int (or of no
+        known kind), none is int64 and none is a token position; else None."""
+        if not any(lanes.is_block(o, order) for o in operands):
+            return None  # a scalar compare
+        kinds = [lanes.kind(o, order) for o in operands]
+        if any(k in ("float", "pointer", "bool") for k in kinds):
+            return None
+        if any(values.may_be_int64(o, order) for o in operands):
+            return None  # an int64 index (ASC009's): fp32 cannot hold it exactly
+        absolute, time_vectors, lengths = positions
+        mentioned = [{n.id for n in ast.walk(o) if isinstance(n, ast.Name)} for o in operands]
+        if any(names & absolute for names in mentioned):
+            return None  # an absolute token position (an offsets table's): may pass 2**24
+        if any(names & time_vectors for names in mentioned) and any(
+            not names & time_vectors and not _outer_names(o) & lengths and lanes.loaded(o, order)
+            for o, names in zip(operands, mentioned)
+        ):
+            return None  # token positions against entries read from a table: the same
+        return next(
+            (o for o, k in zip(operands, kinds) if k == "int" and lanes.is_block(o, order)), None
+        )
+
+    def _compare(self, ctx, node, order, lanes, values, positions, tl_name) -> Finding | None:
+        operands = [node.left, *node.comparators]
+        block = self._int_block(operands, order, lanes, values, positions)
+        if block is None:
+            return None
+        roles = lanes.consumers(node)
+        if "select" not in roles:
+            return None  # a load/store mask: the compiler turns it into the copy's bounds
+        if all(lanes.consumers(select) <= {"address", "mask"} for select in lanes.selects(node)):
+            return None  # `tl.where(o < n, o, 0)` clamps an index: address arithmetic
+        fix = None
+        if roles == {"select"} and len(node.ops) == 1 and tl_name is not None:
+            fix = self._float_compare_fix(ctx, block, tl_name)
+        also = (
+            "; it also masks a load or store, so keep an integer copy for that mask"
+            if "mask" in roles
+            else ""
+        )
+        return Finding(
+            node,
+            f"`{show(node)}` compares integer vectors in a loop and selects with the result: "
+            "Triton-Ascend lowers an integer vector compare to an element-by-element loop on "
+            f"the Scalar unit; compare in float32 (`{show(block)}.to(tl.float32)`, exact "
+            f"below 2**24){also}",
+            fix=fix,
+        )
+
+    def _bit_op(self, node, order, lanes, values) -> Finding | None:
+        parent = lanes.parent(node)
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, _BIT_OPS):
+            if lanes.kind(parent, order) == "int" and lanes.is_block(parent, order):
+                return None  # reported once, at the outermost shift or mask
+        if lanes.kind(node, order) != "int" or not lanes.is_block(node, order):
+            return None
+        operands = [node.left, node.right]
+        if any(lanes.kind(o, order) not in ("int", None) for o in operands):
+            return None
+        if not any(lanes.kind(o, order) == "int" and lanes.is_block(o, order) for o in operands):
+            return None
+        roles = lanes.consumers(node)
+        if not roles & {"data", "select"}:
+            return None  # index arithmetic the compiler folds into the copy, or unknown
+        ops = sorted(
+            {
+                _OP_TEXT[type(n.op)]
+                for n in ast.walk(node)
+                if isinstance(n, ast.BinOp) and type(n.op) in _OP_TEXT
+            }
+        )
+        spelled = " and ".join(f"`{op}`" for op in ops)
+        return Finding(
+            node,
+            f"`{show(node)}`: {spelled} on an integer vector in a loop runs element by element "
+            "on the Scalar unit in Triton-Ascend's lowering; unpack once outside the loop, or "
+            "with float arithmetic (`* 2.0 ** -k`, `floor`) where the values fit in 24 bits",
+        )
+
+    @staticmethod
+    def _float_compare_fix(ctx: RuleContext, operand: ast.AST, tl_name: str) -> Fix | None:
+        start, end = node_span(ctx.source, operand)
+        cast = f".to({tl_name}.float32)"
+        before = ctx.source.line(start.row)[start.column - 1 : start.column]
+        after = ctx.source.line(end.row)[end.column : end.column + 1]
+        if isinstance(operand, _ATOMIC):
+            edits = (Edit(end, end, cast),)
+        elif before == "(" and after == ")":  # already parenthesised: cast the group
+            closed = type(end)(end.row, end.column + 1)
+            edits = (Edit(closed, closed, cast),)
+        else:
+            edits = (Edit(start, start, "("), Edit(end, end, ")" + cast))
+        return Fix(
+            Applicability.UNSAFE,
+            "Compare in float32 (equal results while the integers stay below 2**24)",
+            edits,
+        )
+
+    VALID = [
+        # the compare only masks a load: the compiler makes it the copy's bounds
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        cols = s + o
+        acc += tl.load(x + cols, mask=cols < n, other=0.0)
+    tl.store(y + o, acc)
+""",
+        # the fixed form: the select compares in float32
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        cols = s + o
+        v = tl.load(x + cols, mask=cols < n, other=0.0)
+        acc += tl.where(cols.to(tl.float32) < n, v * v, 0.0)
+    tl.store(y + o, acc)
+""",
+        # outside any loop (once per program)
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x + cols, mask=cols < n, other=0.0)
+    tl.store(y + cols, tl.where(cols < n, v, 0.0))
+""",
+        # a float compare, and a scalar compare
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    for i in range(n):
+        v = tl.load(x + i * BLOCK + o)
+        w = tl.where(v > 0.0, v, 0.0)
+        w = tl.where(i < n - 1, w, 0.0)
+        tl.store(y + i * BLOCK + o, w)
+""",
+        # shifts of a block index that only address memory
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    for i in range(n):
+        v = tl.load(x + i * BLOCK + (o >> 1))
+        tl.store(y + i * BLOCK + o, v)
+""",
+        # a select that clamps an index: address arithmetic, done once per copy
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    for s in range(0, n, BLOCK):
+        cols = s + o
+        safe = tl.where(cols < n, cols, n - 1)
+        tl.store(y + cols, tl.load(x + safe), mask=cols < n)
+""",
+        # masks combined from compares (booleans, not integers) that only mask loads
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    for i in range(4):
+        m = (rm[:, None] < M) & (rn[None, :] < N)
+        v = tl.load(x + rm[:, None] * N + rn[None, :], mask=m, other=0.0)
+        tl.store(y + rm[:, None] * N + rn[None, :], v, mask=m)
+""",
+        # int64 token positions (ASC009's): a float32 compare would round them
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, cu_seqlens, BT: tl.constexpr):
+    i_n = tl.program_id(0)
+    bos = tl.load(cu_seqlens + i_n).to(tl.int64)
+    eos = tl.load(cu_seqlens + i_n + 1).to(tl.int64)
+    for t0 in range(bos, eos, BT):
+        o_t = t0 + tl.arange(0, BT)
+        v = tl.load(x + o_t, mask=o_t < eos, other=0.0)
+        tl.store(y + o_t, tl.where(o_t < eos, v, 0.0), mask=o_t < eos)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def row_sum_sq(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        cols = s + o
+        v = tl.load(x + cols, mask=cols < n, other=0.0)
+        acc += tl.where(cols < n, v * v, 0.0)
+    tl.store(y + o, acc)
+""",
+            rows=[12],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def row_sum_sq(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        cols = s + o
+        v = tl.load(x + cols, mask=cols < n, other=0.0)
+        acc += tl.where(cols.to(tl.float32) < n, v * v, 0.0)
+    tl.store(y + o, acc)
+""",
+        ),
+        # a causal mask built in the loop, through a local; the operand is parenthesised
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(a, out, NT, BT: tl.constexpr):
+    o_i = tl.arange(0, BT)
+    for i_t in range(NT):
+        m = (i_t * BT + o_i)[:, None] >= o_i[None, :]
+        b = tl.load(a + i_t * BT * BT + o_i[:, None] * BT + o_i[None, :])
+        tl.store(out + i_t * BT * BT + o_i[:, None] * BT + o_i[None, :], tl.where(m, b, 0.0))
+""",
+            rows=[9],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(a, out, NT, BT: tl.constexpr):
+    o_i = tl.arange(0, BT)
+    for i_t in range(NT):
+        m = (i_t * BT + o_i)[:, None].to(tl.float32) >= o_i[None, :]
+        b = tl.load(a + i_t * BT * BT + o_i[:, None] * BT + o_i[None, :])
+        tl.store(out + i_t * BT * BT + o_i[:, None] * BT + o_i[None, :], tl.where(m, b, 0.0))
+""",
+        ),
+        # 4-bit unpacking in the K loop (AWQ dequantisation)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def dequant(qw, out, K, BK: tl.constexpr, N: tl.constexpr):
+    rn = tl.arange(0, N)
+    shifts = (rn % 8) * 4
+    for k in range(0, K, BK):
+        rk = k + tl.arange(0, BK)
+        w = tl.load(qw + rk[:, None] * (N // 8) + (rn // 8)[None, :]).to(tl.int32)
+        iw = (w >> shifts[None, :]) & 0xF
+        tl.store(out + rk[:, None] * N + rn[None, :], iw.to(tl.float16))
+""",
+            rows=[12],
+        ),
+        # a parenthesised operand: the group is cast
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        acc += tl.where((s + tl.arange(0, BLOCK)) < n, 1.0, 0.0)
+    tl.store(y + tl.arange(0, BLOCK), acc)
+""",
+            rows=[9],
+            fixed="""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        acc += tl.where((s + tl.arange(0, BLOCK)).to(tl.float32) < n, 1.0, 0.0)
+    tl.store(y + tl.arange(0, BLOCK), acc)
+""",
+        ),
+        # a compare that masks a load and feeds a select: no automatic fix
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        m = s + o < n
+        acc += tl.where(m, tl.load(x + s + o, mask=m, other=0.0), 0.0)
+    tl.store(y + o, acc)
+""",
+            rows=[10],
+        ),
+    ]
