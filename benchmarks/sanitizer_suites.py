@@ -117,11 +117,6 @@ SUITES = {
         selection="the test modules that import the library's Python (Triton) kernels "
         "(28 of 48 files); the other 20 test C++ operators of its NPU build only",
         packages="einops",
-        note="its opt-in numbers come from an earlier run of this selection (`--timeout=120 "
-        "-n 2`, 24 minutes on 2 cores, reused with `--reuse`), made before four fixes of the "
-        "stand-in the other runs have: triton imported at install, `libentry`, a module spec "
-        "for `torch_npu`, and an npu tensor's CPU device accepted by `torch.npu.set_device` "
-        "(the cause of its 2 'not an npu device' failures)",
     ),
     "vllm-ascend": Suite(
         name="vllm-ascend",
@@ -833,6 +828,10 @@ def main(argv=None) -> int:
                 if junit.exists():
                     result[mode].update(read_junit(junit))
         RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
+    for name, result in previous.items():  # the words about a suite are the script's
+        if name in SUITES:
+            suite = SUITES[name]
+            result.update(selection=suite.selection, note=suite.note, packages=suite.packages)
     OUT.write_text(write_markdown([previous[n] for n in sorted(previous)]))
     print(f"wrote {OUT}")
     return 0
