@@ -726,8 +726,9 @@ def _suite_section(r: dict) -> list[str]:
     ]
     if env:
         lines.append(
-            f"* Run on {env['date']}: ascend-lint `{env['ascend_lint_commit']}` (sanitizer "
-            f"as of `{env['sanitizer_commit']}`), Python {env['python']}, torch "
+            f"* Run on {env['date']}: ascend-lint `{env['ascend_lint_commit']}` (its "
+            f"sanitizer last changed in `{env['sanitizer_commit'].split()[0]}`), Python "
+            f"{env['python']}, torch "
             f"{env['torch']}, triton-ascend {env['triton-ascend']}, pytest {env['pytest']}"
             + (f", vllm {env['vllm']}" if suite == "vllm-ascend" and env.get("vllm") else "")
             + "."
