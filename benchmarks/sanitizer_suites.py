@@ -117,11 +117,6 @@ SUITES = {
         selection="the test modules that import the library's Python (Triton) kernels "
         "(28 of 48 files); the other 20 test C++ operators of its NPU build only",
         packages="einops",
-        note="its opt-in numbers come from an earlier run of this selection (`--timeout=120 "
-        "-n 2`, 24 minutes on 2 cores, reused with `--reuse`), made before four fixes of the "
-        "stand-in the other runs have: triton imported at install, `libentry`, a module spec "
-        "for `torch_npu`, and an npu tensor's CPU device accepted by `torch.npu.set_device` "
-        "(the cause of its 2 'not an npu device' failures)",
     ),
     "vllm-ascend": Suite(
         name="vllm-ascend",
@@ -483,10 +478,10 @@ def run_suite(mirror_root: Path, suite: Suite, scratch: Path, options) -> dict:
 SUITE_CLASSES: dict[str, list[tuple]] = {
     "vllm-ascend": [
         (
-            "torch.Generator on npu",
-            "the test makes torch.Generator(device='npu'): the stand-in maps npu to cpu in "
+            "stand-in gap, fixed since",
+            "the test makes torch.Generator(device='npu'): the stand-in mapped npu to cpu in "
             "torch calls, not in the Generator constructor, which wants a PrivateUse1 hooks "
-            "interface; a gap of the stand-in, left open",
+            "interface; fixed after this run (torch.Generator maps the device now)",
             r"register PrivateUse1HooksInterface",
         ),
         (
@@ -731,8 +726,9 @@ def _suite_section(r: dict) -> list[str]:
     ]
     if env:
         lines.append(
-            f"* Run on {env['date']}: ascend-lint `{env['ascend_lint_commit']}` (sanitizer "
-            f"as of `{env['sanitizer_commit']}`), Python {env['python']}, torch "
+            f"* Run on {env['date']}: ascend-lint `{env['ascend_lint_commit']}` (its "
+            f"sanitizer last changed in `{env['sanitizer_commit'].split()[0]}`), Python "
+            f"{env['python']}, torch "
             f"{env['torch']}, triton-ascend {env['triton-ascend']}, pytest {env['pytest']}"
             + (f", vllm {env['vllm']}" if suite == "vllm-ascend" and env.get("vllm") else "")
             + "."
@@ -833,6 +829,10 @@ def main(argv=None) -> int:
                 if junit.exists():
                     result[mode].update(read_junit(junit))
         RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
+    for name, result in previous.items():  # the words about a suite are the script's
+        if name in SUITES:
+            suite = SUITES[name]
+            result.update(selection=suite.selection, note=suite.note, packages=suite.packages)
     OUT.write_text(write_markdown([previous[n] for n in sorted(previous)]))
     print(f"wrote {OUT}")
     return 0

@@ -113,6 +113,12 @@ def test_builtin_imported_by_name(results):
     assert _ok(results, "builtin_imported_by_name")["max_error"] < 1e-6
 
 
+def test_a_generator_on_npu_is_a_cpu_generator(results):
+    result = _ok(results, "npu_generator")
+    assert result["max_error"] == 0.0 and result["device"] == "cpu"
+    assert result["isinstance"] == [True, True]
+
+
 def test_dot_below_the_gpu_minimum_size(results):
     errors = _ok(results, "small_dot")["max_error"]
     assert errors["torch.float32"] < 1e-5

@@ -96,6 +96,32 @@ def restore_device_mode() -> bool:
     return True
 
 
+def _make_generator_class():
+    """``torch.Generator`` whose ``npu`` device is the CPU: the constructor is no torch
+    call the mode sees, and torch wants a registered PrivateUse1 hooks interface to make
+    a generator for ``npu``.  A subclass maps the device; ``isinstance`` still holds for
+    every torch generator (``torch.default_generator`` ...)."""
+    import torch
+
+    base = torch.Generator
+
+    class _AnyTorchGenerator(type(base)):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, base)
+
+        def __subclasscheck__(cls, subclass):
+            return issubclass(subclass, base)
+
+    class Generator(base, metaclass=_AnyTorchGenerator):
+        __doc__ = base.__doc__
+
+        def __new__(cls, device="cpu"):
+            return super().__new__(cls, _to_cpu(device))
+
+    Generator.__module__ = "torch"
+    return Generator
+
+
 def _unavailable_operator(name: str):
     def operator(*_args, **_kwargs):
         raise NotOnCpuError(f"torch_npu.{name}", "an Ascend operator (an NPU kernel)")
@@ -188,6 +214,10 @@ def install(target: Target) -> dict:
     if not isinstance(torch.ops.load_library, _TolerantLoadLibrary):
         replaced["torch.ops.load_library"] = torch.ops.load_library
         torch.ops.load_library = _TolerantLoadLibrary(torch.ops.load_library)
+    if not getattr(torch.Generator, "_npu_on_cpu", False):
+        replaced["torch.Generator"] = torch.Generator
+        torch.Generator = _make_generator_class()
+        torch.Generator._npu_on_cpu = True
     global _device_mode
     _device_mode = _make_mode_class()()
     _device_mode.__enter__()  # stays on for the life of the process (this thread)

@@ -274,6 +274,22 @@ def builtin_imported_by_name():
 
 
 @case
+def npu_generator():
+    # vLLM-Ascend's top-k/top-p tests: Generator(device="npu").manual_seed(42)
+    made = torch.Generator(device="npu").manual_seed(42)
+    sampled = torch.randn(4, generator=made, device="npu")
+    want = torch.randn(4, generator=torch.Generator().manual_seed(42))
+    return {
+        "max_error": _max_error(sampled, want),
+        "device": str(made.device),
+        "isinstance": [
+            isinstance(made, torch.Generator),
+            isinstance(torch.default_generator, torch.Generator),
+        ],
+    }
+
+
+@case
 def launch_options_and_driver():
 
     @triton.jit
