@@ -23,15 +23,7 @@ from pathlib import Path
 
 from ascend_lint import __version__
 from ascend_lint.text import plural
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # usage errors exit 2, like Ruff
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"error: {message}\n")
-        raise SystemExit(EXIT_ERROR)
+from ascend_lint.usage import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageParser
 
 
 def _positive_int(text: str) -> int:
@@ -47,7 +39,7 @@ def _positive_int(text: str) -> int:
 def _check_parser() -> argparse.ArgumentParser:
     from ascend_lint.reporters import OUTPUT_FORMATS
 
-    p = _Parser(
+    p = UsageParser(
         prog="ascend-lint check", description="Lint Triton kernels for Ascend NPU anti-patterns."
     )
     p.add_argument(
@@ -287,7 +279,7 @@ def _compile_command(argv: list[str]) -> int:
 
 
 def _version_command(argv: list[str]) -> int:
-    _Parser(prog="ascend-lint version", description="Print the version.").parse_args(argv)
+    UsageParser(prog="ascend-lint version", description="Print the version.").parse_args(argv)
     print(f"ascend-lint {__version__}")
     return EXIT_CLEAN
 
@@ -799,7 +791,7 @@ def _statistics(diagnostics, out, as_json: bool = False) -> None:
 
 
 def _rule_command(argv: list[str]) -> int:
-    p = _Parser(
+    p = UsageParser(
         prog="ascend-lint rule",
         description="Explain a rule and show the reference kernel it points to.",
     )
@@ -883,7 +875,7 @@ def _shown_reference(ref) -> dict:
 
 
 def _server_command(argv: list[str]) -> int:
-    p = _Parser(
+    p = UsageParser(
         prog="ascend-lint server",
         description="Run the language server over stdin/stdout: findings, quick fixes and "
         "rule help in any LSP editor, with the settings of each file's pyproject.toml.",
@@ -923,7 +915,7 @@ def _clean_command(argv: list[str]) -> int:
 
     from ascend_lint.settings import ConfigError, load_settings
 
-    p = _Parser(prog="ascend-lint clean", description="Remove the lint cache.")
+    p = UsageParser(prog="ascend-lint clean", description="Remove the lint cache.")
     p.add_argument("--cache-dir", help="cache folder to remove")
     args = p.parse_args(argv)
     try:

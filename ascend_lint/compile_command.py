@@ -79,9 +79,9 @@ class UsageError(Exception):
 
 
 def parser(prog: str = "ascend-lint compile") -> argparse.ArgumentParser:
-    from ascend_lint.cli import _Parser
+    from ascend_lint.usage import UsageParser
 
-    p = _Parser(
+    p = UsageParser(
         prog=prog,
         description="Lower one specialisation of a kernel through the Ascend compiler front "
         "end (triton-ascend's ttir and ttadapter stages, on CPU) and estimate its Unified "

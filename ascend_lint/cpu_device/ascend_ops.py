@@ -162,7 +162,7 @@ def _floats(x):
     """numpy values of an argument in fp32 (bf16 from its bit pattern), or a scalar."""
     import triton.language as tl
 
-    from ascend_lint.cpu_device.interpreter_gaps import bf16_bits_to_fp32
+    from ascend_lint.cpu_device.bf16 import bf16_bits_to_fp32
 
     if isinstance(x, tl.core.tensor):
         data = x.handle.data
@@ -178,7 +178,7 @@ def _elementwise(name: str, compute, result: str = "same"):
     def interpret(*args):
         import triton.language as tl
 
-        from ascend_lint.cpu_device.interpreter_gaps import fp32_to_bf16_bits
+        from ascend_lint.cpu_device.bf16 import fp32_to_bf16_bits
 
         tensors = [a for a in args if isinstance(a, tl.core.tensor)]
         if not tensors:
