@@ -58,7 +58,8 @@ def test_fix_with_one_job_starts_no_worker(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGINT")
 def test_ctrl_c_during_fix_into_an_unread_pipe_exits_at_once(tmp_path):
-    src = tree(tmp_path, files=48, kernels_per_file=150)
+    # large enough that a quiet machine is still fixing it when the signal comes
+    src = tree(tmp_path, files=96, kernels_per_file=400)
     proc = subprocess.Popen(
         [sys.executable, "-m", "ascend_lint", "--fix", "-j", "2", "--no-cache", str(src)],
         cwd=tmp_path,
