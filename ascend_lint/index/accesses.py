@@ -45,7 +45,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.aliases import ATOMICS, LANGUAGE
 from ascend_lint.index.lanes import Memo
 from ascend_lint.index.syntax import frozen_names, own_nodes, walk
 from ascend_lint.index.values import pointer_root, strip_casts
@@ -59,9 +59,6 @@ if TYPE_CHECKING:
 _MAX_DEPTH = 16
 _LOAD = f"{LANGUAGE}.load"
 _STORE = f"{LANGUAGE}.store"
-_ATOMICS = frozenset(
-    f"{LANGUAGE}.atomic_{op}" for op in ("add", "max", "min", "xchg", "cas", "and", "or", "xor")
-)
 _MAKE_BLOCK_PTR = f"{LANGUAGE}.make_block_ptr"
 _ADVANCE = f"{LANGUAGE}.advance"
 _WHERE = f"{LANGUAGE}.where"
@@ -151,7 +148,7 @@ class AccessFacts:
                 kind, mask_at = "load", 1
             elif qual == _STORE:
                 kind, mask_at = "store", 2
-            elif qual in _ATOMICS:
+            elif qual in ATOMICS:
                 kind, mask_at = "atomic", 3 if qual.endswith("cas") else 2
             else:
                 continue

@@ -14,6 +14,18 @@ from ascend_lint.index.syntax import all_statements, dotted
 
 TRITON = "triton"
 LANGUAGE = "triton.language"
+# triton.language's atomic read-modify-write operations, by name and qualified
+ATOMIC_OPS = (
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_xchg",
+    "atomic_cas",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+)
+ATOMICS = frozenset(f"{LANGUAGE}.{op}" for op in ATOMIC_OPS)
 # ----------------------------------------------------------------------------- imports
 
 

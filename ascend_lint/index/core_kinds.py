@@ -38,7 +38,7 @@ from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction, TupleElement
-from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, int_literal, show
+from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, int_literal, property_key, show
 
 AI = "ai"
 VECTOR = "vector"
@@ -159,22 +159,8 @@ class CoreKindFacts:
     def _key_kind(node: ast.AST) -> str | None:
         """`props["num_vectorcore"]`, `props.get("num_aicore", 40)`, `props.num_aicore`,
         `getattr(props, "num_vectorcore")`."""
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            return _KEYS.get(node.slice.value)  # type: ignore[arg-type]
-        if isinstance(node, ast.Attribute):
-            return _KEYS.get(node.attr)
-        if isinstance(node, ast.Call):
-            name, args = call_name(node.func), node.args
-            key = (
-                args[0]
-                if name == "get" and args
-                else args[1]
-                if name == "getattr" and len(args) >= 2
-                else None
-            )
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                return _KEYS.get(key.value)
-        return None
+        key = property_key(node)
+        return _KEYS.get(key) if isinstance(key, str) else None
 
     # -- literal program counts ---------------------------------------------------------------
     def literal_count(self, expr: ast.AST, host: HostFunction | None) -> tuple[int, str] | None:

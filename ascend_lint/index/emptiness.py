@@ -34,7 +34,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ascend_lint.index.core import CoreFacts
-from ascend_lint.index.host import HostFacts
+from ascend_lint.index.host import VIEW_METHODS, HostFacts
 from ascend_lint.index.launches import HostFunction, TupleElement, argument_for
 from ascend_lint.index.naming import is_head_name
 from ascend_lint.index.quantities import QuantityFacts, Role
@@ -48,25 +48,6 @@ from ascend_lint.index.syntax import (
 
 _CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up"})
 _POWER_OF_TWO = frozenset({"next_power_of_2", "next_power_of_two"})
-# Methods that return a view of the same tensor: a guard on one covers the other's dims.
-_VIEWS = frozenset(
-    {
-        "view",
-        "reshape",
-        "view_as",
-        "reshape_as",
-        "flatten",
-        "contiguous",
-        "unsqueeze",
-        "squeeze",
-        "transpose",
-        "permute",
-        "t",
-        "detach",
-        "expand",
-        "movedim",
-    }
-)
 _COUNTS = frozenset({"numel", "nelement"})
 # Calls that make a tensor of the sizes they are given, and methods that keep its sizes.
 _CREATORS = frozenset({"randn", "rand", "empty", "zeros", "ones", "full", "randint"})
@@ -371,7 +352,7 @@ class EmptinessFacts:
             while (
                 isinstance(value, ast.Call)
                 and isinstance(value.func, ast.Attribute)
-                and value.func.attr in _VIEWS | _MOVES
+                and value.func.attr in VIEW_METHODS | _MOVES
             ):
                 value = value.func.value
             if isinstance(value, ast.Name) and value is not tensor and value.id in host.assignments:
@@ -495,7 +476,7 @@ class EmptinessFacts:
         while (
             isinstance(tensor, ast.Call)
             and isinstance(tensor.func, ast.Attribute)
-            and tensor.func.attr in _VIEWS
+            and tensor.func.attr in VIEW_METHODS
         ):
             tensor = tensor.func.value
         if not isinstance(tensor, ast.Name):

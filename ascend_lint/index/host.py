@@ -27,6 +27,28 @@ from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction, TupleElement, argument_for
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, call_name, walk
 
+# torch methods that return a view of the same storage (all of it): a fact about one
+# is a fact about the other (its guards, its storage)
+VIEW_METHODS = frozenset(
+    {
+        "view",
+        "reshape",
+        "view_as",
+        "reshape_as",
+        "flatten",
+        "contiguous",
+        "unsqueeze",
+        "squeeze",
+        "transpose",
+        "permute",
+        "t",
+        "detach",
+        "expand",
+        "movedim",
+        "unflatten",
+    }
+)
+
 
 def is_simt_only(node: ast.AST) -> bool:
     """Whether a launch call, `triton.Config(...)` or options dict selects Ascend's

@@ -274,13 +274,7 @@ class KernelLanes:
 
     def _kind(self, expr: ast.AST, order: int, depth: int) -> str | None:
         if isinstance(expr, ast.Constant):
-            if isinstance(expr.value, bool):
-                return "bool"
-            if isinstance(expr.value, int):
-                return "int"
-            if isinstance(expr.value, float):
-                return "float"
-            return None
+            return _literal_kind(expr)
         if isinstance(expr, ast.Name):
             reach = self.reaching(expr.id, order)
             kinds = {self.binding_kind(b, depth + 1) for b in reach}

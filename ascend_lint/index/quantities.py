@@ -60,6 +60,7 @@ from ascend_lint.index.syntax import (
     expr_key,
     factors,
     int_literal,
+    property_key,
     show,
 )
 
@@ -150,25 +151,17 @@ def _is_core_count_call(call: ast.Call) -> bool:
 def _core_key(node: ast.AST) -> bool:
     """`props["num_vectorcore"]`, `props.num_aicore`, `get_device_properties()[0]`,
     `props.get("num_vectorcore", 40)`, `getattr(props, "num_aicore")`."""
-    if isinstance(node, ast.Call):
-        name, args = call_name(node.func), node.args
-        key = (
-            args[0]
-            if name == "get" and args
-            else args[1]
-            if name == "getattr" and len(args) >= 2
-            else None
-        )
-        return isinstance(key, ast.Constant) and key.value in _CORE_KEYS
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        if isinstance(node.value, ast.Call) and "device_properties" in (
-            call_name(node.value.func) or ""
-        ):
-            return True
-        return node.slice.value in _CORE_KEYS
-    if isinstance(node, ast.Attribute):
-        return node.attr in _CORE_KEYS or node.attr == "multi_processor_count"
-    return False
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.value, ast.Call)
+        and "device_properties" in (call_name(node.value.func) or "")
+    ):
+        return True
+    if isinstance(node, ast.Attribute) and node.attr == "multi_processor_count":
+        return True
+    key = property_key(node)
+    return isinstance(key, str) and key in _CORE_KEYS
 
 
 def _shape_of(node: ast.AST) -> ast.AST | None:

@@ -25,49 +25,16 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.aliases import ATOMICS, LANGUAGE
 from ascend_lint.index.core import CoreFacts
-from ascend_lint.index.host import HostFacts
+from ascend_lint.index.host import VIEW_METHODS, HostFacts
 from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction, TupleElement
 from ascend_lint.index.syntax import MAX_HELPER_DEPTH, expr_key, show
 from ascend_lint.index.values import pointer_root
 
-# Methods that return a view of the same storage (all of it).
-VIEW_METHODS = frozenset(
-    {
-        "view",
-        "reshape",
-        "view_as",
-        "reshape_as",
-        "flatten",
-        "contiguous",
-        "unsqueeze",
-        "squeeze",
-        "transpose",
-        "permute",
-        "t",
-        "detach",
-        "expand",
-        "movedim",
-        "unflatten",
-    }
-)
 _LOAD = f"{LANGUAGE}.load"
 _STORE = f"{LANGUAGE}.store"
-_ATOMICS = frozenset(
-    f"{LANGUAGE}.{op}"
-    for op in (
-        "atomic_add",
-        "atomic_max",
-        "atomic_min",
-        "atomic_xchg",
-        "atomic_cas",
-        "atomic_and",
-        "atomic_or",
-        "atomic_xor",
-    )
-)
 _BLOCK_POINTERS = frozenset({f"{LANGUAGE}.make_block_ptr", f"{LANGUAGE}.advance"})
 
 
@@ -120,7 +87,7 @@ class StorageFacts:
                 else "store"
                 if qual == _STORE
                 else "atomic"
-                if qual in _ATOMICS
+                if qual in ATOMICS
                 else None
             )
             if kind is not None and call.args:

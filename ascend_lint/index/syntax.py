@@ -34,6 +34,27 @@ def call_name(node: ast.AST) -> str | None:
     return None
 
 
+def property_key(node: ast.AST) -> object | None:
+    """The constant key a read of a mapping or an object names: `props["k"]`,
+    `props.k`, `props.get("k", d)`, `getattr(props, "k")` -> "k"; None otherwise."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return node.slice.value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call):
+        name, args = call_name(node.func), node.args
+        key = (
+            args[0]
+            if name == "get" and args
+            else args[1]
+            if name == "getattr" and len(args) >= 2
+            else None
+        )
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return key.value
+    return None
+
+
 def names_in(node: ast.AST | None) -> set[str]:
     """Every identifier an expression mentions (a set the caller may change)."""
     return set(frozen_names(node))

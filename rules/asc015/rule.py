@@ -8,21 +8,12 @@ from collections.abc import Iterator
 from ascend_lint.codemods import remove_argument
 from ascend_lint.diagnostics import Applicability, Fix
 from ascend_lint.index import LANGUAGE, JitFunction, KernelIndex
+from ascend_lint.index.aliases import ATOMIC_OPS
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 # keyword -> its default, which is no hint at all
 ACCESS_HINTS = {"cache_modifier": "", "eviction_policy": "", "volatile": False}
 ACCESSES = ("load", "store")
-ATOMICS = (
-    "atomic_add",
-    "atomic_max",
-    "atomic_min",
-    "atomic_xchg",
-    "atomic_cas",
-    "atomic_and",
-    "atomic_or",
-    "atomic_xor",
-)
 # The atomic defaults, the only orderings Ascend's A2/A3 atomics implement.
 ATOMIC_DEFAULTS = {"sem": "acq_rel", "scope": "gpu"}
 
@@ -48,7 +39,7 @@ class GpuOnlyMemoryHint(Rule):
             ]
             calls += [
                 (call, op, ATOMIC_DEFAULTS)
-                for op in ATOMICS
+                for op in ATOMIC_OPS
                 for call, _ in index.calls_in(fn, f"{LANGUAGE}.{op}")
             ]
             calls.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
