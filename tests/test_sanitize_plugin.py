@@ -202,10 +202,16 @@ def readme_block(fence: str, needle: str) -> str:
 
 def assert_shown_lines_in(block: str, out: str) -> None:
     """Every line the README shows is a line of the run's output (rules, timings and the
-    elisions aside)."""
-    lines = set(out.splitlines())
+    elisions aside). A shown line that ends in "..." is pytest's summary cut to the
+    terminal's width; pytest does not cut it where the CI variable is set, so it matches
+    any output line that starts with what it shows."""
+    lines = out.splitlines()
     for line in block.splitlines():
-        if line and line != "..." and not line.startswith(("===", "___")):
+        if not line or line == "..." or line.startswith(("===", "___")):
+            continue
+        if line.endswith("..."):
+            assert any(shown.startswith(line[:-3]) for shown in lines), line
+        else:
             assert line in lines, line
 
 
