@@ -2,9 +2,9 @@
 Ascend compiler front end on this machine (no NPU, no test), and say whether its tiles
 fit the Unified Buffer.
 
-The kernel goes through the compile gate's own worker (``pytest_plugin/worker.py``):
+The kernel goes through the compile gate's own worker (``lowering/worker.py``):
 triton-ascend's ``ttir`` and ``ttadapter`` stages, then the UB bounds read from the
-lowered IR (``pytest_plugin/ub_verdict.py``).  The specialisation is described on the
+lowered IR (``lowering/ub_verdict.py``).  The specialisation is described on the
 command line instead of recorded from a launch: ``--constexpr NAME=VALUE`` for each
 ``tl.constexpr`` without a default, ``--arg NAME=TYPE`` for the runtime arguments
 (``*bf16``, ``i64``, ``fp32``...).  Which runtime parameters are pointers comes from the
@@ -154,7 +154,7 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_ERROR
-    from ascend_lint.pytest_plugin.client import WorkerClient
+    from ascend_lint.lowering.client import WorkerClient
 
     client = WorkerClient(timeout_s=args.timeout, cwd=os.getcwd())
     try:
@@ -352,7 +352,7 @@ def _sys_path(path: Path) -> list[str]:
 
 # -- the answer -----------------------------------------------------------------------------
 def _result(plan: dict, answer: dict) -> dict:
-    from ascend_lint.pytest_plugin import ub_verdict
+    from ascend_lint.lowering import ub_verdict
 
     result = {
         "file": plan["path"],
@@ -429,8 +429,8 @@ def _stage_ms(stage: str, stage_ms: dict) -> float | None:
 
 
 def _print_text(result: dict) -> None:
-    from ascend_lint.pytest_plugin import ub_verdict
-    from ascend_lint.pytest_plugin.diagnosis import shown_path
+    from ascend_lint.lowering import ub_verdict
+    from ascend_lint.lowering.diagnosis import shown_path
 
     print(f"{shown_path(result['file'])}::{result['kernel']}")
     if result["signature"]:
@@ -458,7 +458,7 @@ def _print_text(result: dict) -> None:
     elif result["verdict"] is None:
         print("verdict: not lowered (the kernel could not be loaded)")
     elif result["verdict"] == "rejected":
-        from ascend_lint.pytest_plugin import diagnosis
+        from ascend_lint.lowering import diagnosis
 
         print(f"verdict: rejected by {diagnosis.front_end()}'s front end (this version's verdict)")
         limit = diagnosis.version_limit(result["error"] or "")

@@ -958,7 +958,7 @@ def child(case_id: str, src: str) -> int:
     if src:
         sys.path.insert(0, src)
     os.environ.setdefault("ASCEND_UB_CAPACITY_BITS", str(192 * 1024 * 8))
-    from ascend_lint.pytest_plugin import autotune
+    from ascend_lint.cpu_device import autotune
 
     autotune.install()
     import contextlib
@@ -1315,7 +1315,7 @@ def _fake_driver(sm: int | None = None) -> None:
     from triton.runtime import autotuner
     from triton.runtime.driver import driver
 
-    from ascend_lint.pytest_plugin import autotune
+    from ascend_lint.cpu_device import autotune
 
     props = dict(DEVICE_PROPS)
     if sm:

@@ -204,7 +204,7 @@ Stack dump:
 
 
 def test_distil_keeps_the_error_and_drops_frames_command_lines_and_build_paths():
-    from ascend_lint.pytest_plugin import diagnosis
+    from ascend_lint.lowering import diagnosis
 
     text = diagnosis.distil(ADAPTER_ABORT)
     assert "encountered AddPtrOp produced by unsupported operation" in text
@@ -220,7 +220,7 @@ def test_distil_keeps_the_error_and_drops_frames_command_lines_and_build_paths()
 
 
 def test_distil_keeps_both_ends_of_a_long_message():
-    from ascend_lint.pytest_plugin import diagnosis
+    from ascend_lint.lowering import diagnosis
 
     ir = [f'  %{i} = "tt.splat"(%0) : (f32) -> tensor<32xf32>' for i in range(500)]
     text = diagnosis.distil(
@@ -233,7 +233,7 @@ def test_distil_keeps_both_ends_of_a_long_message():
 
 
 def test_reason_puts_the_probable_cause_first_and_unquotes_python_errors():
-    from ascend_lint.pytest_plugin import diagnosis
+    from ascend_lint.lowering import diagnosis
 
     ttir = 'loc("/src/k.py":13:9): AssertionError: Both inputs must be 2D\n    w = tl.dot(v, v)'
     assert diagnosis.reason(ttir, "ttir") == "AssertionError: Both inputs must be 2D"
@@ -278,9 +278,9 @@ module {
 
 
 def test_ir_reader_counts_the_copies_of_an_unrolled_branch():
-    from ascend_lint.pytest_plugin import lowered_ir
+    from ascend_lint.lowering import ir_facts
 
-    lowered = lowered_ir.parse(UNROLLED, "/src/k.py")
+    lowered = ir_facts.parse(UNROLLED, "/src/k.py")
     assert lowered.branch_copies == {5: 2}  # padding ifs are not the kernel's branches
     assert not [f for f in lowered.facts if f.kind == "runtime-branch-in-loop"]
 
@@ -321,7 +321,7 @@ def test_a_static_range_branch_is_unverifiable_without_copies_never_contradicted
 
 
 def test_an_autotuner_made_without_a_driver_runs_each_config_once(monkeypatch):
-    from ascend_lint.pytest_plugin import autotune
+    from ascend_lint.cpu_device import autotune
 
     class Autotuner:
         def __init__(self, fn, configs, do_bench=None):
@@ -379,7 +379,7 @@ def bad(x, BLOCK: tl.constexpr):
 def test_helpers_compile_and_a_helpers_error_is_reported_where_it_happened(tmp_path):
     """A module that turns the interpreter on itself still gets real @triton.jit helpers
     in the worker; an error inside a helper names the helper's line, then the call."""
-    from ascend_lint.pytest_plugin.client import WorkerClient
+    from ascend_lint.lowering.client import WorkerClient
 
     path = tmp_path / "helper_kernels.py"
     path.write_text(HELPER_ERROR)

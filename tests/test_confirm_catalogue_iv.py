@@ -1,5 +1,5 @@
 """The lowered IR facts that bear out ASC027, ASC028 and ASC032, and the rejections that
-bear out ASC029 (`pytest_plugin/lowered_ir.py`, `pytest_plugin/confirm.py`).
+bear out ASC029 (`lowering/ir_facts.py`, `pytest_plugin/confirm.py`).
 
 The IR below has the shape triton-ascend 3.2.0's `ttadapter` stage prints for the kernels
 in each source (a gather, rows of 123 float32 values, a select on an integer compare in a
@@ -7,7 +7,8 @@ loop), cut to the ops the reader looks at."""
 
 from __future__ import annotations
 
-from ascend_lint.pytest_plugin import confirm, lowered_ir
+from ascend_lint.lowering import ir_facts
+from ascend_lint.pytest_plugin import confirm
 
 GATHER_IR = """\
 module {
@@ -73,7 +74,7 @@ module {
 
 
 def facts(text: str) -> list[tuple[str, tuple[int, ...]]]:
-    return [(f.kind, f.lines) for f in lowered_ir.parse(text, "/src/k.py").facts]
+    return [(f.kind, f.lines) for f in ir_facts.parse(text, "/src/k.py").facts]
 
 
 def test_a_load_issued_element_by_element_is_a_discrete_load():

@@ -3,7 +3,8 @@ ASC026 by the mode the kernel was lowered in, ASC031 by the front end's rejectio
 
 from __future__ import annotations
 
-from ascend_lint.pytest_plugin import confirm, lowered_ir
+from ascend_lint.lowering import ir_facts
+from ascend_lint.pytest_plugin import confirm
 
 VECTOR_ON_AI_CORES = """import triton
 import triton.language as tl
@@ -57,9 +58,9 @@ def _only(verdicts, code):
 
 
 def test_the_ir_reader_takes_the_kernels_mode():
-    assert lowered_ir.parse(LOWERED, "/src/k.py").mix_mode == "aiv"
-    assert lowered_ir.parse(LOWERED.replace('"aiv"', '"mix"'), "/src/k.py").mix_mode == "mix"
-    assert lowered_ir.parse("module {\n}\n", "/src/k.py").mix_mode is None
+    assert ir_facts.parse(LOWERED, "/src/k.py").mix_mode == "aiv"
+    assert ir_facts.parse(LOWERED.replace('"aiv"', '"mix"'), "/src/k.py").mix_mode == "mix"
+    assert ir_facts.parse("module {\n}\n", "/src/k.py").mix_mode is None
 
 
 def test_a_vector_kernel_on_ai_cores_is_confirmed_by_an_aiv_lowering(tmp_path):

@@ -263,7 +263,7 @@ def test_a_library_choosing_triton_by_active_backends_compiles_in_the_gate(npu_s
 def test_the_worker_names_a_library_placeholder_as_the_reason_for_no_kernel():
     import types
 
-    from ascend_lint.pytest_plugin.worker import _not_a_kernel
+    from ascend_lint.lowering.worker import _not_a_kernel
 
     class TritonPlaceholder(types.ModuleType):
         def jit(self, fn):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_lint.pytest_plugin import lowered_ir
+from ascend_lint.lowering import ir_facts
 
 pytest_plugins = ("pytester",)
 
@@ -261,7 +261,7 @@ def test_unknown_mode_in_config_is_a_usage_error(pytester):
 
 @needs_kernel_deps
 def test_worker_that_dies_is_reported_and_restarted(tmp_path):
-    from ascend_lint.pytest_plugin.client import WorkerClient
+    from ascend_lint.lowering.client import WorkerClient
 
     (tmp_path / "dies_on_import.py").write_text("import os\nos.abort()\n")
     kernels = FIXTURES / "compile_project" / "kernels.py"
@@ -351,7 +351,7 @@ module {
 
 
 def test_ir_reader_finds_strided_copies_and_two_path_branches_in_loops():
-    lowered = lowered_ir.parse(LOWERED, "/src/k.py")
+    lowered = ir_facts.parse(LOWERED, "/src/k.py")
     facts = {(f.kind, f.lines, f.dma_both_sides) for f in lowered.facts}
     assert facts == {
         ("strided-load", (6, 5), False),  # the copy's line, then its view's
@@ -418,7 +418,7 @@ def test_a_finding_in_a_helper_is_judged_by_the_kernels_that_inline_it(tmp_path)
 
 
 def test_ttir_reader_finds_program_id_axes_and_task_loops():
-    from ascend_lint.pytest_plugin.grid_coverage import read_ttir
+    from ascend_lint.lowering.grid_use import grid_use
 
     kernel = "/src/k.py"
     one_tile = f"""module {{
@@ -436,7 +436,7 @@ def test_ttir_reader_finds_program_id_axes_and_task_loops():
 #loc3 = loc("{kernel}":5:10)
 #loc4 = loc("{kernel}":6:10)
 """
-    assert read_ttir(one_tile, kernel) == {
+    assert grid_use(one_tile, kernel) == {
         "program_id_axes": {"0": 4, "1": 5},
         "reads_num_programs": False,
         "loops_over_programs": False,
@@ -458,6 +458,6 @@ def test_ttir_reader_finds_program_id_axes_and_task_loops():
 #loc2 = loc("{kernel}":4:10)
 #loc3 = loc("{kernel}":7:5)
 """
-    found = read_ttir(task_loop, kernel)
+    found = grid_use(task_loop, kernel)
     assert found["program_id_axes"] == {"0": 4}
     assert found["reads_num_programs"] and found["loops_over_programs"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ascend_lint import ub_model
-from ascend_lint.pytest_plugin import ub_verdict
+from ascend_lint.lowering import ub_verdict
 
 pytest_plugins = ("pytester",)
 

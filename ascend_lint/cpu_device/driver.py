@@ -80,7 +80,7 @@ class CpuNpuDriver:
     def get_benchmarker(self):
         # interpreter timings say nothing about the NPU: every config runs once, the
         # first is kept (the same choice the compile gate makes without a driver)
-        from ascend_lint.pytest_plugin.autotune import run_each_config_once
+        from ascend_lint.cpu_device.autotune import run_each_config_once
 
         return run_each_config_once
 

@@ -26,7 +26,7 @@ and ``ir_only`` (IR facts no static finding predicted).
 Kernel tests must run under the interpreter (``TRITON_INTERPRET=1`` before the kernel
 modules are imported); the compiling happens in a separate worker process without it.
 With the gate on, ``@triton.autotune`` works without a driver: each config runs once on
-the first launch of a tuning key and the first config is kept (``autotune.py``).
+the first launch of a tuning key and the first config is kept (``cpu_device/autotune.py``).
 
 ``--ascend-sanitize`` (``report`` / ``strict``; ini ``ascend_sanitize``), with or without
 the gate, checks every lane of every memory access of the launched kernels against the
@@ -178,7 +178,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
         _early_mode(early_config, option) not in ("off", None)
         for option in ("ascend_compile", "ascend_sanitize")
     ):
-        from ascend_lint.pytest_plugin import autotune
+        from ascend_lint.cpu_device import autotune
 
         autotune.install()
 
@@ -190,7 +190,7 @@ def pytest_configure(config):
     chosen = mode(config)
     if chosen == "off" and sanitizing == "off":
         return
-    from ascend_lint.pytest_plugin import autotune
+    from ascend_lint.cpu_device import autotune
 
     autotune.install()
     if sanitizing != "off":

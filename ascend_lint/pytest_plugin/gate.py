@@ -19,19 +19,17 @@ from pathlib import Path
 
 import pytest
 
+from ascend_lint.cpu_device import autotune
+from ascend_lint.lowering import diagnosis, ir_facts, ub_verdict
+from ascend_lint.lowering.client import WorkerClient
+from ascend_lint.lowering.worker import DEFAULT_NPU_ARCH, NPU_ARCH_ENV, STAGES
 from ascend_lint.pytest_plugin import (
     GRID_MARKER,
     SANITIZE_PLUGIN_NAME,
-    autotune,
     capture,
     confirm,
-    diagnosis,
     grid_coverage,
-    lowered_ir,
-    ub_verdict,
 )
-from ascend_lint.pytest_plugin.client import WorkerClient
-from ascend_lint.pytest_plugin.worker import DEFAULT_NPU_ARCH, NPU_ARCH_ENV, STAGES
 from ascend_lint.text import plural
 
 REPORT_VERSION = 1
@@ -261,7 +259,7 @@ class CompileGate:
             record.update(status="ok", stage=STAGES[-1], cached=bool(answer.get("cached")))
             record["grid_use"] = answer.get("grid_use")
             if answer.get("ir"):
-                lowered = lowered_ir.parse(answer["ir"], launch.file)
+                lowered = ir_facts.parse(answer["ir"], launch.file)
                 record["ir"] = {
                     "facts": [f.as_dict() for f in lowered.facts],
                     "lines_seen": sorted(lowered.lines_seen),

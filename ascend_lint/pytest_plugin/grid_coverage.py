@@ -3,7 +3,7 @@ splits over program ids?  (ASC023 at run time.)
 
 Two halves:
 
-* in the compile worker, ``read_ttir`` reads the lowered TTIR of a new specialisation:
+* in the compile worker, ``lowering.grid_use`` reads the lowered TTIR of a new specialisation:
   which ``tt.get_program_id x/y/z`` axes survive lowering (a dead read is folded away),
   the first kernel line reading each, whether it reads ``tt.get_num_programs`` and
   whether an ``scf.for`` takes its bounds or step from either (a task loop);
@@ -32,53 +32,9 @@ from __future__ import annotations
 import ast
 import functools
 import math
-import re
 from pathlib import Path
 
-from ascend_lint.pytest_plugin import lowered_ir
-from ascend_lint.pytest_plugin.diagnosis import shown_path
-
-_AXES = "xyz"
-_VALUE = r"%[\w.$#-]+"
-_PROGRAM_ID = re.compile(rf"^\s*({_VALUE})\s*=\s*tt\.get_program_id\s+([xyz])\b")
-_NUM_PROGRAMS = re.compile(rf"^\s*({_VALUE})\s*=\s*tt\.get_num_programs\s+([xyz])\b")
-_RESULTS = re.compile(rf"^\s*({_VALUE}(?::\d+)?(?:\s*,\s*{_VALUE})*)\s*=\s*(.*)$")
-_FOR = re.compile(rf"\bscf\.for\s+{_VALUE}\s*=\s*({_VALUE})\s+to\s+({_VALUE})\s+step\s+({_VALUE})")
-_OPERAND = re.compile(_VALUE)
-
-
-# -- in the worker: the lowered kernel's use of the grid ----------------------------------
-def read_ttir(text: str, kernel_path: str) -> dict:
-    """{"program_id_axes": {"1": line, ...}, "reads_num_programs": bool,
-    "loops_over_programs": bool} from the TTIR of one specialisation."""
-    aliases = lowered_ir._aliases(text)
-    axes: dict[str, int] = {}
-    from_grid: set[str] = set()  # values computed from a program id or the program count
-    reads_count = loops = False
-    for line in text.splitlines():
-        found = _PROGRAM_ID.match(line)
-        if found:
-            from_grid.add(found.group(1))
-            frames = lowered_ir._resolve(lowered_ir._op_loc(line), aliases)
-            mine = [f.line for f in frames if lowered_ir._same_file(f.path, kernel_path)]
-            axes.setdefault(str(_AXES.index(found.group(2))), mine[0] if mine else 0)
-            continue
-        found = _NUM_PROGRAMS.match(line)
-        if found:
-            from_grid.add(found.group(1))
-            reads_count = True
-            continue
-        header = _FOR.search(line)
-        if header and set(header.groups()) & from_grid:
-            loops = True
-        defined = _RESULTS.match(line)
-        if defined and set(_OPERAND.findall(defined.group(2))) & from_grid:
-            from_grid.update(v.split(":")[0] for v in _OPERAND.findall(defined.group(1)))
-    return {
-        "program_id_axes": axes,
-        "reads_num_programs": reads_count,
-        "loops_over_programs": loops,
-    }
+from ascend_lint.lowering.diagnosis import shown_path
 
 
 # -- in the test process: one launch against its kernel -----------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from ascend_lint.pytest_plugin import diagnosis
+from ascend_lint.lowering import diagnosis
 
 
 def located(jit_fn, exc) -> str:

@@ -45,7 +45,7 @@ class WorkerClient:
         # lives as long as the worker; closed in close() or on the next start
         self._log = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "ascend_lint.pytest_plugin.worker"],
+            [sys.executable, "-m", "ascend_lint.lowering.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

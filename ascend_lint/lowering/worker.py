@@ -1,6 +1,6 @@
 """The compile worker: replays recorded launches through triton's own launch path for the NPU.
 
-Runs as ``python -m ascend_lint.pytest_plugin.worker`` in a process of its own, WITHOUT
+Runs as ``python -m ascend_lint.lowering.worker`` in a process of its own, WITHOUT
 ``TRITON_INTERPRET`` (the interpreter replaces ``@triton.jit`` functions by Python
 callables that cannot be lowered).  It reads one JSON request per line on stdin and
 answers one JSON line per request on the stdout it was started with (anything the
@@ -33,7 +33,7 @@ import sys
 import time
 import traceback
 
-from ascend_lint.pytest_plugin import codegen_errors, diagnosis
+from ascend_lint.lowering import codegen_errors, diagnosis
 
 NPU_ARCH_ENV = "ASCEND_LINT_NPU_ARCH"
 IR_DUMP_ENV = "ASCEND_LINT_IR_DUMP_DIR"  # where to keep each lowered module, to read it
@@ -116,7 +116,7 @@ class StandInDriver:
     def get_benchmarker(self):
         # autotuned modules ask for it at import time; the worker never tunes (it
         # replays each config the tests launched as a launch of its own)
-        from ascend_lint.pytest_plugin.autotune import run_each_config_once
+        from ascend_lint.cpu_device.autotune import run_each_config_once
 
         return run_each_config_once
 
@@ -428,12 +428,12 @@ HINT_PREFIX = diagnosis.HINT_PREFIX
 
 def _grid_use(ttir_text: str, jit_fn) -> dict | None:
     """Which program-id axes the lowered kernel reads, and whether it loops over them."""
-    from ascend_lint.pytest_plugin.grid_coverage import read_ttir
+    from ascend_lint.lowering.grid_use import grid_use
 
     try:
         from triton.runtime.jit import get_jit_fn_file_line
 
-        return read_ttir(ttir_text, get_jit_fn_file_line(jit_fn)[0])
+        return grid_use(ttir_text, get_jit_fn_file_line(jit_fn)[0])
     except Exception:
         return None
 
@@ -441,7 +441,7 @@ def _grid_use(ttir_text: str, jit_fn) -> dict | None:
 def _pointer_select_hint(ttir_text: str, jit_fn) -> str:
     """The adapter aborts without a location on a pointer chosen at run time; name the
     select that chose it, from the TTIR it was given."""
-    from ascend_lint.pytest_plugin.lowered_ir import pointer_selects
+    from ascend_lint.lowering.ir_facts import pointer_selects
 
     try:
         from triton.runtime.jit import get_jit_fn_file_line

@@ -40,8 +40,15 @@ import re
 from dataclasses import dataclass, field
 
 from ascend_lint import ub_model
-from ascend_lint.pytest_plugin import diagnosis, lowered_ir
-from ascend_lint.pytest_plugin.lowered_ir import Op, Region
+from ascend_lint.lowering import diagnosis
+from ascend_lint.lowering.mlir import (
+    Op,
+    Region,
+    global_root,
+    lines_in_file,
+    location_aliases,
+    op_tree,
+)
 
 _RESULTS = re.compile(r"^(%[\w.$-]+)(?::(\d+))?((?:\s*,\s*%[\w.$-]+)*)\s*=\s*")
 _SHAPED = re.compile(r"\b(tensor|memref)<([^<>]*(?:<[^<>]*>[^<>]*)*)>")
@@ -220,7 +227,7 @@ def estimate(
     """Bounds for one lowered module; ``multibuffer`` is the launch's own option where it
     gave one (triton-ascend's ``multibuffer=``), else the target's default."""
     walk = _Walk()
-    walk.run(lowered_ir._tree(text))
+    walk.run(op_tree(text))
     factor = 2 if (target.multibuffer if multibuffer is None else multibuffer) else 1
     mixed = re.search(r'mix_mode\s*=\s*"(\w+)"', text)
     is_mixed = bool(mixed) and mixed.group(1) != "aiv"
@@ -240,12 +247,11 @@ def estimate(
         upper = _upper_bound(walk, values, factor, target.reuses_dead_buffers)
         upper *= ub_model.BITS_PER_BYTE
     lower *= ub_model.BITS_PER_BYTE
-    aliases = lowered_ir._aliases(text)
+    aliases = location_aliases(text)
     largest = []
     allocs = [v for v in values if v.kind == "alloc"]
     for alloc in sorted(allocs, key=lambda a: -(a.nbytes("upper") or 0) * a.weight)[:3]:
-        frames = lowered_ir._resolve(alloc.loc, aliases)
-        lines = [f.line for f in frames if lowered_ir._same_file(f.path, kernel_path)]
+        lines = lines_in_file(alloc.loc, aliases, kernel_path)
         largest.append(
             {
                 "shape": alloc.shape,
@@ -377,7 +383,7 @@ class _Walk:
         self.yielded_into: dict[str, str] = {}  # a value -> the loop buffer it becomes
         self.unknown = ""
         # the op that defines each name where the walk stands (MLIR prints the same name in
-        # sibling regions: two loops may each define `%alloc`), for lowered_ir's walk from
+        # sibling regions: two loops may each define `%alloc`), for the IR facts' walk from
         # a view to its argument and for a fill's scalar
         self.defs: dict[str, Op] = {}
         # each name's definition where the walk stands: the key of its value; a name
@@ -492,7 +498,7 @@ class _Walk:
             return
         if name_of == "memref.copy":
             operands = _operands(rest)
-            if len(operands) >= 2 and lowered_ir._global_root(operands[0], self.defs) is not None:
+            if len(operands) >= 2 and global_root(operands[0], self.defs) is not None:
                 target = self._root(operands[1])
                 if target in self.values and self.values[target].kind == "alloc":
                     self.dma_filled.add(target)

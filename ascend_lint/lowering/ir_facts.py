@@ -33,39 +33,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
-_FILE_LOC = re.compile(r'"([^"]+)":(\d+):(\d+)')
-_TRAILING_LOC = re.compile(r"\bloc\((#loc\d*|\"[^\"]*\":\d+:\d+)\)\s*$")
-_DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+)*\s*=\s*([\w.]+)")
-_OP = re.compile(r"^([a-z_]+\.[\w.]+)")
-_OPERAND = re.compile(r"%[\w.$-]+")
+from ascend_lint.lowering.mlir import (
+    OPERAND,
+    TRAILING_LOC,
+    Op,
+    Region,
+    SourceLoc,
+    collect_definitions,
+    global_root,
+    lines_in_file,
+    location_aliases,
+    op_location,
+    op_tree,
+    resolve_location,
+    same_file,
+)
+
 _MEMREF = re.compile(r"memref<([^,>]*?)(?:,\s*strided<\[([^\]]*)\][^>]*>)?\s*>")
 _MIX_MODE = re.compile(r'\bmix_mode\s*=\s*"([^"]+)"')
-
-
-@dataclass(frozen=True)
-class SourceLoc:
-    path: str
-    line: int
-    column: int
-
-
-@dataclass
-class Op:
-    name: str
-    text: str
-    loc: str | None = None  # the raw loc reference, resolved later
-    result: str | None = None
-
-
-@dataclass
-class Region:
-    """An op with regions (scf.for, scf.if, linalg.generic, func.func ...)."""
-
-    name: str
-    header: Op
-    branches: list[list] = field(default_factory=lambda: [[]])
-    closing: str = ""  # the text after the closing brace: attributes and loc
 
 
 @dataclass(frozen=True)
@@ -97,15 +82,13 @@ class LoweredKernel:
 
 
 def parse(text: str, kernel_path: str) -> LoweredKernel:
-    aliases = _aliases(text)
-    root = _tree(text)
+    aliases = location_aliases(text)
+    root = op_tree(text)
     defs: dict[str, Op] = {}
-    _collect_defs(root, defs)
+    collect_definitions(root, defs)
 
     def lines_of(loc: str | None) -> tuple[int, ...]:
-        frames = _resolve(loc, aliases)
-        mine = [f.line for f in frames if _same_file(f.path, kernel_path)]
-        return tuple(dict.fromkeys(mine))
+        return lines_in_file(loc, aliases, kernel_path)
 
     seen: set[int] = set()
     facts: list[IrFact] = []
@@ -161,133 +144,22 @@ def parse(text: str, kernel_path: str) -> LoweredKernel:
 
 def pointer_selects(ttir_text: str, kernel_path: str) -> list[SourceLoc]:
     """Source locations of ``arith.select`` ops that pick between pointers (TTIR)."""
-    aliases = _aliases(ttir_text)
+    aliases = location_aliases(ttir_text)
     found = []
     for line in ttir_text.splitlines():
-        body = _TRAILING_LOC.sub("", line.strip())
+        body = TRAILING_LOC.sub("", line.strip())
         if " arith.select " not in f" {body} " or "!tt.ptr" not in body.rsplit(":", 1)[-1]:
             continue
-        frames = [f for f in _resolve(_op_loc(line), aliases) if _same_file(f.path, kernel_path)]
+        frames = [
+            f
+            for f in resolve_location(op_location(line), aliases)
+            if same_file(f.path, kernel_path)
+        ]
         found.extend(frames[:1])
     return found
 
 
-# -- text to tree -------------------------------------------------------------------------
-def _aliases(text: str) -> dict[str, str]:
-    out = {}
-    for line in text.splitlines():
-        m = _ALIAS.match(line.strip())
-        if m:
-            out[m.group(1)] = m.group(2)
-    return out
-
-
-def _resolve(loc: str | None, aliases: dict[str, str], depth: int = 0) -> list[SourceLoc]:
-    """Every file frame a loc names, innermost first (callee before its call site)."""
-    if not loc or depth > 50:
-        return []
-    frames = []
-    pos = 0
-    for token in re.finditer(r'#loc\d*|"[^"]+":\d+:\d+', loc):
-        if token.start() < pos:
-            continue
-        t = token.group(0)
-        if t.startswith("#"):
-            frames.extend(_resolve(aliases.get(t), aliases, depth + 1))
-        else:
-            m = _FILE_LOC.match(t)
-            frames.append(SourceLoc(m.group(1), int(m.group(2)), int(m.group(3))))
-    return frames
-
-
-def _op_loc(line: str) -> str | None:
-    m = _TRAILING_LOC.search(line)
-    return m.group(1) if m else None
-
-
-def _make_op(line: str) -> Op:
-    body = _TRAILING_LOC.sub("", line).strip()
-    m = _DEF.match(body)
-    if m:
-        return Op(m.group(2), body, _op_loc(line), m.group(1))
-    m = _OP.match(body)
-    return Op(m.group(1) if m else body.split(" ")[0], body, _op_loc(line))
-
-
-def _tree(text: str) -> list:
-    root: list = []
-    stack: list[Region] = []
-    current = root
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#loc") or line.startswith("//"):
-            continue
-        if line.startswith("}"):
-            if not stack:
-                continue
-            region = stack[-1]
-            rest = line[1:].strip()
-            if rest.endswith("{"):  # `} else {` or the next region of the same op
-                region.branches.append([])
-                current = region.branches[-1]
-                continue
-            region.closing = rest
-            loc = _op_loc(rest)
-            if loc and region.header.loc is None:
-                region.header.loc = loc
-            stack.pop()
-            current = stack[-1].branches[-1] if stack else root
-            continue
-        if line.endswith("{"):
-            header = _make_op(line[:-1])
-            region = Region(header.name, header)
-            current.append(region)
-            stack.append(region)
-            current = region.branches[0]
-            continue
-        current.append(_make_op(line))
-    return root
-
-
-def _collect_defs(nodes: list, defs: dict[str, Op]) -> None:
-    for node in nodes:
-        if isinstance(node, Region):
-            if node.header.result:
-                defs[node.header.result] = node.header
-            for branch in node.branches:
-                _collect_defs(branch, defs)
-        elif node.result:
-            defs[node.result] = node
-
-
 # -- facts --------------------------------------------------------------------------------
-_VIEW_OPS = {
-    "memref.subview",
-    "memref.reinterpret_cast",
-    "memref.cast",
-    "memref.collapse_shape",
-    "memref.expand_shape",
-}
-
-
-def _global_root(value: str, defs: dict[str, Op]) -> Op | None:
-    """The reinterpret_cast of a kernel argument a memref value views, if it is one."""
-    for _ in range(64):
-        op = defs.get(value)
-        if op is None:
-            return None
-        if op.name == "memref.reinterpret_cast":
-            source = _OPERAND.findall(op.text.split("=", 1)[1])
-            return op if source and source[0].startswith("%arg") else None
-        if op.name not in _VIEW_OPS:
-            return None
-        operands = _OPERAND.findall(op.text.split("=", 1)[1])
-        if not operands:
-            return None
-        value = operands[0]
-    return None
-
-
 def _layout(memref_type: str) -> tuple[list[str], list[str]] | None:
     m = _MEMREF.search(memref_type)
     if not m:
@@ -313,7 +185,7 @@ def _gather_kind(memref_type: str) -> tuple[bool, bool, str] | None:
 
 def _strided_access(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
     if op.name == "memref.copy":
-        operands = _OPERAND.findall(op.text)
+        operands = OPERAND.findall(op.text)
         types = op.text.split(":", 1)[1].split(" to ") if ":" in op.text else []
         if len(operands) < 2 or len(types) != 2:
             return None
@@ -322,7 +194,7 @@ def _strided_access(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
             ("strided-store", operands[1], types[1]),
         ]
     elif op.name == "bufferization.materialize_in_destination":
-        operands = _OPERAND.findall(op.text.split(":", 1)[0])
+        operands = OPERAND.findall(op.text.split(":", 1)[0])
         types = op.text.split(":", 1)[1] if ":" in op.text else ""
         if len(operands) < 2 or "memref<" not in types:
             return None
@@ -330,7 +202,7 @@ def _strided_access(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
     else:
         return None
     for kind, value, memref_type in candidates:
-        root = _global_root(value, defs)
+        root = global_root(value, defs)
         if root is None:
             continue
         gather = _gather_kind(memref_type)
@@ -354,8 +226,8 @@ ROW_BYTES = 32
 
 def _discrete_load(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
     """A one-element load from a kernel argument in an element-by-element loop."""
-    operands = _OPERAND.findall(op.text.split("=", 1)[1]) if "=" in op.text else []
-    if not operands or _global_root(operands[0], defs) is None:
+    operands = OPERAND.findall(op.text.split("=", 1)[1]) if "=" in op.text else []
+    if not operands or global_root(operands[0], defs) is None:
         return None
     lines = lines_of(op.loc)
     return IrFact("discrete-load", lines, "memref.load per element") if lines else None
@@ -378,11 +250,11 @@ def _unaligned_rows(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
     whose rows are off a multiple of 32 bytes: a row pitch, or rows of two or more
     elements narrower than 32 bytes."""
     if op.name == "memref.copy":
-        operands = _OPERAND.findall(op.text)[:2]
+        operands = OPERAND.findall(op.text)[:2]
         types = op.text.split(":", 1)[1].split(" to ") if ":" in op.text else []
         pairs = list(zip(operands, types)) if len(types) == 2 else []
     elif op.name == "bufferization.materialize_in_destination":
-        operands = _OPERAND.findall(op.text.split(":", 1)[0])
+        operands = OPERAND.findall(op.text.split(":", 1)[0])
         types = op.text.split(":", 1)[1] if ":" in op.text else ""
         if len(operands) < 2 or "memref<" not in types:
             return None
@@ -390,7 +262,7 @@ def _unaligned_rows(op: Op, defs: dict[str, Op], lines_of) -> IrFact | None:
     else:
         return None
     for value, memref_type in pairs:
-        root = _global_root(value, defs)
+        root = global_root(value, defs)
         m = _MEMREF.search(memref_type)
         if root is None or m is None or not m.group(2):
             continue
@@ -421,24 +293,15 @@ def _moves_global(nodes: list, defs: dict[str, Op]) -> bool:
                 return True
             continue
         if node.name == "memref.copy":
-            operands = _OPERAND.findall(node.text)
-            if any(_global_root(v, defs) is not None for v in operands[:2]):
+            operands = OPERAND.findall(node.text)
+            if any(global_root(v, defs) is not None for v in operands[:2]):
                 return True
         elif node.name == "bufferization.materialize_in_destination":
-            operands = _OPERAND.findall(node.text.split(":", 1)[0])
-            if len(operands) >= 2 and _global_root(operands[1], defs) is not None:
+            operands = OPERAND.findall(node.text.split(":", 1)[0])
+            if len(operands) >= 2 and global_root(operands[1], defs) is not None:
                 return True
     return False
 
 
 def _dedup(facts: list[IrFact]) -> list[IrFact]:
     return list(dict.fromkeys(facts))
-
-
-def _same_file(a: str, b: str) -> bool:
-    import os
-
-    try:
-        return os.path.realpath(a) == os.path.realpath(b)
-    except (OSError, ValueError):
-        return a == b
