@@ -4,6 +4,8 @@ One place for the compiler side, shared by the pytest gate (``pytest_plugin/gate
 ``ascend-lint compile`` (``compile_command.py``) and the IR confirmation of static
 findings (``pytest_plugin/confirm.py``):
 
+* ``kernel_loading`` loads a kernel from its file, with the imports that fail on this
+  machine stood in, when its module does not import;
 * ``client.WorkerClient`` starts and talks to ``worker`` (``python -m
   ascend_lint.lowering.worker``), a process that imports triton and lowers each new
   specialisation through the stages it is asked for (``worker.STAGES``);
