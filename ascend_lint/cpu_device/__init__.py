@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 
 from ascend_lint.cpu_device.errors import NotOnCpuError
+from ascend_lint.cpu_device.install_record import InstallRecord, installed, remember
 from ascend_lint.cpu_device.targets import DEFAULT_TARGET, TARGETS, Target, get_target
 
 __all__ = [
@@ -50,31 +50,6 @@ ENV_VAR = "ASCEND_LINT_CPU_DEVICE"
 NPU_ARCH_ENV = "ASCEND_LINT_NPU_ARCH"  # the arch the compile gate lowers for
 
 
-@dataclass
-class InstallRecord:
-    """What ``install`` did: the target, and each thing it replaced with what was there
-    before (None where nothing was)."""
-
-    target: Target
-    compile_worker: bool
-    replaced: dict = field(default_factory=dict)
-
-    def describe(self) -> str:
-        groups = sorted({name.rsplit(".", 1)[0] for name in self.replaced})
-        return (
-            f"Ascend {self.target.name} ({self.target.arch}) on CPU; replaced "
-            f"{len(self.replaced)} objects in: {', '.join(groups) or 'nothing'}"
-        )
-
-
-_record: InstallRecord | None = None
-
-
-def installed() -> InstallRecord | None:
-    """The record of the install in this process, or None."""
-    return _record
-
-
 def target_from_environment() -> str | None:
     value = os.environ.get(ENV_VAR, "").strip()
     return value or None
@@ -86,15 +61,15 @@ def install(target: str = DEFAULT_TARGET, *, compile_worker: bool = False) -> In
     error.  ``compile_worker``: for a process that compiles kernels instead of
     interpreting them (the compile gate's worker): no interpreter fills, no driver
     (the worker brings its own)."""
-    global _record
     chosen = get_target(target)
-    if _record is not None:
-        if _record.target != chosen:
+    previous = installed()
+    if previous is not None:
+        if previous.target != chosen:
             raise ValueError(
-                f"the CPU stand-in is already installed for {_record.target.name}; "
+                f"the CPU stand-in is already installed for {previous.target.name}; "
                 f"it cannot also stand in for {chosen.name}"
             )
-        return _record
+        return previous
     if not compile_worker:
         _require_interpreter()
     record = InstallRecord(chosen, compile_worker)
@@ -103,7 +78,7 @@ def install(target: str = DEFAULT_TARGET, *, compile_worker: bool = False) -> In
     from ascend_lint.cpu_device import torch_npu_stub
 
     record.replaced.update(torch_npu_stub.install(chosen))
-    _record = record
+    remember(record)
     # triton now, not on the suite's first import of it: an import hook of our own can be
     # bypassed (an assertion-rewriting hook placed in front of it claims every module),
     # and suites read the driver at import time.  TRITON_INTERPRET is already 1 here, so
@@ -137,7 +112,7 @@ def _triton_loaded() -> bool:
 
 
 def _install_triton_side() -> None:
-    record = _record
+    record = installed()
     from ascend_lint.cpu_device import cann_modules
 
     record.replaced.update(cann_modules.install())
@@ -153,8 +128,9 @@ def _install_triton_side() -> None:
 def driver_utils():
     """``driver.active.utils`` of the installed target (for the compile worker's own
     driver); AttributeError when the stand-in is not installed."""
-    if _record is None:
+    record = installed()
+    if record is None:
         raise AttributeError("utils: the CPU stand-in is not installed")
     from ascend_lint.cpu_device.driver import DeviceUtils
 
-    return DeviceUtils(_record.target)
+    return DeviceUtils(record.target)

@@ -44,7 +44,7 @@ class CpuNpuDriver:
 
     def __init__(self, target: Target | None = None):
         if target is None:
-            from ascend_lint.cpu_device import installed
+            from ascend_lint.cpu_device.install_record import installed
 
             target = installed().target
         self.target = target

@@ -23,13 +23,8 @@ from ascend_lint.cpu_device import autotune
 from ascend_lint.lowering import diagnosis, ir_facts, ub_verdict
 from ascend_lint.lowering.client import WorkerClient
 from ascend_lint.lowering.worker import DEFAULT_NPU_ARCH, NPU_ARCH_ENV, STAGES
-from ascend_lint.pytest_plugin import (
-    GRID_MARKER,
-    SANITIZE_PLUGIN_NAME,
-    capture,
-    confirm,
-    grid_coverage,
-)
+from ascend_lint.pytest_plugin import capture, confirm, grid_coverage
+from ascend_lint.pytest_plugin.names import GRID_MARKER, SANITIZE_PLUGIN_NAME
 from ascend_lint.text import plural
 
 REPORT_VERSION = 1

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from ascend_lint.pytest_plugin import PLUGIN_NAME as GATE_PLUGIN_NAME
-from ascend_lint.pytest_plugin import SANITIZE_MARKER as ALLOW_MARKER
+from ascend_lint.pytest_plugin.names import PLUGIN_NAME as GATE_PLUGIN_NAME
+from ascend_lint.pytest_plugin.names import SANITIZE_MARKER as ALLOW_MARKER
 from ascend_lint.sanitizer import KINDS, TAIL_ALLOWANCE, Finding, Sanitizer
 from ascend_lint.sanitizer.findings import DuplicateStores, Unattributed
 
