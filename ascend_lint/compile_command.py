@@ -212,7 +212,7 @@ def _plan(args) -> dict:
     for name in constexprs:
         if name not in fn.constexpr_params:
             raise UsageError(f"{name} is a runtime argument: give its type with --arg {name}=TYPE")
-    pointers = fn.values(index.aliases).pointers
+    pointers = index.values.of(fn).pointers
     kwargs: dict = {}
     signature: dict[str, str] = {}
     defaulted: list[str] = []  # runtime parameters whose type no --arg gave

@@ -19,10 +19,12 @@ from ascend_lint.rules import (
     SYNTAX_ERROR_CODE,
     SYNTAX_ERROR_NAME,
     UNUSED_NOQA_CODE,
+    Finding,
+    Rule,
     RuleContext,
 )
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
-from ascend_lint.suppression import apply_noqa, unused_noqa
+from ascend_lint.suppression import apply_noqa, file_exemption, silences, unused_noqa
 from ascend_lint.toolchain import split_lint_target
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
 
@@ -76,12 +78,13 @@ def lint_source(
     codes: frozenset[str],
     ignore_noqa: bool = False,
     target: str = DEFAULT_TARGET,
-    observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
+    observe: Callable[[Linted], None] | None = None,
 ) -> FileResult:
     """Lint one file's bytes with the rules of `codes`; `target` names the SoC whose
     Unified Buffer the budget rule checks against (and, `toolchain.lint_target`, the
-    triton-ascend release). `observe` sees the parsed module and
-    the rules' findings before noqa comments apply (an incremental lint starts there)."""
+    triton-ascend release). `observe` sees the parsed module, its
+    kernel index and the rules' findings before noqa comments apply (an incremental lint
+    starts there; the gate's IR checks read the same index)."""
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
     paused = gc.isenabled()
@@ -160,7 +163,7 @@ def _lint_source(
     codes: frozenset[str],
     ignore_noqa: bool = False,
     target: str = DEFAULT_TARGET,
-    observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
+    observe: Callable[[Linted], None] | None = None,
 ) -> FileResult:
     result = FileResult(path)
     kernel_candidate = may_contain_kernels(raw)
@@ -181,16 +184,28 @@ def _lint_source(
         return unparsable(result, codes, f"SyntaxError: {exc.msg}", row, col)
     except (ValueError, RecursionError, MemoryError) as exc:
         return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
-    found = None
+    found = index = None
     if kernel_candidate and any(token in raw for token in RULE_TOKENS):
-        found = rule_findings(result, source, tree, codes, target)
+        index = build_index(result, tree)
+        if index is not None:
+            found = run_rules(result, source, index, codes, target, ignore_noqa)
     if found is None and result.error is None and _may_name_own_codes(raw, codes):
         found = []  # no rule looks at this file; its noqa comments are still read
     if found is not None:
         if observe is not None:
-            observe(source, tree, found)
+            observe(Linted(source, tree, index, found))
         result.diagnostics = finish_findings(source, found, codes, ignore_noqa)
     return result
+
+
+@dataclass
+class Linted:
+    """One file as the rules saw it: what `lint_source` shows an observer."""
+
+    source: SourceFile
+    tree: ast.Module
+    index: KernelIndex | None  # None where no rule looked at the file
+    findings: list[Diagnostic]  # as the rules reported them, before noqa comments
 
 
 def rule_findings(
@@ -199,10 +214,20 @@ def rule_findings(
     tree: ast.Module,
     codes: frozenset[str],
     target: str = DEFAULT_TARGET,
+    ignore_noqa: bool = False,
 ) -> list[Diagnostic] | None:
     """Index the module once and run the rules of `codes` on it: their findings as the
     rules report them (before supersession and noqa comments), or None when the module
     has nothing a rule looks at. An internal error is recorded on `result`."""
+    index = build_index(result, tree)
+    if index is None:
+        return None
+    return run_rules(result, source, index, codes, target, ignore_noqa)
+
+
+def build_index(result: FileResult, tree: ast.Module) -> KernelIndex | None:
+    """The module's kernel index, or None when it has nothing a rule looks at (or the
+    index failed: recorded on `result`)."""
     try:
         index = KernelIndex.build(tree)
     except RecursionError:
@@ -213,39 +238,65 @@ def rule_findings(
         return None
     if not index.kernels and not index.launch_calls and not index.configs and not index.aliases.any:
         return None
+    return index
+
+
+def run_rules(
+    result: FileResult,
+    source: SourceFile,
+    index: KernelIndex,
+    codes: frozenset[str],
+    target: str = DEFAULT_TARGET,
+    ignore_noqa: bool = False,
+) -> list[Diagnostic]:
+    """The findings of the rules of `codes` on an indexed module (see `rule_findings`).
+
+    A rule whose fixes reach past their own finding (`Rule.fixes_after_suppression`) is
+    told, once it has reported, which of its findings the noqa comments silence (none
+    with `ignore_noqa`), and sets its fixes then: no rule reads the comments itself."""
     soc, release = split_lint_target(target)
     ctx = RuleContext(index, source, get_target(soc), release)
     found: list[Diagnostic] = []
-    path = source.path
+    exemption = None if ignore_noqa else file_exemption(source)
     for code in sorted(codes):
         rule_cls = RULES_BY_CODE.get(code)
         if rule_cls is None:
             continue
         rule = rule_cls()
         try:
-            for finding in rule.check(ctx):
-                start, end = node_span(source, finding.node)
-                if finding.end_node is not None:
-                    end = node_span(source, finding.end_node)[1]
-                template, related = compact_citations(finding.message, finding.related)
-                found.append(
-                    Diagnostic(
-                        code=rule.code,
-                        name=rule.name,
-                        template=template,
-                        path=path,
-                        start=start,
-                        end=end,
-                        fix=finding.fix,
-                        also_at=tuple(node_span(source, n) for n in finding.also_at),
-                        related=tuple(node_span(source, n) for n in related),
-                    )
-                )
+            findings = list(rule.check(ctx))
+            made = [_diagnostic(rule, source, finding) for finding in findings]
+            if rule.fixes_after_suppression and findings:
+                silenced = set()
+                if not ignore_noqa:
+                    silenced = {i for i, d in enumerate(made) if silences(source, d, exemption)}
+                rule.fix_live(ctx, findings, silenced)
+                for diagnostic, finding in zip(made, findings):
+                    diagnostic.fix = finding.fix
+            found.extend(made)
         except RecursionError:
             result.error = f"internal error in {code} ({rule.name}): expression nesting too deep"
         except Exception as exc:  # a rule bug must not hide other files' findings
             result.error = f"internal error in {code} ({rule.name}): {type(exc).__name__}: {exc}"
     return found
+
+
+def _diagnostic(rule: Rule, source: SourceFile, finding: Finding) -> Diagnostic:
+    start, end = node_span(source, finding.node)
+    if finding.end_node is not None:
+        end = node_span(source, finding.end_node)[1]
+    template, related = compact_citations(finding.message, finding.related)
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        template=template,
+        path=source.path,
+        start=start,
+        end=end,
+        fix=finding.fix,
+        also_at=tuple(node_span(source, n) for n in finding.also_at),
+        related=tuple(node_span(source, n) for n in related),
+    )
 
 
 def finish_findings(

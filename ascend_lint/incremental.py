@@ -37,14 +37,15 @@ from ascend_lint.diagnostics import Diagnostic, Edit, Fix, FixGroup, Position
 from ascend_lint.engine import (
     RULE_TOKENS,
     FileResult,
+    Linted,
     finish_findings,
-    lint_source,
     may_contain_kernels,
     rule_findings,
 )
+from ascend_lint.options import LintOptions
+from ascend_lint.session import lint_file, strip_unfixable
 from ascend_lint.source import SourceDecodeError, SourceFile, common_ends
 from ascend_lint.suppression import file_exemption
-from ascend_lint.ub_model import DEFAULT_TARGET
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
@@ -159,8 +160,7 @@ class ModuleMemo:
     """What an incremental lint of the next version starts from."""
 
     path: str
-    codes: frozenset[str]
-    target: str
+    options: LintOptions  # what the lint it records ran with (never fixing)
     lines: list[str]
     units: list[Unit]
     findings: list[list[Diagnostic]]  # per unit, as the rules reported them
@@ -173,34 +173,30 @@ class _Fallback(Exception):
 
 
 def lint_text(
-    path: str,
-    raw: bytes,
-    codes: frozenset[str],
-    target: str = DEFAULT_TARGET,
-    previous: ModuleMemo | None = None,
+    path: str, raw: bytes, options: LintOptions, previous: ModuleMemo | None = None
 ) -> tuple[FileResult, ModuleMemo | None]:
-    """The lint of `raw` as the file `path` (what `engine.lint_source` returns), from
-    `previous` where it applies, and the memo for the next edit (None when this text
-    cannot start one)."""
+    """The lint of `raw` as the file `path` (what `session.lint_file` returns, without
+    fixing), from `previous` where it applies, and the memo for the next edit (None when
+    this text cannot start one)."""
     if previous is not None:
-        relinted = relint(previous, path, raw, codes, target)
+        relinted = relint(previous, path, raw, options)
         if relinted is not None:
             return relinted
-    return lint_whole(path, raw, codes, target)
+    return lint_whole(path, raw, options)
 
 
 def relint(
-    memo: ModuleMemo, path: str, raw: bytes, codes: frozenset[str], target: str
+    memo: ModuleMemo, path: str, raw: bytes, options: LintOptions
 ) -> tuple[FileResult, ModuleMemo] | None:
     """`lint_text` from `memo`, or None where the text must be linted whole."""
-    if memo.path != path or memo.codes != codes or memo.target != target:
+    if memo.path != path or memo.options != _not_fixing(options):
         return None
     # As in a whole lint: the trees are acyclic, the cycle collector would only re-scan
     # them (and the memos it finds on its way) in the middle of a keystroke's lint.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _relint(memo, raw, codes, target)
+        return _relint(memo, raw)
     except _Fallback:
         return None
     finally:
@@ -208,16 +204,16 @@ def relint(
             gc.enable()
 
 
-def lint_whole(
-    path: str, raw: bytes, codes: frozenset[str], target: str
-) -> tuple[FileResult, ModuleMemo | None]:
+def lint_whole(path: str, raw: bytes, options: LintOptions) -> tuple[FileResult, ModuleMemo | None]:
     """A lint of the whole text, and the memo an edit of it starts from."""
+    options = _not_fixing(options)
     seen: dict = {}
 
-    def keep(source: SourceFile, tree: ast.Module, found: list[Diagnostic]) -> None:
-        seen.update(source=source, tree=tree, found=[dataclasses.replace(d) for d in found])
+    def keep(linted: Linted) -> None:
+        found = [dataclasses.replace(d) for d in linted.findings]
+        seen.update(source=linted.source, tree=linted.tree, found=found)
 
-    result = lint_source(path, raw, codes, target=target, observe=keep)
+    result = lint_file(path, raw, options, observe=keep)
     if result.error or not seen or not _memo_ready(seen["source"]):
         return result, None
     source = seen["source"]
@@ -226,7 +222,7 @@ def lint_whole(
     findings = _by_unit(units, components(units), seen["found"])
     if findings is None:
         return result, None
-    memo = ModuleMemo(path, codes, target, source.lines, units, findings, file_exemption(source))
+    memo = ModuleMemo(path, options, source.lines, units, findings, file_exemption(source))
     return result, memo
 
 
@@ -258,9 +254,13 @@ def _by_unit(
     return per_unit
 
 
-def _relint(
-    memo: ModuleMemo, raw: bytes, codes: frozenset[str], target: str
-) -> tuple[FileResult, ModuleMemo | None]:
+def _not_fixing(options: LintOptions) -> LintOptions:
+    """An edit is linted, never fixed: fixing is a request of its own."""
+    return dataclasses.replace(options, fix=False) if options.fix else options
+
+
+def _relint(memo: ModuleMemo, raw: bytes) -> tuple[FileResult, ModuleMemo | None]:
+    options = memo.options
     try:
         source = SourceFile.from_bytes(memo.path, raw)
     except SourceDecodeError as exc:
@@ -367,9 +367,7 @@ def _relint(
 
     result = FileResult(memo.path)
     if relinted:
-        fresh = _lint_part(
-            memo.path, source, new_units, relinted, parsed_nodes, codes, target, result
-        )
+        fresh = _lint_part(memo.path, source, new_units, relinted, parsed_nodes, options, result)
         per_unit = _by_unit(new_units, component, fresh)
         if per_unit is None:
             raise _Fallback("a finding outside its component")
@@ -377,10 +375,9 @@ def _relint(
             findings[j] = per_unit[j]
     found = [dataclasses.replace(d) for unit in findings for d in unit]
     found.sort(key=lambda d: d.code)  # the rules' order, as a whole lint runs them
-    result.diagnostics = finish_findings(source, found, codes)
-    return result, ModuleMemo(
-        memo.path, codes, target, new, new_units, findings, memo.exemption, True
-    )
+    result.diagnostics = finish_findings(source, found, options.codes, options.ignore_noqa)
+    strip_unfixable(result.diagnostics, options)  # as `session.lint_file` does
+    return result, ModuleMemo(memo.path, options, new, new_units, findings, memo.exemption, True)
 
 
 def _lint_part(
@@ -389,8 +386,7 @@ def _lint_part(
     units: list[Unit],
     relinted: set[int],
     parsed_nodes: dict[int, ast.stmt],
-    codes: frozenset[str],
-    target: str,
+    options: LintOptions,
     result: FileResult,
 ) -> list[Diagnostic]:
     """The rules' findings on the module with only the definitions of `relinted` (and
@@ -415,7 +411,8 @@ def _lint_part(
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise _Fallback("the part does not parse") from exc
     body = sorted([*rest, *reused], key=lambda stmt: stmt.lineno)
-    found = rule_findings(result, part, ast.Module(body=body, type_ignores=[]), codes, target)
+    module = ast.Module(body=body, type_ignores=[])
+    found = rule_findings(result, part, module, options.codes, options.target)
     if found is None or result.error:
         raise _Fallback("nothing to check in the part, or a rule failed")
     return found

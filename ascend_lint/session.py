@@ -10,23 +10,21 @@ result carries the fixed bytes and what remains, for the caller to write or to d
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
 from pathlib import Path
 
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.engine import FileResult, lint_source
+from ascend_lint.engine import FileResult, Linted, lint_source
 from ascend_lint.fixes import FixOutcome, fix_source
 from ascend_lint.options import LintOptions
 from ascend_lint.settings import Settings
-from ascend_lint.source import SourceFile
 
 
 def lint_file(
     path: str,
     raw: bytes,
     options: LintOptions,
-    observe: Callable[[SourceFile, ast.Module, list[Diagnostic]], None] | None = None,
+    observe: Callable[[Linted], None] | None = None,
 ) -> FileResult:
     """Lint (and with `options.fix`, fix) the bytes `raw` of the file `path`."""
     result = lint_source(

@@ -71,11 +71,13 @@ def suppressing_row(source: SourceFile, start_row: int, end_row: int, code: str)
     return next((r for r in rows if line_suppresses(source.line(r), code)), None)
 
 
-def suppressed_on(source: SourceFile, start_row: int, end_row: int, code: str) -> bool:
-    """Whether a finding of `code` spanning these rows is silenced, by a line comment or
-    the file's: what a fix that reaches beyond its own finding must leave alone."""
-    return suppressing_row(source, start_row, end_row, code) is not None or file_exempts(
-        file_exemption(source), code
+def silences(source: SourceFile, diagnostic: Diagnostic, exemption: frozenset[str] | None) -> bool:
+    """Whether the noqa comments drop `diagnostic` (`exemption`: the file's, from
+    `file_exemption`), as `apply_noqa` does: what a fix that reaches beyond its own
+    finding must leave alone."""
+    return file_exempts(exemption, diagnostic.code) or (
+        suppressing_row(source, diagnostic.start.row, diagnostic.end.row, diagnostic.code)
+        is not None
     )
 
 

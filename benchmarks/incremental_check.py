@@ -34,9 +34,11 @@ sys.path.insert(0, str(ROOT))
 from ascend_lint import __version__  # noqa: E402
 from ascend_lint.engine import lint_source  # noqa: E402
 from ascend_lint.incremental import lint_text  # noqa: E402
+from ascend_lint.options import LintOptions  # noqa: E402
 from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE  # noqa: E402
 
 CODES = frozenset(RULES_BY_CODE) | {SYNTAX_ERROR_CODE}
+OPTIONS = LintOptions(CODES, fixable=CODES)  # every rule, every fix offered: as `lint_source`
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -104,12 +106,12 @@ def replay(
     incremental lint and the whole lint of the same text. Returns a line per edit whose
     incremental result differs from the whole lint."""
     differences = []
-    memo = lint_text(path, text.encode(), CODES)[1]
+    memo = lint_text(path, text.encode(), OPTIONS)[1]
     for step in range(edits):
         changed = random_edit(text, rng)
         raw = changed.encode()
         started = time.perf_counter()
-        result, next_memo = lint_text(path, raw, CODES, previous=memo)
+        result, next_memo = lint_text(path, raw, OPTIONS, previous=memo)
         took = time.perf_counter() - started
         started = time.perf_counter()
         whole = lint_source(path, raw, CODES)
@@ -125,7 +127,7 @@ def replay(
         if parses(changed):
             text, memo = changed, next_memo
         else:
-            memo = lint_text(path, text.encode(), CODES)[1]
+            memo = lint_text(path, text.encode(), OPTIONS)[1]
     return differences
 
 

@@ -67,5 +67,16 @@ class Rule:
     VALID: ClassVar[list[str]] = []
     INVALID: ClassVar[list[Invalid]] = []
 
+    # Fixes that reach past their own finding (ASC004 also removes what only the removed
+    # options read) must leave alone what a silenced finding keeps: such a rule sets
+    # those fixes in `fix_live`, which the engine calls once the noqa comments are known.
+    fixes_after_suppression: ClassVar[bool] = False
+
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def fix_live(self, ctx: RuleContext, findings: list[Finding], silenced: set[int]) -> None:
+        """Set the fixes of `findings` (what `check` just reported, in order) knowing
+        which of them (by position) the noqa comments silence. Called by the engine only
+        where `fixes_after_suppression` is set."""
         raise NotImplementedError

@@ -515,3 +515,33 @@ def test_the_edits_of_each_option_match_those_made_one_at_a_time(line):
     assert every == remove_arguments(source, container, keys)
     assert each == {key: remove_argument(source, container, key) for key in keys}
     assert len(set(map(repr, each.values()))) == len(keys)
+
+
+def test_the_engine_tells_the_fix_what_is_silenced_and_ignore_noqa_silences_nothing():
+    """The rule never reads `# noqa` itself: the engine says which of its findings are
+    silenced. With --ignore-noqa none is, so the shared fix takes the local that only
+    the two options read, as it would without the comment."""
+    from ascend_lint.engine import lint_source
+
+    code = textwrap.dedent(
+        """\
+        def launch(x, BK):
+            num_warps = 4 if BK == 64 else 8
+            k[(1,)](x, BK=BK, num_warps=num_warps)
+            k[(2,)](x, BK=BK, num_warps=num_warps)  # noqa: ASC004
+        """
+    ).encode()
+
+    def rows_edited(result) -> set[int]:
+        rows = set()
+        for d in result.diagnostics:
+            edits = d.fix.together.edits if d.fix.together else d.fix.edits
+            rows |= {row for e in edits for row in range(e.start.row, e.end.row + 1)}
+        return rows
+
+    silenced = lint_source("m.py", code, frozenset({"ASC004"}))
+    assert [d.start.row for d in silenced.diagnostics] == [3]
+    assert 2 not in rows_edited(silenced)
+    ignored = lint_source("m.py", code, frozenset({"ASC004"}), ignore_noqa=True)
+    assert [d.start.row for d in ignored.diagnostics] == [3, 4]
+    assert 2 in rows_edited(ignored)

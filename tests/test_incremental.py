@@ -26,7 +26,7 @@ from ascend_lint.rules import ALL_RULES
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bigfile import build_big_source  # noqa: E402
-from incremental_check import CODES, replay, shape  # noqa: E402
+from incremental_check import CODES, OPTIONS, replay, shape  # noqa: E402
 
 MODULES = sorted(
     [
@@ -67,10 +67,10 @@ def test_random_edits_of_a_big_module_lint_as_the_whole_text():
 
 def _reasons(before: str, after: str) -> str | None:
     """Why `after` is linted as a whole text after `before` (None: incrementally)."""
-    memo = lint_text("m.py", before.encode(), CODES)[1]
+    memo = lint_text("m.py", before.encode(), OPTIONS)[1]
     assert memo is not None
     try:
-        incremental._relint(memo, after.encode(), CODES, incremental.DEFAULT_TARGET)
+        incremental._relint(memo, after.encode())
     except incremental._Fallback as exc:
         return str(exc)
     return None
@@ -109,8 +109,8 @@ MODULE = textwrap.dedent(
 
 
 def _check(before: str, after: str) -> None:
-    memo = lint_text("m.py", before.encode(), CODES)[1]
-    result, _ = lint_text("m.py", after.encode(), CODES, previous=memo)
+    memo = lint_text("m.py", before.encode(), OPTIONS)[1]
+    result, _ = lint_text("m.py", after.encode(), OPTIONS, previous=memo)
     assert shape(result) == shape(lint_source("m.py", after.encode(), CODES))
 
 
@@ -151,8 +151,8 @@ def test_a_module_constant_relints_what_reads_it():
     )
     huge = tile.replace("BLOCK = 64", "BLOCK = 1048576")
     assert _reasons(tile, huge) is None
-    memo = lint_text("m.py", tile.encode(), CODES)[1]
-    result, _ = lint_text("m.py", huge.encode(), CODES, previous=memo)
+    memo = lint_text("m.py", tile.encode(), OPTIONS)[1]
+    result, _ = lint_text("m.py", huge.encode(), OPTIONS, previous=memo)
     assert [d.code for d in result.diagnostics] == ["ASC022"]  # a tile past the UB
     _check(tile, huge)
 
@@ -198,7 +198,7 @@ def test_a_new_file_level_noqa_comment_relints_the_whole_text():
 
 def test_a_finding_in_module_level_code_starts_no_memo():
     source = MODULE + "\nCONFIGS = [triton.Config({}, num_warps=4)]\n"
-    result, memo = lint_text("m.py", source.encode(), CODES)
+    result, memo = lint_text("m.py", source.encode(), OPTIONS)
     assert any(d.start.row > MODULE.count("\n") for d in result.diagnostics)
     assert memo is None
 
@@ -238,15 +238,13 @@ def test_a_whole_lint_in_a_process_of_its_own_is_the_one_here(monkeypatch, fork:
     monkeypatch.setattr(worker_process, "FORK", fork)
     text = build_big_source(30_000)
     raw = text.encode()
-    here, memo_here = incremental.lint_whole("big.py", raw, CODES, incremental.DEFAULT_TARGET)
+    here, memo_here = incremental.lint_whole("big.py", raw, OPTIONS)
     lines = text.split("\n")
-    apart, memo = worker_process.lint_whole_in_process(
-        "big.py", raw, CODES, incremental.DEFAULT_TARGET, lines
-    )
+    apart, memo = worker_process.lint_whole_in_process("big.py", raw, OPTIONS, lines)
     assert shape(apart) == shape(here)
     assert memo is not None and memo.lines is lines and memo.units == memo_here.units
     edited = text.replace("num_warps=4", "num_warps=8", 2).encode()
-    relinted = incremental.relint(memo, "big.py", edited, CODES, incremental.DEFAULT_TARGET)
+    relinted = incremental.relint(memo, "big.py", edited, OPTIONS)
     assert relinted is not None and relinted[1].from_previous
     assert shape(relinted[0]) == shape(lint_source("big.py", edited, CODES))
 
@@ -293,9 +291,7 @@ def test_a_whole_lint_whose_process_hangs_is_done_here(monkeypatch, fork: bool):
         )
     raw = MODULE.encode()
     started = time.monotonic()
-    result, memo = worker_process.lint_whole_in_process(
-        "m.py", raw, CODES, incremental.DEFAULT_TARGET, MODULE.split("\n")
-    )
+    result, memo = worker_process.lint_whole_in_process("m.py", raw, OPTIONS, MODULE.split("\n"))
     assert time.monotonic() - started < 20
     assert shape(result) == shape(lint_source("m.py", raw, CODES))
     assert memo is not None

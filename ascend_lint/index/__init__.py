@@ -11,7 +11,7 @@ Where each kind of fact is computed (per kernel, then per module):
                branches around each, assignments, calls
 * `constexpr`  compile-time or runtime, for every value at the statement that reads it;
                the definitions of a name that reach a statement (`fn.reaching`)
-* `values`     the value model: per kernel (`fn.values(aliases)`), what every value is
+* `values`     the value model: per kernel (`kernel_values(fn, aliases)`), what every value is
                where a statement reads it: its reaching definitions, int64 or int32 per
                path, program id, compile-time int, pointer, loop-derived; per module
                (`ValueFacts`), what kind of int (compile-time, specialisable argument,
@@ -89,12 +89,13 @@ from __future__ import annotations
 from ascend_lint.index.accesses import Access, AccessFacts, Gather, PointerChoice
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.bounds import BoundFacts
+from ascend_lint.index.context import Branch, Context, Loop
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.coverage import CoverageFacts
 from ascend_lint.index.dtypes import DtypeFacts, DtypeUse
 from ascend_lint.index.gates import GateFacts, GateSite, GateUses, SequenceStart
 from ascend_lint.index.host import HostFacts, is_simt_only
-from ascend_lint.index.kernels import Branch, Context, JitFunction, Loop
+from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.lanes import KernelLanes, LaneFacts
 from ascend_lint.index.launches import CallBinding, HostFunction
 from ascend_lint.index.layout import ContigBranch, LayoutFacts, is_transposed_copy

@@ -43,18 +43,14 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import ATOMICS, LANGUAGE
-from ascend_lint.index.lanes import Memo
+from ascend_lint.index.constexpr import Definition
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.kernels import JitFunction
+from ascend_lint.index.lanes import KernelLanes, LaneFacts, Memo
 from ascend_lint.index.syntax import frozen_names, own_nodes, walk
-from ascend_lint.index.values import pointer_root, strip_casts
-
-if TYPE_CHECKING:
-    from ascend_lint.index.constexpr import Definition
-    from ascend_lint.index.core import CoreFacts
-    from ascend_lint.index.kernels import JitFunction
-    from ascend_lint.index.lanes import KernelLanes, LaneFacts
+from ascend_lint.index.values import kernel_values, pointer_root, strip_casts
 
 _MAX_DEPTH = 16
 _LOAD = f"{LANGUAGE}.load"
@@ -141,7 +137,7 @@ class AccessFacts:
 
     def _collect(self, fn: JitFunction) -> list[Access]:
         out: list[Access] = []
-        block_pointers = fn.values(self.aliases).block_pointers
+        block_pointers = kernel_values(fn, self.aliases).block_pointers
         for call, stmt in fn.calls:
             qual = self.aliases.resolve(call.func)
             if qual == _LOAD:
@@ -179,7 +175,7 @@ class AccessFacts:
         if found is not None:
             return found
         params = set(fn.params) - fn.constexpr_params
-        known = set(fn.values(self.aliases).pointers) & params
+        known = set(kernel_values(fn, self.aliases).pointers) & params
         for call, _stmt in fn.calls:
             if self.aliases.resolve(call.func) != _WHERE or len(call.args) != 3:
                 continue
@@ -187,7 +183,7 @@ class AccessFacts:
                 root = pointer_root(strip_casts(arm, self.aliases))
                 if root in params:
                     known.add(root)
-        pointers = fn.values(self.aliases).pointers
+        pointers = kernel_values(fn, self.aliases).pointers
         for name, values in fn.assignments.items():
             if name not in pointers:
                 continue

@@ -53,10 +53,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE
-from ascend_lint.index.launches import TupleElement
+from ascend_lint.index.constexpr import Definition
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.host import HostFacts
+from ascend_lint.index.kernels import JitFunction
+from ascend_lint.index.launches import CallBinding, HostFunction, TupleElement
 from ascend_lint.index.linear import (
     ZERO,
     Atom,
@@ -67,7 +70,7 @@ from ascend_lint.index.linear import (
     is_load_or_atomic,
     shape,
 )
-from ascend_lint.index.sequences import table_read
+from ascend_lint.index.sequences import SequenceFacts, table_read
 from ascend_lint.index.syntax import (
     MAX_HELPER_DEPTH,
     children,
@@ -77,15 +80,7 @@ from ascend_lint.index.syntax import (
     show,
     walk,
 )
-from ascend_lint.index.values import pointer_names, strip_casts
-
-if TYPE_CHECKING:
-    from ascend_lint.index.constexpr import Definition
-    from ascend_lint.index.core import CoreFacts
-    from ascend_lint.index.host import HostFacts
-    from ascend_lint.index.kernels import JitFunction
-    from ascend_lint.index.launches import CallBinding, HostFunction
-    from ascend_lint.index.sequences import SequenceFacts
+from ascend_lint.index.values import kernel_values, pointer_names, strip_casts
 
 _LOAD = f"{LANGUAGE}.load"
 _ARANGE = f"{LANGUAGE}.arange"
@@ -316,7 +311,7 @@ class BoundFacts:
 
     def offset(self, fn: JitFunction, address: Form) -> Form:
         """An address's form without the pointer it starts from (`x` of `x + o - 1`)."""
-        pointers = fn.values(self.aliases).pointers
+        pointers = kernel_values(fn, self.aliases).pointers
         base = [
             m
             for m, c in address.monomials()
@@ -395,7 +390,7 @@ class BoundFacts:
         it: through `&`, `and`, broadcasts, casts and reshapes, and the locals the mask
         is built in (every definition that reaches them: a mask of any path)."""
         resolve = self.aliases.resolve
-        values = fn.values(self.aliases)
+        values = kernel_values(fn, self.aliases)
         found: list[MaskBound] = []
         pending: list[tuple[ast.AST, int, str | None]] = [(mask, at, None)]
         seen: set[int] = set()
@@ -545,7 +540,7 @@ class BoundFacts:
         found = self._select_bounds.get(key)
         if found is not None:
             return found
-        values = fn.values(self.aliases)
+        values = kernel_values(fn, self.aliases)
 
         def expand(name: ast.Name, here: int) -> tuple[ast.AST, int] | None:
             d = values.only_definition(name.id, here)
@@ -1270,7 +1265,7 @@ class BoundFacts:
         if not atom.node.args:
             return None
         pointer = self.linear_form(fn, atom.node.args[0], atom.order)
-        pointers = fn.values(self.aliases).pointers
+        pointers = kernel_values(fn, self.aliases).pointers
         for mono, c in pointer.monomials():
             if c == 1 and len(mono) == 1 and mono[0].kind != "load" and mono[0].name in pointers:
                 return mono[0].name

@@ -33,13 +33,11 @@ import ast
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.context import Context
 from ascend_lint.index.syntax import call_name, children, frozen_names, names_in
-
-if TYPE_CHECKING:
-    from ascend_lint.index.kernels import Context, JitFunction
 
 # triton.language calls whose value is known at compile time when their arguments are.
 _COMPILE_TIME_CALLS = {
@@ -62,6 +60,24 @@ _STATIC_ATTRIBUTES = {
 }
 
 
+class KernelBody(Protocol):
+    """What the classification reads of a kernel: its statements in source order, where
+    each sits, every binding of every name, and its parameters (`kernels.JitFunction`
+    has them all; the kernel scanner builds this classification while it builds one)."""
+
+    params: list[str]
+    constexpr_params: set[str]
+    do_not_specialize: set[str]
+    jit_names: frozenset[str]
+    statements: list[ast.stmt]
+    contexts: dict[int, Context]
+    loop_spans: dict[int, tuple[int, int]]
+    definitions: dict[str, list[tuple[int, ast.AST]]]
+    loop_targets: dict[str, list[tuple[int, bool]]]
+
+    def statement_order(self) -> dict[int, int]: ...
+
+
 @dataclass(eq=False)
 class Definition:
     """One binding of a name: an assignment, a loop target or the parameter itself."""
@@ -79,7 +95,7 @@ class Definition:
 class CompileTime:
     """The compile-time/runtime classification of one kernel."""
 
-    def __init__(self, fn: JitFunction, aliases: Aliases):
+    def __init__(self, fn: KernelBody, aliases: Aliases):
         # No reference to `fn` is kept: the function holds this object, and a cycle
         # would keep both (and the kernel's tree) alive until the cycle collector runs.
         self.aliases = aliases
@@ -132,7 +148,7 @@ class CompileTime:
         return d.order if d.fixed and d.order >= 0 else None
 
     # -- construction ---------------------------------------------------------------
-    def _collect(self, fn: JitFunction) -> None:
+    def _collect(self, fn: KernelBody) -> None:
         bindings = self._defs
         for name in fn.params:
             runtime = name not in fn.constexpr_params or name in fn.do_not_specialize
@@ -149,7 +165,7 @@ class CompileTime:
         for defs in self._defs.values():
             defs.sort(key=by_order)
 
-    def _solve(self, fn: JitFunction) -> None:
+    def _solve(self, fn: KernelBody) -> None:
         """A worklist over the definitions and `if` tests: each is evaluated once, and
         again only when a name it reads turns runtime (or a branch that one of that
         name's bindings sits under does)."""

@@ -66,6 +66,7 @@ from ascend_lint.index.syntax import (
 from ascend_lint.index.values import (
     is_program_count_call,
     is_program_id_call,
+    kernel_values,
     pointer_root,
     strip_casts,
 )
@@ -473,7 +474,7 @@ class CoverageFacts:
                 break
         dependencies = fn.dependencies()
         derived = _closure(pid_names, dependencies)
-        pointers = fn.values(aliases).pointers
+        pointers = kernel_values(fn, aliases).pointers
         runtime = self._runtime_names(fn)
         seen: set[int] = set()
 
@@ -559,7 +560,7 @@ class CoverageFacts:
         per kernel."""
         facts = self._of(fn)
         if facts.runtime is None:
-            pointers = fn.values(self._core.aliases).pointers
+            pointers = kernel_values(fn, self._core.aliases).pointers
             facts.runtime = frozenset(
                 _closure(set(fn.params) - fn.constexpr_params - pointers, fn.dependencies())
             )

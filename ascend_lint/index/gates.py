@@ -44,9 +44,10 @@ import ast
 from dataclasses import dataclass
 
 from ascend_lint.index.aliases import LANGUAGE
+from ascend_lint.index.context import Branch
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
-from ascend_lint.index.kernels import Branch, JitFunction
+from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.naming import is_head_count, is_length, is_sequence_length
 from ascend_lint.index.quantities import QuantityFacts, Role
@@ -60,7 +61,7 @@ from ascend_lint.index.syntax import (
     own_nodes,
     walk,
 )
-from ascend_lint.index.values import PathProduct, ValuePath, pointer_root
+from ascend_lint.index.values import PathProduct, ValuePath, kernel_values, pointer_root
 
 _LOAD = f"{LANGUAGE}.load"
 _STORE = f"{LANGUAGE}.store"
@@ -350,7 +351,7 @@ class GateFacts:
         if pointer in fn.params:
             return pointer
         # Only a parameter some address is rooted at can be the one.
-        candidates = fn.values(self._aliases).pointers & set(fn.params)
+        candidates = kernel_values(fn, self._aliases).pointers & set(fn.params)
         found = [p for p in fn.params if p in candidates and pointer in self.gate_pointers(fn, p)]
         return found[0] if len(found) == 1 else None
 
@@ -412,7 +413,7 @@ class GateFacts:
         followed through the definitions that reach the read on each path (`values`)."""
         seq = self._sequences.of(fn)
         keep = frozenset(pointers) | frozenset(seq.lengths)
-        values = fn.values(self._aliases)
+        values = kernel_values(fn, self._aliases)
         for term in additive_terms(expr):
             written = factors(term)
             if len(written) < 2 or not any(
@@ -478,7 +479,7 @@ class GateFacts:
         in another summand (`i_b * HV * T`), or whose batch term carries the head count
         (`bos_bh = i_b * HV * T`) is right in [B, HV, T] storage."""
         seq = self._sequences.of(fn)
-        paths = fn.values(self._aliases).on_paths(offset, order, frozenset(seq.lengths))
+        paths = kernel_values(fn, self._aliases).on_paths(offset, order, frozenset(seq.lengths))
         if not paths:
             return None
         params = set(fn.params)

@@ -6,17 +6,17 @@ it; the assignments to every local; and which names are runtime values (they can
 between program instances or launches) and which are compile-time constants. One pass
 over each kernel body, then a bounded fixpoint over its assignments. The definitions
 of a name that reach a statement are asked with `fn.reaching(name, order)`; every other
-question about a value, of the kernel's value model (`fn.values(aliases)`, `values`).
+question about a value, of the kernel's value model (`kernel_values(fn, aliases)`, `values`).
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
 from ascend_lint.index.constexpr import CompileTime, Definition
+from ascend_lint.index.context import OUTSIDE_ANY_BLOCK, Branch, Context, Loop
 from ascend_lint.index.syntax import (
     all_params,
     frozen_names,
@@ -26,10 +26,6 @@ from ascend_lint.index.syntax import (
     statement_targets,
     string_list,
 )
-
-if TYPE_CHECKING:
-    from ascend_lint.index.sequences import Sequences
-    from ascend_lint.index.values import KernelValues
 
 _STATIC_LOOP = f"{LANGUAGE}.static_range"
 # triton.language's scalar types, by the names kernels spell them with
@@ -41,33 +37,6 @@ DTYPE_NAMES = frozenset(
 # Attributes that read a tensor's metadata, not its data: `x` in `x.dtype` is not a read.
 _METADATA_ATTRIBUTES = frozenset({"dtype", "shape", "type"})
 # ------------------------------------------------------------------------ jit functions
-
-
-@dataclass
-class Branch:
-    """One side of an `if` whose test is a compile-time value."""
-
-    test: ast.expr
-    node: ast.If
-    taken: bool  # True: the body, False: the else side
-
-
-@dataclass
-class Loop:
-    node: ast.For | ast.While
-    static: bool  # tl.static_range: unrolled at compile time
-
-
-@dataclass
-class Context:
-    """Where a statement sits inside a kernel."""
-
-    loops: tuple[Loop, ...]
-    branches: tuple[Branch, ...]  # enclosing constexpr-test branches, outermost first
-
-
-# The context of a statement that is not in the kernel body: shared, not built per query.
-_OUTSIDE_ANY_BLOCK = Context((), ())
 
 
 @dataclass
@@ -102,8 +71,9 @@ class JitFunction:
     # name -> [(index in `statements` of the `for`, static_range?)] for loop targets
     loop_targets: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
     compile_time: CompileTime = field(init=False, repr=False)
-    _values: KernelValues | None = None
-    _sequences: Sequences | None = None
+    # models later modules build over this kernel, each once, keyed by the module
+    # (`values.kernel_values`, `sequences.kernel_sequences`)
+    models: dict[str, object] = field(default_factory=dict, repr=False)
     _dependencies: dict[str, frozenset[str]] | None = None
     _statement_order: dict[int, int] | None = None
     _statement_names: list[tuple[frozenset[str], frozenset[str]]] = field(default_factory=list)
@@ -122,23 +92,6 @@ class JitFunction:
         """The bindings of `name` that some path brings to statement `order` (see
         `CompileTime.reaching`)."""
         return self.compile_time.reaching(name, order)
-
-    def values(self, aliases: Aliases) -> KernelValues:
-        """The value model of this kernel: what every value is where it is read."""
-        if self._values is None:
-            from ascend_lint.index.values import KernelValues  # values builds on kernels
-
-            self._values = KernelValues(self, aliases)
-        return self._values
-
-    def sequences(self, aliases: Aliases) -> Sequences:
-        """Offsets tables, token offsets, sequence lengths and time vectors of this kernel
-        (its own evidence; `SequenceFacts.of` adds what callers pass to helpers)."""
-        if self._sequences is None:
-            from ascend_lint.index.sequences import Sequences  # sequences builds on kernels
-
-            self._sequences = Sequences.compute(self, aliases)
-        return self._sequences
 
     def dependencies(self) -> dict[str, frozenset[str]]:
         """For each local: every name any of its assignments (or, for a loop variable, the
@@ -170,7 +123,7 @@ class JitFunction:
 
     def context(self, stmt: ast.stmt) -> Context:
         found = self.contexts.get(id(stmt))
-        return found if found is not None else _OUTSIDE_ANY_BLOCK
+        return found if found is not None else OUTSIDE_ANY_BLOCK
 
 
 def decorator_qual(dec: ast.expr, aliases: Aliases) -> tuple[str | None, ast.Call | None]:

@@ -41,17 +41,15 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON
+from ascend_lint.index.constexpr import Definition
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.host import HostFacts
+from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.syntax import call_name, children, expr_key, int_literal, own_nodes, walk
-
-if TYPE_CHECKING:
-    from ascend_lint.index.constexpr import Definition
-    from ascend_lint.index.core import CoreFacts
-    from ascend_lint.index.host import HostFacts
-    from ascend_lint.index.kernels import JitFunction
-    from ascend_lint.index.tiles import TileFacts
+from ascend_lint.index.tiles import TileFacts
+from ascend_lint.index.values import kernel_values
 
 _MAX_DEPTH = 48  # definitions followed from one query (chains of generated code run long)
 _INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
@@ -189,7 +187,7 @@ class KernelLanes:
         # that keeps both (and the module's tree) alive until the cycle collector runs.
         self._facts = weakref.ref(facts)
         self.aliases = facts.core.aliases
-        self.values = fn.values(self.aliases)
+        self.values = kernel_values(fn, self.aliases)
         self._sides: dict[int, frozenset[tuple[object, bool]]] = {}
         self._parents: dict[int, ast.AST] | None = None
         self._statement_of: dict[int, ast.stmt] | None = None
@@ -865,7 +863,7 @@ class LaneFacts:
     def pointer_parameters(self, fn: JitFunction, pointer: ast.AST, order: int) -> set[str]:
         """The parameters of `fn` a pointer expression may be offset from (`x + o` ->
         {"x"}; a local: its reaching definitions')."""
-        pointers = fn.values(self.core.aliases).pointers
+        pointers = kernel_values(fn, self.core.aliases).pointers
         found: set[str] = set()
         todo: list[tuple[ast.AST, int, int]] = [(pointer, order, 0)]
         seen: set[tuple[int, int]] = set()
@@ -919,7 +917,7 @@ class LaneFacts:
     def parameter_kind(self, fn: JitFunction, param: str) -> str | None:
         """The element kind of a parameter: a pointer, or an int (the kind Triton gives
         an integer argument), from its annotation, its use and what launches pass."""
-        if param in fn.values(self.core.aliases).pointers:
+        if param in kernel_values(fn, self.core.aliases).pointers:
             return "pointer"
         arg = next((a for a in fn.node.args.args + fn.node.args.kwonlyargs if a.arg == param), None)
         annotation = arg.annotation if arg is not None else None

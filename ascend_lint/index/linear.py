@@ -42,20 +42,18 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, Aliases
+from ascend_lint.index.constexpr import Definition
+from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.syntax import children, frozen_names
 from ascend_lint.index.values import (
     KernelValues,
     is_program_count_call,
     is_program_id_call,
+    kernel_values,
     strip_casts,
 )
-
-if TYPE_CHECKING:
-    from ascend_lint.index.constexpr import Definition
-    from ascend_lint.index.kernels import JitFunction
 
 MAX_MONOMIALS = 48
 MAX_DEGREE = 6
@@ -346,7 +344,7 @@ class KernelForms:
     @property
     def values(self) -> KernelValues:
         """The kernel's value model: what a name holds where it is read."""
-        return self.fn.values(self.aliases)
+        return kernel_values(self.fn, self.aliases)
 
     # -- forms -----------------------------------------------------------------------------
     def form(self, expr: ast.AST, order: int) -> Form:

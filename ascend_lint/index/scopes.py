@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.syntax import all_params, children, walk
-
-if TYPE_CHECKING:
-    from ascend_lint.index.core import CoreFacts
 
 
 @dataclass(frozen=True)

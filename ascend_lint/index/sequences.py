@@ -185,6 +185,15 @@ def _definitions(fn: JitFunction, aliases: Aliases) -> list[_Definition]:
     return out
 
 
+def kernel_sequences(fn: JitFunction, aliases: Aliases) -> Sequences:
+    """Offsets tables, token offsets, sequence lengths and time vectors of `fn` (its own
+    evidence, built once; `SequenceFacts.of` adds what callers pass to helpers)."""
+    model = fn.models.get(__name__)
+    if model is None:
+        model = fn.models[__name__] = Sequences.compute(fn, aliases)
+    return model
+
+
 @dataclass
 class Sequences:
     """The sequence facts of one kernel."""
@@ -332,9 +341,9 @@ class SequenceFacts:
         self._vector_locals_cache: dict[int, set[str]] = {}
 
     def of(self, fn: JitFunction) -> Sequences:
-        """`fn.sequences()`, plus, for a `@triton.jit` helper, the helper parameters its
+        """`kernel_sequences(fn)`, plus, for a `@triton.jit` helper, the helper parameters its
         callers bind to token offsets, sequence lengths and time vectors."""
-        seq = fn.sequences(self._aliases)
+        seq = kernel_sequences(fn, self._aliases)
         if id(fn) in self._sequences_done:
             return seq
         self._sequences_done.add(id(fn))

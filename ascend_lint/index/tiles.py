@@ -64,7 +64,7 @@ from ascend_lint.index.launches import CallBinding, HostFunction, argument_for
 from ascend_lint.index.naming import is_batch_name
 from ascend_lint.index.quantities import QuantityFacts, Role
 from ascend_lint.index.syntax import call_name, expr_key, frozen_names, int_literal, names_in, show
-from ascend_lint.index.values import pointer_root
+from ascend_lint.index.values import kernel_values, pointer_root
 from ascend_lint.ub_model import BITS_PER_BYTE, UbTarget, aligned_bytes
 
 _DTYPE_BYTES = {
@@ -295,7 +295,7 @@ class _KernelShapes:
         self._quals: dict[ast.Call, str | None] = {}
         self.mixed = any(self._qual(c) == "dot" for c, _ in fn.calls)
         # pointer parameters and what is computed from them: addresses, never data
-        self.pointers = fn.values(self.aliases).pointers
+        self.pointers = kernel_values(fn, self.aliases).pointers
         self._names: dict[str, tuple[Shape | None, int | None, bool]] = {}
         self._busy: set[str] = set()
 

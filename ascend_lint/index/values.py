@@ -1,6 +1,6 @@
 """Values inside a kernel: every question about what a value is, answered in one place.
 
-`KernelValues` (one per kernel, `fn.values(aliases)`) is the query object; each answer
+`KernelValues` (one per kernel, `kernel_values(fn, aliases)`) is the query object; each answer
 is given where a statement reads the value, along the definitions that reach it
 (`reaching`, from the compile-time analysis of `constexpr`):
 
@@ -43,9 +43,11 @@ import ast
 import weakref
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ascend_lint.index.aliases import LANGUAGE, TRITON, Aliases
+from ascend_lint.index.constexpr import Definition
+from ascend_lint.index.core import CoreFacts
+from ascend_lint.index.kernels import JitFunction
 from ascend_lint.index.syntax import (
     MAX_FIXPOINT_ROUNDS,
     all_params,
@@ -53,11 +55,6 @@ from ascend_lint.index.syntax import (
     dotted,
     frozen_names,
 )
-
-if TYPE_CHECKING:
-    from ascend_lint.index.constexpr import Definition
-    from ascend_lint.index.core import CoreFacts
-    from ascend_lint.index.kernels import JitFunction
 
 _INT64 = f"{LANGUAGE}.int64"
 _NARROW_INTS = frozenset(
@@ -203,6 +200,14 @@ def every_path_width(widths: list[bool | None]) -> bool | None:
 
 
 # -- one kernel ----------------------------------------------------------------------------
+def kernel_values(fn: JitFunction, aliases: Aliases) -> KernelValues:
+    """The value model of `fn`: what every value is where it is read (built once)."""
+    model = fn.models.get(__name__)
+    if model is None:
+        model = fn.models[__name__] = KernelValues(fn, aliases)
+    return model
+
+
 class KernelValues:
     """What every value of one kernel is where a statement reads it (see the module doc)."""
 
@@ -771,7 +776,7 @@ class ValueFacts:
         self._statements: dict[int, ast.stmt] = {}
 
     def of(self, fn: JitFunction) -> KernelValues:
-        return fn.values(self.aliases)
+        return kernel_values(fn, self.aliases)
 
     def kind(self, expr: ast.AST, fn: JitFunction, order: int, depth: int = 0) -> IntKind:
         """What `expr` is where statement `order` of `fn` reads it."""

@@ -30,7 +30,10 @@ miscompiles, not rejections, are ``unverifiable`` here.
 
 from __future__ import annotations
 
-from pathlib import Path
+from ascend_lint.index import KernelIndex
+from ascend_lint.pytest_plugin.linted_files import linted_file
+from ascend_lint.rules.asc026.rule import CoreTypeMismatch
+from ascend_lint.rules.asc031.rule import LIMITS
 
 # rules judged per launched kernel (see the module doc)
 KERNEL_EVIDENCE = ("ASC026", "ASC031")
@@ -67,16 +70,12 @@ def _fact_tags(fact: dict) -> set[str]:
 
 
 def static_findings(path: str) -> list[dict]:
-    from ascend_lint.engine import lint_source
-    from ascend_lint.rules import RULES_BY_CODE
-
-    try:
-        raw = Path(path).read_bytes()
-    except OSError:
+    linted = linted_file(path)
+    if linted is None:
         return []
-    result = lint_source(path, raw, frozenset(RULES_BY_CODE))
-    unrolled = _unrolled_lines(raw)
-    kernel_of = _kernel_evidence(raw, result.diagnostics)
+    result, index = linted.result, linted.index
+    unrolled = _unrolled_lines(index) if index is not None else set()
+    kernel_of = _kernel_evidence(index, result.diagnostics) if index is not None else {}
     findings = []
     for d in result.diagnostics:
         finding = {
@@ -95,25 +94,12 @@ def static_findings(path: str) -> list[dict]:
     return findings
 
 
-def _kernel_evidence(raw: bytes, diagnostics) -> dict[tuple[str, int], tuple[str, str]]:
+def _kernel_evidence(index: KernelIndex, diagnostics) -> dict[tuple[str, int], tuple[str, str]]:
     """(code, row) -> (kernel, what its lowering should show) for the findings of
     `KERNEL_EVIDENCE`: "vector" or "cube" (the mode an ASC026 finding takes the kernel
     to be lowered in), "rejected" (an ASC031 row the front end rejects), "miscompiled"."""
     wanted = [d for d in diagnostics if d.code in KERNEL_EVIDENCE]
     if not wanted:
-        return {}
-    import ast
-    import warnings
-
-    from ascend_lint.index import KernelIndex
-    from ascend_lint.rules.asc026.rule import CoreTypeMismatch
-    from ascend_lint.rules.asc031.rule import LIMITS
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            index = KernelIndex.build(ast.parse(raw))
-    except (SyntaxError, ValueError, RecursionError):
         return {}
     found: dict[tuple[str, int], tuple[str, str]] = {}
     axes = {}
@@ -141,20 +127,9 @@ def _kernel_evidence(raw: bytes, diagnostics) -> dict[tuple[str, int], tuple[str
     return found
 
 
-def _unrolled_lines(raw: bytes) -> set[int]:
+def _unrolled_lines(index: KernelIndex) -> set[int]:
     """Lines of kernel statements whose every enclosing loop is a ``tl.static_range``,
     as the kernel index sees them."""
-    import ast
-    import warnings
-
-    from ascend_lint.index import KernelIndex
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            index = KernelIndex.build(ast.parse(raw))
-    except (SyntaxError, ValueError, RecursionError):
-        return set()
     lines: set[int] = set()
     for fn in index.kernels:
         for stmt in fn.statements:

@@ -30,22 +30,17 @@ on purpose: then the gate fails it if no such finding arrives).
 from __future__ import annotations
 
 import ast
-import functools
 import math
-from pathlib import Path
 
+from ascend_lint.index import KernelIndex
 from ascend_lint.lowering.diagnosis import shown_path
+from ascend_lint.pytest_plugin.linted_files import linted_file
 
 
 # -- in the test process: one launch against its kernel -----------------------------------
-@functools.lru_cache(maxsize=64)
-def _index_of(path: str):
-    from ascend_lint.index import KernelIndex
-
-    try:
-        return KernelIndex.build(ast.parse(Path(path).read_text(encoding="utf-8")))
-    except (OSError, SyntaxError, ValueError):
-        return None
+def _index_of(path: str) -> KernelIndex | None:
+    linted = linted_file(path)
+    return linted.index if linted is not None else None
 
 
 def _kernel(path: str, qualname: str, def_line: int):

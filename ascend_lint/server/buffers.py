@@ -14,7 +14,7 @@ from ascend_lint.add_noqa import comment_row
 from ascend_lint.diagnostics import Diagnostic, Fix
 from ascend_lint.incremental import ModuleMemo, lint_whole, relint
 from ascend_lint.server.config import Resolved
-from ascend_lint.session import fix_file, strip_unfixable
+from ascend_lint.session import fix_file
 from ascend_lint.source import SourceDecodeError, SourceFile
 
 
@@ -73,23 +73,21 @@ def lint_text(
     if settings.excludes(Path(path)):  # as `--force-exclude` does
         return buffer
     options = settings.options_for(path)
-    codes, target = options.codes, options.target
     memo = None
     if previous is not None and previous.resolved.key == resolved.key:
         memo = previous.memo
-    outcome = relint(memo, path, raw, codes, target) if memo is not None else None
+    outcome = relint(memo, path, raw, options) if memo is not None else None
     if outcome is None and apart:
         from ascend_lint.server.worker_process import lint_whole_in_process
 
-        outcome = lint_whole_in_process(path, raw, codes, target, buffer.source.lines)
+        outcome = lint_whole_in_process(path, raw, options, buffer.source.lines)
     if outcome is None:
-        outcome = lint_whole(path, raw, codes, target)
+        outcome = lint_whole(path, raw, options)
     result, buffer.memo = outcome
     if buffer.memo is None:
         # A text no edit can start from (half-typed code that does not parse): the next
         # edit starts from the last one that could, a larger difference but no whole lint.
         buffer.memo = memo
-    strip_unfixable(result.diagnostics, options)  # as on the command line
     buffer.diagnostics = result.diagnostics
     buffer.error = result.error
     return buffer

@@ -22,6 +22,8 @@ import sys
 import threading
 import warnings
 
+from ascend_lint.options import LintOptions
+
 _running: list[subprocess.Popen] = []
 _forked: list[int] = []
 # On Linux the job runs in a fork of the server: the engine is already imported there
@@ -102,16 +104,14 @@ def _run_forked(job: tuple, timeout: float) -> tuple[bool, object]:
     return True, pickle.loads(data)
 
 
-def lint_whole_in_process(
-    path: str, raw: bytes, codes: frozenset[str], target: str, lines: list[str]
-):
+def lint_whole_in_process(path: str, raw: bytes, options: LintOptions, lines: list[str]):
     """`incremental.lint_whole` in a new process (the same result and memo), or in this
     one if that process fails. `lines`: the text's lines, which the memo keeps."""
     from ascend_lint.incremental import lint_whole
 
-    done, result = run_apart((_lint_whole_job, path, raw, codes, target), len(raw))
+    done, result = run_apart((_lint_whole_job, path, raw, options), len(raw))
     if not done:
-        return lint_whole(path, raw, codes, target)
+        return lint_whole(path, raw, options)
     outcome, memo = result  # type: ignore[misc]
     if memo is not None:
         memo.lines = lines  # not sent back: the caller has them
@@ -137,10 +137,10 @@ def _do(job: tuple) -> object:
     return function(*arguments)
 
 
-def _lint_whole_job(path: str, raw: bytes, codes: frozenset[str], target: str):
+def _lint_whole_job(path: str, raw: bytes, options: LintOptions):
     from ascend_lint.incremental import lint_whole
 
-    outcome, memo = lint_whole(path, raw, codes, target)
+    outcome, memo = lint_whole(path, raw, options)
     if memo is not None:
         memo.lines = []  # the server has its own copy of the text's lines
     return outcome, memo

@@ -47,7 +47,7 @@ from ascend_lint.index import (
     is_head_count,
     pointer_root,
 )
-from ascend_lint.index.kernels import Branch
+from ascend_lint.index.context import Branch
 from ascend_lint.index.launches import HostFunction
 from ascend_lint.index.naming import is_sequence_length
 from ascend_lint.index.syntax import names_in, own_nodes, walk

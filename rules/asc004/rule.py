@@ -19,7 +19,6 @@ from ascend_lint.index import LANGUAGE, is_simt_only
 from ascend_lint.index.syntax import free_of_effects
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 from ascend_lint.rules.asc004.fix import knob_cleanups
-from ascend_lint.suppression import suppressed_on
 
 KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
@@ -83,6 +82,7 @@ class LaunchNumWarpsStages(Rule):
     references = ("chunk_o.py::chunk_fwd_o",)
     shows = "BT=BT"
     fix_applicability = Applicability.SAFE
+    fixes_after_suppression = True
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
@@ -101,26 +101,37 @@ class LaunchNumWarpsStages(Rule):
             if not is_simt_only(container):
                 found.append((node, container, key, "launch options dict"))
         yield from self._repeats(ctx)
-        if not found:
+        # The fixes come in `fix_live`: what a removal may take with it depends on which
+        # options a noqa comment keeps.
+        self._knobs: list[tuple[Finding, ast.AST, str]] = []
+        for node, container, key, where in found:
+            finding = Finding(
+                node,
+                f"`{key}` in a {where} has no effect on Ascend and only multiplies compilations; remove it",
+            )
+            self._knobs.append((finding, container, key))
+            yield finding
+
+    def fix_live(self, ctx: RuleContext, findings: list[Finding], silenced: set[int]) -> None:
+        knobs = getattr(self, "_knobs", [])
+        if not knobs:
             return
+        index = ctx.index
+        silenced_ids = {id(findings[i]) for i in silenced}
         # Every knob of a container goes in one edit that its findings share: the
         # one-by-one removals of neighbours overlap and would take a round each.
         removals: dict[int, _Removal] = {}
         containers: dict[int, ast.AST] = {}
-        for _node, container, _key, _where in found:
+        for _finding, container, _key in knobs:
             if id(container) not in containers:
                 containers[id(container)] = container
                 removal = self._removal(ctx, container)
                 if removal is not None:
                     removals[id(container)] = removal
         # What the removed values alone read goes with them (knob_cleanup); a container
-        # with a finding silenced by a noqa comment keeps its values and what they read.
-        silenced = {
-            id(container)
-            for node, container, _key, _where in found
-            if suppressed_on(ctx.source, node.lineno, node.end_lineno or node.lineno, self.code)
-        }
-        values = {key: removals[key].values for key in removals if key not in silenced}
+        # with a silenced finding keeps its values and what they read.
+        kept = {id(container) for finding, container, _key in knobs if id(finding) in silenced_ids}
+        values = {key: removals[key].values for key in removals if key not in kept}
         group_of, cleanups = knob_cleanups(index.tree, ctx.source, index.hosts, values)
         fixes: dict[int, tuple[tuple[Edit, ...], str, bool]] = {}
         for key in removals:
@@ -150,13 +161,12 @@ class LaunchNumWarpsStages(Rule):
         # at once, as `--fix` does, so that still takes one round.
         group_of_finding = [
             group_of.get(id(container), id(container))
-            for _node, container, _key, _where in found
+            for _finding, container, _key in knobs
             if id(container) in removals
         ]
         sizes = Counter(group_of_finding)
         shared: dict[int, FixGroup] = {}  # one object per group: siblings match by identity
-        for node, container, key, where in found:
-            fix = None
+        for finding, container, key in knobs:
             if id(container) in removals:
                 group = group_of.get(id(container), id(container))
                 edits, notes, unsafe = fixes[group]
@@ -164,15 +174,10 @@ class LaunchNumWarpsStages(Rule):
                 applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
                 own = self._own_edit(ctx, container, key, removals[id(container)])
                 if own is None or (own,) == edits:
-                    fix = Fix(applicability, message, edits)
+                    finding.fix = Fix(applicability, message, edits)
                 else:
                     together = shared.setdefault(group, FixGroup(sizes[group], edits))
-                    fix = Fix(applicability, message, (own,), together)
-            yield Finding(
-                node,
-                f"`{key}` in a {where} has no effect on Ascend and only multiplies compilations; remove it",
-                fix=fix,
-            )
+                    finding.fix = Fix(applicability, message, (own,), together)
 
     @staticmethod
     def _own_edit(ctx: RuleContext, container: ast.AST, key: str, removal: _Removal) -> Edit | None:

@@ -6,16 +6,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ascend_lint.index import LANGUAGE, Aliases, JitFunction
+from ascend_lint.index import LANGUAGE, Aliases
 from ascend_lint.index.syntax import walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _ACCESS = {f"{LANGUAGE}.load", f"{LANGUAGE}.store"}
 
 
-def dma_kinds(body: list[ast.stmt], fn: JitFunction, aliases: Aliases) -> set[str]:
+def dma_kinds(body: list[ast.stmt], block_pointers: set[str], aliases: Aliases) -> set[str]:
     """'block' for make_block_ptr traffic, 'masked' for `tl.load/store(..., mask=...)`."""
-    block_pointers = fn.values(aliases).block_pointers
     kinds: set[str] = set()
     for stmt in body:
         for node in walk(stmt):
@@ -44,6 +43,7 @@ class RuntimeDmaPathSplit(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
+            block_pointers = ctx.index.values.of(fn).block_pointers
             for stmt in fn.statements:
                 if (
                     not isinstance(stmt, ast.If)
@@ -52,8 +52,8 @@ class RuntimeDmaPathSplit(Rule):
                 ):
                     continue
                 body, orelse = (
-                    dma_kinds(stmt.body, fn, aliases),
-                    dma_kinds(stmt.orelse, fn, aliases),
+                    dma_kinds(stmt.body, block_pointers, aliases),
+                    dma_kinds(stmt.orelse, block_pointers, aliases),
                 )
                 split = ("block" in body and "masked" in orelse) or (
                     "masked" in body and "block" in orelse

@@ -58,7 +58,7 @@ class ConstexprOrRuntime(Rule):
                 ]
                 if not flags or not any(fn.is_runtime(op, aliases, at=stmt) for op in operands):
                     continue
-                pointers = fn.values(aliases).pointers & set(fn.params)
+                pointers = ctx.index.values.of(fn).pointers & set(fn.params)
                 used = set().union(*(names_in(s) for s in (*stmt.body, *stmt.orelse)))
                 guarded = [
                     (flag, p)

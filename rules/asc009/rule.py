@@ -62,7 +62,8 @@ class Int32VarlenOffsets(Rule):
                 narrowed = self._narrowed_targets(stmt, aliases, tables)
                 if not narrowed:
                     continue
-                pointers = fn.values(aliases).pointers | fn.values(aliases).block_pointers
+                values = ctx.index.values.of(fn)
+                pointers = values.pointers | values.block_pointers
                 derived = pointer_names(fn, narrowed) - pointers
                 if self._feeds_pointer_math(fn, derived, pointers, aliases):
                     names = ", ".join(f"`{n}`" for n in sorted(narrowed))

@@ -37,7 +37,6 @@ class InplacePointerAdvanceInLoop(Rule):
     shows = "tl.make_block_ptr(q_base,"
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        aliases = ctx.index.aliases
         for fn in ctx.index.kernels:
             for stmt in fn.statements:
                 name = _advanced_pointer(stmt)
@@ -45,7 +44,7 @@ class InplacePointerAdvanceInLoop(Rule):
                 if (
                     name is not None
                     and fn.context(stmt).loops
-                    and name in fn.values(aliases).pointers
+                    and name in ctx.index.values.of(fn).pointers
                 ):
                     yield Finding(
                         stmt,

@@ -49,12 +49,12 @@ class WhereArmLoad(Rule):
         bounds = ctx.index.bounds
         for fn in ctx.index.kernels:
             for load in bounds.arm_loads(fn):
-                guard = self._guard(bounds, fn, load)
+                guard = self._guard(bounds, ctx.index.values.of(fn).block_pointers, fn, load)
                 if guard is not None:
                     yield self._finding(ctx, load, *guard)
 
     def _guard(
-        self, bounds: BoundFacts, fn: JitFunction, load: ArmLoad
+        self, bounds: BoundFacts, block_pointers: set[str], fn: JitFunction, load: ArmLoad
     ) -> tuple[MaskBound, SelectArm, list[Occurrence]] | None:
         """The bound of a select's condition that keeps the address non-negative on the
         lanes the arm gives, with where the address spells the guarded quantity; None
@@ -64,7 +64,7 @@ class WhereArmLoad(Rule):
         if not call.args:
             return None
         address = call.args[0]
-        if isinstance(address, ast.Name) and address.id in fn.values(bounds.aliases).block_pointers:
+        if isinstance(address, ast.Name) and address.id in block_pointers:
             return None  # a block pointer: no lane offsets (`boundary_check` pads the rest)
         uses = [
             [(b, arm) for arm in arms for b in bounds.select_bounds(fn, arm)] for arms in load.uses
