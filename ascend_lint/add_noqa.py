@@ -19,8 +19,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.engine import FileResult
 from ascend_lint.fixes import ChangedOnDisk, write_atomic
+from ascend_lint.results import FileResult
 from ascend_lint.rules import SYNTAX_ERROR_CODE, UNUSED_NOQA_CODE
 from ascend_lint.source import SourceDecodeError, SourceFile, as_python_reads_it
 from ascend_lint.suppression import continued_to

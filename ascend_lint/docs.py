@@ -95,12 +95,12 @@ class Reference:
 
 def rule_references(code: str) -> tuple[Reference, ...]:
     """The reference functions of rule `code` (none for a code no rule class carries)."""
-    # Imported here: `ascend_lint.rules` loads the index, and the reporters import this
-    # module to describe findings that may all come from the cache.
-    from ascend_lint.rules import RULES_BY_CODE
+    # The folder's identity, not the rule class: the reporters describe findings that
+    # may all come from the cache, and the checks need not be imported for that.
+    from ascend_lint.rules import rule_info
 
-    rule = RULES_BY_CODE.get(code)
-    return tuple(Reference.parse(r) for r in rule.references) if rule is not None else ()
+    info = rule_info(code)
+    return tuple(Reference.parse(r) for r in info.references) if info is not None else ()
 
 
 def describe_references(references: tuple[Reference, ...]) -> str:

@@ -9,15 +9,22 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Diagnostic, Position, compact_citations
 from ascend_lint.index import KernelIndex
+from ascend_lint.results import (
+    RULE_TOKENS,
+    FileResult,
+    may_contain_kernels,
+    may_name_own_codes,
+    unparsable,
+    worth_reading,
+)
 from ascend_lint.rules import (
     RULES_BY_CODE,
     SYNTAX_ERROR_CODE,
-    SYNTAX_ERROR_NAME,
     UNUSED_NOQA_CODE,
     Finding,
     Rule,
@@ -28,48 +35,8 @@ from ascend_lint.suppression import apply_noqa, file_exemption, silences, unused
 from ascend_lint.toolchain import split_lint_target
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
 
-# A file that never mentions these bytes cannot define, launch or configure a kernel
-# (wrapper modules that re-export triton still spell its name on their import line).
-PREFILTER = (b"triton", b"num_warps", b"num_stages")
-# Every rule needs a kernel (spelled with `jit` somewhere: `@triton.jit`, `triton.jit(fn)`,
-# `from triton import jit`) or a launch option; a file with neither (a test that only
-# imports triton) is parsed, so that ASC000 still reports it broken, but not indexed.
-RULE_TOKENS = (b"jit", b"num_warps", b"num_stages", b"num_ctas", b"maxnreg")
 # Every code a rule has, enabled or not (ASC000 included): a noqa code outside it is unknown.
 KNOWN_CODES = frozenset(RULES_BY_CODE) | {SYNTAX_ERROR_CODE}
-
-
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    error: str | None = None  # an internal error: exit 2, named with file and rule
-    skipped: bool = False  # prefilter: nothing kernel-related in the file
-    # `cache.content_key` of the bytes these diagnostics describe, when the runner read
-    # them (after a fix: of the fixed bytes)
-    content_key: str | None = None
-    # a lint that fixed (`session.lint_file` with `fix`): the fixed bytes (None when
-    # nothing changed), the findings whose fixes were applied, and a fix that failed
-    fixed: bytes | None = None
-    applied: list[Diagnostic] = field(default_factory=list)
-    fix_error: str | None = None
-    unfixed: list[Diagnostic] | None = None  # the findings of the bytes before the fix
-
-
-def may_contain_kernels(raw: bytes) -> bool:
-    return any(token in raw for token in PREFILTER)
-
-
-def worth_reading(raw: bytes, codes: frozenset[str]) -> bool:
-    """Whether a file can get any finding: it may define or launch a kernel, or name
-    this tool's codes in a comment."""
-    return may_contain_kernels(raw) or _may_name_own_codes(raw, codes)
-
-
-def _may_name_own_codes(raw: bytes, codes: frozenset[str]) -> bool:
-    """Whether ASC100 must read this file's comments: any file, kernel or not, can
-    hold a `# noqa: ASC...` that silences nothing."""
-    return UNUSED_NOQA_CODE in codes and b"noqa" in raw.lower() and b"ASC" in raw.upper()
 
 
 def lint_source(
@@ -189,7 +156,7 @@ def _lint_source(
         index = build_index(result, tree)
         if index is not None:
             found = run_rules(result, source, index, codes, target, ignore_noqa)
-    if found is None and result.error is None and _may_name_own_codes(raw, codes):
+    if found is None and result.error is None and may_name_own_codes(raw, codes):
         found = []  # no rule looks at this file; its noqa comments are still read
     if found is not None:
         if observe is not None:
@@ -370,15 +337,3 @@ def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
             seen.add(key)
             out.append(d)
     return out
-
-
-def unparsable(
-    result: FileResult, codes: frozenset[str], message: str, row: int = 1, col: int = 0
-) -> FileResult:
-    """Report a file no rule could check (ASC000), unless that code is ignored."""
-    if SYNTAX_ERROR_CODE in codes:
-        pos = Position(row, col)
-        result.diagnostics.append(
-            Diagnostic(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, message, result.path, pos, pos)
-        )
-    return result

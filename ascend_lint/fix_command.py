@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.engine import FileResult
 from ascend_lint.fixes import ChangedOnDisk, write_atomic
+from ascend_lint.results import FileResult
 
 
 @dataclass

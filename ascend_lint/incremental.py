@@ -43,7 +43,7 @@ from ascend_lint.engine import (
     rule_findings,
 )
 from ascend_lint.options import LintOptions
-from ascend_lint.session import lint_file, strip_unfixable
+from ascend_lint.session import lint_file
 from ascend_lint.source import SourceDecodeError, SourceFile, common_ends
 from ascend_lint.suppression import file_exemption
 
@@ -376,7 +376,7 @@ def _relint(memo: ModuleMemo, raw: bytes) -> tuple[FileResult, ModuleMemo | None
     found = [dataclasses.replace(d) for unit in findings for d in unit]
     found.sort(key=lambda d: d.code)  # the rules' order, as a whole lint runs them
     result.diagnostics = finish_findings(source, found, options.codes, options.ignore_noqa)
-    strip_unfixable(result.diagnostics, options)  # as `session.lint_file` does
+    options.drop_unfixable(result.diagnostics)  # as `session.lint_file` does
     return result, ModuleMemo(memo.path, options, new, new_units, findings, memo.exemption, True)
 
 

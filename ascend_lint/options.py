@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ascend_lint.diagnostics import Applicability
+from ascend_lint.diagnostics import Applicability, Diagnostic
 from ascend_lint.ub_model import DEFAULT_TARGET
 
 
@@ -33,3 +33,18 @@ class LintOptions:
         return LintOptions(
             codes, self.fixable, self.target, self.ignore_noqa, self.fix, self.unsafe_fixes
         )
+
+    def would_fix(self, diagnostics: list[Diagnostic]) -> bool:
+        """Is there a fix these options would apply?"""
+        allowed = self.allowed
+        return any(
+            d.fix is not None and d.fix.applicability in allowed and d.code in self.fixable
+            for d in diagnostics
+        )
+
+    def drop_unfixable(self, diagnostics: list[Diagnostic]) -> None:
+        """An unfixable code offers no fix at all (no [*], no edits in any output):
+        Ruff's rule, applied by every front end through `session.lint_file`."""
+        for d in diagnostics:
+            if d.fix is not None and d.code not in self.fixable:
+                d.fix = None

@@ -13,9 +13,8 @@ import os
 from pathlib import Path
 
 from ascend_lint.cache import Cache, content_key
-from ascend_lint.engine import FileResult, unparsable, worth_reading
 from ascend_lint.options import LintOptions
-from ascend_lint.session import has_fixes, lint_file
+from ascend_lint.results import FileResult, unparsable, worth_reading
 from ascend_lint.settings import Settings
 
 # Below this many files (or bytes) to parse, starting workers costs more than it saves.
@@ -37,10 +36,16 @@ def lint_path(path: str, options: LintOptions | frozenset[str]) -> FileResult:
     if not isinstance(options, LintOptions):
         options = LintOptions(frozenset(options), fixable=frozenset(options))
     raw = read_source(path, options.codes)
-    return raw if isinstance(raw, FileResult) else lint_file(path, raw, options)
+    if isinstance(raw, FileResult):
+        return raw
+    from ascend_lint.session import lint_file  # the rules load here, not for a cached run
+
+    return lint_file(path, raw, options)
 
 
 def _job(args: tuple[str, bytes, LintOptions]) -> FileResult:
+    from ascend_lint.session import lint_file
+
     return lint_file(*args)
 
 
@@ -75,9 +80,10 @@ def lint_files(
             results.append(FileResult(path, skipped=True))
             continue
         read[path] = raw
-        cached = cache.get(path, content_key(raw, options)) if cache is not None else None
-        if cached is not None and not (fix and has_fixes(cached, options)):
-            results.append(FileResult(path, cached, content_key=content_key(raw, options)))
+        key = content_key(raw, options) if cache is not None else None
+        cached = cache.get(path, key) if cache is not None else None
+        if cached is not None and not (fix and options.would_fix(cached)):
+            results.append(FileResult(path, cached, content_key=key))
             continue
         results.append(FileResult(path))  # placeholder, filled below
         pending.append((len(results) - 1, path, raw, options))

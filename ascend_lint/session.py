@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ascend_lint.diagnostics import Diagnostic
-from ascend_lint.engine import FileResult, Linted, lint_source
+from ascend_lint.engine import Linted, lint_source
 from ascend_lint.fixes import FixOutcome, fix_source
 from ascend_lint.options import LintOptions
+from ascend_lint.results import FileResult
 from ascend_lint.settings import Settings
 
 
@@ -30,8 +31,8 @@ def lint_file(
     result = lint_source(
         path, raw, options.codes, options.ignore_noqa, options.target, observe=observe
     )
-    strip_unfixable(result.diagnostics, options)
-    if options.fix and result.error is None and has_fixes(result.diagnostics, options):
+    options.drop_unfixable(result.diagnostics)
+    if options.fix and result.error is None and options.would_fix(result.diagnostics):
         outcome = fix_file(path, raw, options, first=result.diagnostics)
         if outcome.error:
             result.fix_error = outcome.error
@@ -72,21 +73,5 @@ def fix_file(
     outcome = fix_source(
         path, raw, options.codes, options.allowed, options.fixable, first, target=options.target
     )
-    strip_unfixable(outcome.remaining, options)
+    options.drop_unfixable(outcome.remaining)
     return outcome
-
-
-def has_fixes(diagnostics: list[Diagnostic], options: LintOptions) -> bool:
-    """Is there a fix these options would apply?"""
-    allowed = options.allowed
-    return any(
-        d.fix is not None and d.fix.applicability in allowed and d.code in options.fixable
-        for d in diagnostics
-    )
-
-
-def strip_unfixable(diagnostics: list[Diagnostic], options: LintOptions) -> None:
-    """An unfixable code offers no fix at all (no [*], no edits in any output)."""
-    for d in diagnostics:
-        if d.fix is not None and d.code not in options.fixable:
-            d.fix = None

@@ -17,11 +17,11 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 
 from ascend_lint.options import LintOptions
 from ascend_lint.reporters import OUTPUT_FORMATS
-from ascend_lint.rules import RULES_BY_CODE, SYNTAX_ERROR_CODE
+from ascend_lint.rules import RULE_CODES, SYNTAX_ERROR_CODE
 from ascend_lint.toolchain import DEFAULT_TRITON_ASCEND, lint_target, parse_version
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target, target_names
 
-ALL_CODES = frozenset(RULES_BY_CODE)
+ALL_CODES = frozenset(RULE_CODES)
 DEFAULT_EXCLUDE = (
     ".git",
     ".hg",

@@ -24,7 +24,7 @@ What is timed, for both servers on the same files in one fresh project folder:
 
 Ruff lints with `select = ["E", "F", "B", "UP"]` (a usual project's choice) and
 ascend-lint with its defaults. Peers for edit to diagnostics: `ascend-lint check
---stdin-filename` as a new process per edit, and in-process: the engine's `lint_buffer` of
+--stdin-filename` as a new process per edit, and in-process: the session's `lint_buffer` of
 the whole text, and the server's own lint of each edit from the lint before it
 (incremental, the floor of a pushed or pulled answer).
 """
@@ -346,11 +346,11 @@ def cli_latency(path: Path, texts: list[str]) -> list[float]:
 
 
 def engine_latency(path: Path, texts: list[str]) -> tuple[list[float], list[float]]:
-    """In-process lints of each text: whole (`lint_buffer`) and incremental from the
+    """In-process lints of each text: whole (`session.lint_buffer`) and incremental from the
     lint of the text before it (what the server does on an edit)."""
-    from ascend_lint.engine import lint_buffer
     from ascend_lint.server.buffers import lint_text
     from ascend_lint.server.config import SettingsResolver
+    from ascend_lint.session import lint_buffer
 
     resolved = SettingsResolver().for_path(path)
     whole, incremental = [], []
@@ -463,7 +463,7 @@ def main() -> int:
         "",
         "Peers of the edit-to-diagnostics rows, on the same 50 KB texts: "
         f"`ascend-lint check --stdin-filename` as a new process per edit {cell(cli)} ms, "
-        f"in-process, the engine's `lint_buffer` of the whole text {cell(engine)} ms and the "
+        f"in-process, the session's `lint_buffer` of the whole text {cell(engine)} ms and the "
         f"server's incremental lint of each edit (the floor) {cell(incremental)} ms.",
     ]
     body = "\n".join(lines)

@@ -49,7 +49,8 @@ sys.path.insert(0, str(ROOT))
 
 from ascend_lint import __version__  # noqa: E402
 from ascend_lint.discovery import discover  # noqa: E402
-from ascend_lint.engine import lint_source, may_contain_kernels  # noqa: E402
+from ascend_lint.engine import lint_source  # noqa: E402
+from ascend_lint.results import may_contain_kernels  # noqa: E402
 from ascend_lint.settings import ALL_CODES, load_settings  # noqa: E402
 from ascend_lint.source import SourceDecodeError, SourceFile  # noqa: E402
 

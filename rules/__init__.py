@@ -1,93 +1,98 @@
-"""The rule registry: one module per code, named after the rule."""
+"""The rule registry: one folder per code (`rules/ascNNN/`), its check in `rule.py`.
+
+The codes come from the folders alone, so what only needs to know them (the settings,
+the cache, a run that the cache answers whole) never imports a rule, nor the kernel
+index the rules build on; the rule classes (`ALL_RULES`, `RULES_BY_CODE`) and the
+rule API (`Rule`, `Finding`, ...) are imported on first use.
+"""
 
 from __future__ import annotations
 
-from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
-from ascend_lint.rules.asc000.rule import UnparsableFile
-from ascend_lint.rules.asc001.rule import StridedTimeGather
-from ascend_lint.rules.asc002.rule import StalePointerMath
-from ascend_lint.rules.asc003.rule import RuntimeBranchInLoop
-from ascend_lint.rules.asc004.rule import LaunchNumWarpsStages
-from ascend_lint.rules.asc005.rule import RuntimeDmaPathSplit
-from ascend_lint.rules.asc006.rule import ConstexprOrRuntime
-from ascend_lint.rules.asc007.rule import LateInt64Cast
-from ascend_lint.rules.asc008.rule import Int64BlockPtrOffset
-from ascend_lint.rules.asc009.rule import Int32VarlenOffsets
-from ascend_lint.rules.asc010.rule import DotLhsReuse
-from ascend_lint.rules.asc011.rule import InplacePointerAdvanceInLoop
-from ascend_lint.rules.asc012.rule import GridOverCoreCount
-from ascend_lint.rules.asc013.rule import PerCallConstexpr
-from ascend_lint.rules.asc014.rule import CudaOnlyApi
-from ascend_lint.rules.asc015.rule import GpuOnlyMemoryHint
-from ascend_lint.rules.asc016.rule import DotPrecisionOption
-from ascend_lint.rules.asc017.rule import UnsupportedDtype
-from ascend_lint.rules.asc018.rule import VectorIntDivMod
-from ascend_lint.rules.asc019.rule import MaskedNegativeOffset
-from ascend_lint.rules.asc020.rule import ChainedBoolOp
-from ascend_lint.rules.asc021.rule import TransposedBatchBase
-from ascend_lint.rules.asc022.rule import UbOverflow
-from ascend_lint.rules.asc023.rule import GridMissesWork
-from ascend_lint.rules.asc024.rule import WhereArmLoad
-from ascend_lint.rules.asc025.rule import ZeroSizeLaunch
-from ascend_lint.rules.asc026.rule import CoreTypeMismatch
-from ascend_lint.rules.asc027.rule import DataDependentGather
-from ascend_lint.rules.asc028.rule import UnalignedInnermostDim
-from ascend_lint.rules.asc029.rule import MixedBasePointer
-from ascend_lint.rules.asc030.rule import AliasedPointerArgs
-from ascend_lint.rules.asc031.rule import AscendApiLimit
-from ascend_lint.rules.asc032.rule import IntVectorCompare
-from ascend_lint.rules.asc100.rule import UnusedNoqa
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass
+from typing import Any
 
-ALL_RULES: tuple[type[Rule], ...] = (
-    UnparsableFile,
-    StridedTimeGather,
-    StalePointerMath,
-    RuntimeBranchInLoop,
-    LaunchNumWarpsStages,
-    RuntimeDmaPathSplit,
-    ConstexprOrRuntime,
-    LateInt64Cast,
-    Int64BlockPtrOffset,
-    Int32VarlenOffsets,
-    DotLhsReuse,
-    InplacePointerAdvanceInLoop,
-    GridOverCoreCount,
-    PerCallConstexpr,
-    CudaOnlyApi,
-    GpuOnlyMemoryHint,
-    DotPrecisionOption,
-    UnsupportedDtype,
-    VectorIntDivMod,
-    MaskedNegativeOffset,
-    ChainedBoolOp,
-    TransposedBatchBase,
-    UbOverflow,
-    GridMissesWork,
-    WhereArmLoad,
-    ZeroSizeLaunch,
-    CoreTypeMismatch,
-    DataDependentGather,
-    UnalignedInnermostDim,
-    MixedBasePointer,
-    AliasedPointerArgs,
-    AscendApiLimit,
-    IntVectorCompare,
-    UnusedNoqa,
+_CODE_FOLDER = re.compile(r"asc\d{3}")
+
+RULE_CODES: tuple[str, ...] = tuple(
+    sorted(
+        module.name.upper()
+        for module in pkgutil.iter_modules(__path__)
+        if module.ispkg and _CODE_FOLDER.fullmatch(module.name)
+    )
 )
-RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
+# Reported by the engine itself: a file no rule could check (its rule, ASC000, says so).
+SYNTAX_ERROR_CODE = "ASC000"
+# Reported by the engine after suppression: a noqa code that silenced nothing (ASC100).
+UNUSED_NOQA_CODE = "ASC100"
 
-# Reported by the engine itself: a file no rule could check.
-SYNTAX_ERROR_CODE = UnparsableFile.code
-SYNTAX_ERROR_NAME = UnparsableFile.name
-# Reported by the engine after suppression: a noqa code that silenced nothing.
-UNUSED_NOQA_CODE = UnusedNoqa.code
+_API = {"Finding", "Invalid", "Rule", "RuleContext"}
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """A rule's identity, as its folder's `__init__.py` gives it (see `Rule`)."""
+
+    code: str
+    name: str
+    summary: str
+    references: tuple[str, ...]  # "<file>.py::<function>" in reference_kernels/
+    shows: str | tuple[str, ...]
+
+
+def rule_info(code: str) -> RuleInfo | None:
+    """The identity of rule `code`, without importing its check (None: no such rule)."""
+    if code not in RULE_CODES:
+        return None
+    folder = importlib.import_module(f"{__name__}.{code.lower()}")
+    return RuleInfo(folder.CODE, folder.NAME, folder.SUMMARY, folder.REFERENCES, folder.SHOWS)
+
+
+def _load_rules() -> tuple[type, ...]:
+    from ascend_lint.rules._base import Rule
+
+    rules = []
+    for code in RULE_CODES:
+        module = importlib.import_module(f"{__name__}.{code.lower()}.rule")
+        (rule,) = [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, Rule)
+            and value.__module__ == module.__name__
+            and getattr(value, "code", None) == code
+        ]
+        rules.append(rule)
+    return tuple(rules)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from ascend_lint.rules import _base
+
+        return getattr(_base, name)
+    if name == "SYNTAX_ERROR_NAME":
+        return rule_info(SYNTAX_ERROR_CODE).name
+    if name in ("ALL_RULES", "RULES_BY_CODE"):
+        rules = _load_rules()
+        globals().update(ALL_RULES=rules, RULES_BY_CODE={rule.code: rule for rule in rules})
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ALL_RULES",
     "RULES_BY_CODE",
+    "RULE_CODES",
     "SYNTAX_ERROR_CODE",
+    "SYNTAX_ERROR_NAME",
+    "UNUSED_NOQA_CODE",
     "Finding",
     "Invalid",
     "Rule",
     "RuleContext",
+    "RuleInfo",
+    "rule_info",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -50,6 +51,9 @@ class RuleContext:
 
 
 class Rule:
+    # A rule's identity lives in its folder's `__init__.py` (CODE, NAME, SUMMARY,
+    # REFERENCES, SHOWS), where the reporters read it without importing the check; a
+    # rule class defined in a rule folder takes it from there (`__init_subclass__`).
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case, names the anti-pattern
     summary: ClassVar[str]  # one line, shown by `ascend-lint rule --all`
@@ -71,6 +75,13 @@ class Rule:
     # options read) must leave alone what a silenced finding keeps: such a rule sets
     # those fixes in `fix_live`, which the engine calls once the noqa comments are known.
     fixes_after_suppression: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        folder = sys.modules.get(cls.__module__.rpartition(".")[0])
+        if folder is not None and hasattr(folder, "CODE"):
+            cls.code, cls.name, cls.summary = folder.CODE, folder.NAME, folder.SUMMARY
+            cls.references, cls.shows = folder.REFERENCES, folder.SHOWS
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         raise NotImplementedError

@@ -277,7 +277,7 @@ def test_a_more_specific_rule_supersedes_a_broader_one_on_the_same_site():
 
 
 def test_files_no_rule_can_fire_on_are_parsed_but_not_indexed():
-    from ascend_lint.engine import RULE_TOKENS
+    from ascend_lint.results import RULE_TOKENS
     from ascend_lint.rules.asc004.rule import KNOBS
 
     assert {k.encode() for k in KNOBS} <= set(RULE_TOKENS)  # every launch knob keeps a file

@@ -32,9 +32,10 @@ from hypothesis import strategies as st
 
 from ascend_lint.cli import main
 from ascend_lint.diagnostics import Applicability
-from ascend_lint.engine import FileResult, lint_source
+from ascend_lint.engine import lint_source
 from ascend_lint.fixes import fix_source
 from ascend_lint.index import KernelIndex
+from ascend_lint.results import FileResult
 from ascend_lint.settings import ALL_CODES
 from ascend_lint.source import SourceDecodeError, SourceFile
 

@@ -9,9 +9,10 @@ import functools
 import os
 from dataclasses import dataclass
 
-from ascend_lint.engine import FileResult, Linted
+from ascend_lint.engine import Linted
 from ascend_lint.index import KernelIndex
 from ascend_lint.options import LintOptions
+from ascend_lint.results import FileResult
 from ascend_lint.rules import RULES_BY_CODE
 from ascend_lint.session import lint_file
 

@@ -18,18 +18,14 @@ from ascend_lint.docs import rule_doc, rule_references, rule_url
 from ascend_lint.reporters._common import HOMEPAGE, TOOL_NAME
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-SYNTAX_ERROR_SUMMARY = "a file could not be read, decoded or parsed, so no rule checked it"
 
 
 def _rules() -> list[dict]:
-    # Imported here: `ascend_lint.rules` loads the index, and the CLI imports this
-    # package to list the formats in --help.
-    from ascend_lint.rules import ALL_RULES, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME
+    # Each rule's identity from its folder: the checks need not be imported to describe
+    # findings that may all come from the cache.
+    from ascend_lint.rules import RULE_CODES, rule_info
 
-    described = [(r.code, r.name, r.summary) for r in ALL_RULES]
-    # ASC000 is reported by the engine; describe it too when no rule class carries it.
-    if all(code != SYNTAX_ERROR_CODE for code, *_ in described):
-        described.insert(0, (SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, SYNTAX_ERROR_SUMMARY))
+    described = [(info.code, info.name, info.summary) for info in map(rule_info, RULE_CODES)]
     out = []
     for code, name, summary in described:
         doc = rule_doc(code)

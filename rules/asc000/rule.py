@@ -12,14 +12,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class UnparsableFile(Rule):
-    code = "ASC000"
-    name = "unparsable-file"
-    summary = (
-        "a file that mentions triton cannot be read, decoded or parsed, so no rule could check it"
-    )
-    references = ()
-    shows = ()
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         return iter(())
 

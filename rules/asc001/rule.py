@@ -70,11 +70,6 @@ def _documented_fallback(index: KernelIndex, fn: JitFunction, stmt: ast.stmt) ->
 
 
 class StridedTimeGather(Rule):
-    code = "ASC001"
-    name = "strided-time-gather"
-    summary = "1-D block pointer or vector access along time with a non-unit stride (a DMA gather)"
-    references = ("chunk_o.py::gate_block_ptr", "chunk_o.py::_gate_arg")
-    shows = ("(T,), (1,)", ".transpose(1, 2).contiguous()")
     # Unsafe where the gate rewrite applies (kernel, helpers and launcher in one file),
     # else a display-only suggestion.
     fix_applicability = Applicability.UNSAFE

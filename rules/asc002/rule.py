@@ -26,14 +26,7 @@ from ascend_lint.rules._layout import (
 
 
 class StalePointerMath(Rule):
-    code = "ASC002"
-    name = "stale-pointer-math"
-    summary = (
-        "legacy [B, T, HV] pointer math applied to a tensor the host stored transposed [B, HV, T]"
-    )
     supersedes = frozenset({"ASC001"})
-    references = ("chunk_o.py::gate_base", "chunk_o.py::gate_block_ptr")
-    shows = ("i_h * T_seq", "(T,), (1,)")
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

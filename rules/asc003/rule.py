@@ -10,12 +10,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class RuntimeBranchInLoop(Rule):
-    code = "ASC003"
-    name = "runtime-branch-in-loop"
-    summary = "`if` on a runtime value inside a loop of a kernel (scalar work each iteration, both sides live in UB)"
-    references = ("chunk_o.py::chunk_bwd_kernel_dqkwg",)
-    shows = "tl.where("
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:

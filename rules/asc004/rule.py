@@ -76,11 +76,6 @@ class _Removal:
 
 
 class LaunchNumWarpsStages(Rule):
-    code = "ASC004"
-    name = "launch-num-warps-stages"
-    summary = "`num_warps`/`num_stages` at a launch or in a triton.Config: no effect on Ascend, but recompiles"
-    references = ("chunk_o.py::chunk_fwd_o",)
-    shows = "BT=BT"
     fix_applicability = Applicability.SAFE
     fixes_after_suppression = True
 

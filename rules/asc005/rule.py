@@ -34,12 +34,6 @@ def dma_kinds(body: list[ast.stmt], block_pointers: set[str], aliases: Aliases) 
 
 
 class RuntimeDmaPathSplit(Rule):
-    code = "ASC005"
-    name = "runtime-dma-path-split"
-    summary = "runtime if/else with a block-pointer load on one side and a masked load on the other"
-    references = ("cumsum.py::chunk_local_cumsum_kernel", "cumsum.py::chunk_local_cumsum")
-    shows = "TAIL_MODE"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:

@@ -36,12 +36,6 @@ def _only_under(fn, pointer: str, flag: str) -> bool:
 
 
 class ConstexprOrRuntime(Rule):
-    code = "ASC006"
-    name = "constexpr-or-runtime"
-    summary = "`if FLAG or <runtime>` mixes a pointer-guarding constexpr with a runtime test; the dead side still compiles"
-    references = ("cumsum.py::chunk_local_cumsum_kernel",)
-    shows = "if HAS_INITIAL:"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:

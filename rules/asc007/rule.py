@@ -57,14 +57,6 @@ def _products(expr: ast.AST) -> list[ast.BinOp]:
 
 
 class LateInt64Cast(Rule):
-    code = "ASC007"
-    name = "late-int64-cast"
-    summary = (
-        "`(a * b).to(tl.int64)` multiplies in int32 before the cast; `.to()` on a "
-        "constexpr fails to compile"
-    )
-    references = ("chunk_o.py::locate_chunk", "chunk_o.py::chunk_fwd_o_task")
-    shows = "tl.cast("
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

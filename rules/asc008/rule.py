@@ -10,14 +10,6 @@ from ascend_lint.rules.asc001.rule import MAKE_BLOCK_PTR, block_ptr_arg
 
 
 class Int64BlockPtrOffset(Rule):
-    code = "ASC008"
-    name = "int64-block-ptr-offset"
-    summary = (
-        "int64 value as a `make_block_ptr` offset or block shape: rejected by the Ascend compiler"
-    )
-    references = ("chunk_o.py::chunk_fwd_o_task",)
-    shows = "(i_t * BT, i_k * BK)"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for fn in ctx.index.kernels:
             for call, stmt in ctx.index.calls_in(fn, MAKE_BLOCK_PTR):

@@ -46,12 +46,6 @@ def _int32_offset_load(value: ast.AST, aliases: Aliases, tables: set[str]) -> bo
 
 
 class Int32VarlenOffsets(Rule):
-    code = "ASC009"
-    name = "int32-varlen-offsets"
-    summary = "`tl.load(cu_seqlens + i).to(tl.int32)` feeding pointer arithmetic: token offsets wrap past 2**31 elements"
-    references = ("chunk_o.py::locate_chunk", "chunk_o.py::_check_inputs")
-    shows = ("(eos - bos).to(tl.int32)", "torch.int64")
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         aliases = ctx.index.aliases
         for fn in ctx.index.kernels:

@@ -24,12 +24,6 @@ def _outside(stmt: ast.stmt, call: ast.Call) -> list[ast.AST]:
 
 
 class DotLhsReuse(Rule):
-    code = "ASC010"
-    name = "dot-lhs-reuse"
-    summary = "a `tl.dot` lhs tile read again later: Ascend's matmul may overwrite its lhs in UB"
-    references = ("chunk_o.py::chunk_fwd_o_task",)
-    shows = "= b_q + 0.0"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         core = ctx.index.core
         for fn in ctx.index.kernels:

@@ -30,12 +30,6 @@ def _advanced_pointer(stmt: ast.stmt) -> str | None:
 
 
 class InplacePointerAdvanceInLoop(Rule):
-    code = "ASC011"
-    name = "inplace-pointer-advance-in-loop"
-    summary = "`ptr += step` inside a loop: loop-carried pointers have miscompiled (NaN) on Ascend"
-    references = ("chunk_o.py::chunk_fwd_o_task",)
-    shows = "tl.make_block_ptr(q_base,"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for fn in ctx.index.kernels:
             for stmt in fn.statements:

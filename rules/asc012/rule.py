@@ -10,15 +10,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class GridOverCoreCount(Rule):
-    code = "ASC012"
-    name = "grid-over-core-count"
-    summary = (
-        "a launch grid sized by a token/row/chunk count for a kernel with no task loop: "
-        "Ascend has a few dozen cores"
-    )
-    references = ("core_grid.py::rms_norm_fwd", "core_grid.py::rms_norm_fwd_kernel")
-    shows = ("num_vector_cores(", "for task in range(")
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         reported: set[int] = set()

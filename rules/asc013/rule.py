@@ -10,15 +10,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class PerCallConstexpr(Rule):
-    code = "ASC013"
-    name = "per-call-constexpr"
-    summary = (
-        "a `tl.constexpr` bound to a token, batch or sequence count: a new compile "
-        "for every new value"
-    )
-    references = ("core_grid.py::rms_norm_fwd_kernel",)
-    shows = "do_not_specialize="
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         # One finding per argument. Where a variable selects one of several kernels

@@ -36,11 +36,6 @@ PROBES = frozenset({"is_available", "is_initialized", "device_count"})
 
 
 class CudaOnlyApi(Rule):
-    code = "ASC014"
-    name = "cuda-only-api"
-    summary = '`device="cuda"`, `.cuda()`, `torch.cuda.*`, NVIDIA device properties or CUDA libdevice next to Triton kernels'
-    references = ("core_grid.py::_driver_core_counts",)
-    shows = 'props["num_vectorcore"]'
     fix_applicability = Applicability.DISPLAY_ONLY
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -19,11 +19,6 @@ ATOMIC_DEFAULTS = {"sem": "acq_rel", "scope": "gpu"}
 
 
 class GpuOnlyMemoryHint(Rule):
-    code = "ASC015"
-    name = "gpu-only-memory-hint"
-    summary = "`cache_modifier`/`eviction_policy`/`volatile` or atomic `sem`/`scope`: GPU hints with no effect on Ascend"
-    references = ("core_grid.py::rms_norm_fwd_kernel",)
-    shows = "other=0.0)"
     fix_applicability = Applicability.SAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -16,11 +16,6 @@ _FLOAT32 = f"{LANGUAGE}.float32"
 
 
 class DotPrecisionOption(Rule):
-    code = "ASC016"
-    name = "dot-precision-option"
-    summary = '`tl.dot` with `allow_tf32=True`, `input_precision="tf32"` or a half `out_dtype`: rejected by triton-ascend'
-    references = ("chunk_o.py::chunk_fwd_o_task",)
-    shows = 'input_precision="ieee"'
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -29,12 +29,6 @@ UNSUPPORTED = frozenset(
 
 
 class UnsupportedDtype(Rule):
-    code = "ASC017"
-    name = "unsupported-dtype"
-    summary = "`tl.float64` or an fp8 dtype in a kernel: rejected by triton-ascend except on 910_95"
-    references = ("core_grid.py::rms_norm_fwd_kernel",)
-    shows = "dtype=tl.float32"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         # Every path a dtype reaches a kernel by ends at one spelled in this module, so a
         # module that never spells one has nothing to report.

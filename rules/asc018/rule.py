@@ -13,14 +13,6 @@ _ARANGE = f"{LANGUAGE}.arange"
 
 
 class VectorIntDivMod(Rule):
-    code = "ASC018"
-    name = "vector-int-div-mod"
-    summary = (
-        "`//` or `%` of a block index by a runtime divisor: a scalar loop per element on Ascend"
-    )
-    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
-    shows = "[:, None] * D"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         aliases = index.aliases

@@ -35,14 +35,6 @@ _ACCESSES = {f"{LANGUAGE}.load": 1, f"{LANGUAGE}.store": 2}  # -> position of `m
 
 
 class MaskedNegativeOffset(Rule):
-    code = "ASC019"
-    name = "masked-negative-offset"
-    summary = (
-        "a load/store whose mask keeps out negative offsets the address still uses: "
-        "Ascend issues the masked-out access"
-    )
-    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
-    shows = "tl.maximum("
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -11,13 +11,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class ChainedBoolOp(Rule):
-    code = "ASC020"
-    name = "chained-bool-op"
-    summary = (
-        "`and`/`or` with three or more operands in a kernel: rejected by the 3.2 code generator"
-    )
-    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
-    shows = "(m_t & (o_src >= 0))"
     fix_applicability = Applicability.SAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

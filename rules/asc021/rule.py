@@ -21,14 +21,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class TransposedBatchBase(Rule):
-    code = "ASC021"
-    name = "transposed-batch-base"
-    summary = (
-        "`g + bos + i_h * T` on a tensor stored [B, HV, T], reached on the fixed-length path: "
-        "wrong rows for every batch but the first"
-    )
-    references = ("chunk_o.py::gate_base",)
-    shows = "* HV * T_seq"
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -13,15 +13,6 @@ _SHOWN_TILES = 3
 
 
 class UbOverflow(Rule):
-    code = "ASC022"
-    name = "ub-overflow"
-    summary = (
-        "the tiles one program keeps live at once need more Unified Buffer than the "
-        "target's vector core has: the compiler rejects it with `ub overflow`"
-    )
-    references = ("ub_rows.py::softmax_blocks", "ub_rows.py::softmax_fwd_kernel")
-    shows = ("ub_block_size(target)", "range(0, N, BN)")
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         tiles, target = ctx.index.tiles, ctx.target
         for fn in ctx.index.kernels:

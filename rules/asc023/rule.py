@@ -13,14 +13,6 @@ _TASK_LOOP = "for task in range(pid, n_tasks, tl.num_programs(0))"
 
 
 class GridMissesWork(Rule):
-    code = "ASC023"
-    name = "grid-misses-work"
-    summary = (
-        "a launch grid that misses work: a program-id axis it lacks, a core-count grid over "
-        "a one-tile-per-program kernel, or a task index with no bound check"
-    )
-    references = ("shift_window.py::causal_conv1d_fwd_kernel",)
-    shows = "for task in range("
     fix_applicability = Applicability.DISPLAY_ONLY
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

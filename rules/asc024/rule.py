@@ -35,14 +35,6 @@ _LOAD_MASK = 1  # position of `mask` in `tl.load`
 
 
 class WhereArmLoad(Rule):
-    code = "ASC024"
-    name = "where-arm-load"
-    summary = (
-        "a load in a `tl.where` arm whose offset is negative on the lanes the select "
-        "drops: the load is still issued for them"
-    )
-    references = ("segments.py::segment_lengths_kernel",)
-    shows = "tl.maximum("
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -34,15 +34,6 @@ def _test_module(path: str) -> bool:
 
 
 class ZeroSizeLaunch(Rule):
-    code = "ASC025"
-    name = "zero-size-launch"
-    summary = (
-        "a launch an empty input turns into 0 programs (the runtime aborts with `coreDim "
-        "... value 0`) or into `tl.arange(0, next_power_of_2(0))`, with no guard before it"
-    )
-    references = ("core_grid.py::rms_norm_fwd",)
-    shows = "if n_rows == 0 or N == 0:"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         grids = ctx.triton_ascend < EMPTY_GRID_GUARDED

@@ -18,15 +18,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class CoreTypeMismatch(Rule):
-    code = "ASC026"
-    name = "core-type-mismatch"
-    summary = (
-        "a vector-only kernel on `num_aicore` programs (half the vector cores idle), a "
-        "`tl.dot` kernel on `num_vectorcore`, or a literal core count above the target's"
-    )
-    references = ("core_grid.py::rms_norm_fwd", "chunk_o.py::chunk_fwd_o")
-    shows = ("num_vector_cores(", "num_ai_cores(")
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         cores = TARGET_CORES.get(ctx.target.name)

@@ -16,15 +16,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class DataDependentGather(Rule):
-    code = "ASC027"
-    name = "data-dependent-gather"
-    summary = (
-        "a load addressed lane by lane by values loaded in the same kernel "
-        "(`tl.load(x + tl.load(idx + o))`): a scalar loop per element on Ascend"
-    )
-    references = ("row_ops.py::nf4_dequant_kernel",)
-    shows = "tl.gather("
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:

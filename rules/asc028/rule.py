@@ -51,15 +51,6 @@ def _narrow(n: int, size: int | None) -> bool:
 
 
 class UnalignedInnermostDim(Rule):
-    code = "ASC028"
-    name = "unaligned-innermost-dim"
-    summary = (
-        "a 2-D tile whose row (innermost dimension) is not a multiple of 32 bytes where the "
-        "sizes are visible: the DMA rounds into the next row"
-    )
-    references = ("row_ops.py::row_variance_kernel", "row_ops.py::row_variance")
-    shows = ("D_PAD", "padded_pitch(")
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:

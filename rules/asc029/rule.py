@@ -21,15 +21,6 @@ def _bases(side: frozenset[str]) -> str:
 
 
 class MixedBasePointer(Rule):
-    code = "ASC029"
-    name = "mixed-base-pointer"
-    summary = (
-        "one pointer value drawn from two tensors at run time (`tl.where(c, pa, pb)`, an "
-        "`if` assigning each side): the Ascend compiler rejects it"
-    )
-    references = ("row_ops.py::blend_kernel",)
-    shows = ("mask=m_a", "mask=m_b")
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         for fn in index.kernels:

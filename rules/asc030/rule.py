@@ -17,15 +17,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class AliasedPointerArgs(Rule):
-    code = "ASC030"
-    name = "aliased-pointer-args"
-    summary = (
-        "one tensor passed to two pointer parameters of a launch, written through one and "
-        "read back (or written) through the other: the compiler assumes they do not alias"
-    )
-    references = ("ub_rows.py::softmax_fwd_kernel",)
-    shows = "y + p_x"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         storage = index.storage

@@ -78,16 +78,6 @@ LIMITS: dict[str, Limit] = {
 
 
 class AscendApiLimit(Rule):
-    code = "ASC031"
-    name = "ascend-api-limit"
-    summary = (
-        "a call triton-ascend 3.2 rejects or miscompiles although upstream Triton runs it "
-        "(one table: integer vectors cast to pointers, offset pointers bitcast to bytes, "
-        "fp16/bf16 scalar arguments)"
-    )
-    references = ("byte_copy.py::copy_rows_kernel",)
-    shows = "tl.pointer_type(tl.uint8)"
-
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         index = ctx.index
         aliases = index.aliases

@@ -39,14 +39,6 @@ def _outer_names(expr: ast.AST) -> set[str]:
 
 
 class IntVectorCompare(Rule):
-    code = "ASC032"
-    name = "int-vector-compare"
-    summary = (
-        "an integer vector compare feeding `tl.where`, or an integer vector shift or mask, "
-        "in a loop body: it runs on the Scalar unit on Ascend"
-    )
-    references = ("row_ops.py::row_variance_kernel", "row_ops.py::nf4_dequant_kernel")
-    shows = (".to(tl.float32) <", "tl.floor(")
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

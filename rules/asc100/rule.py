@@ -15,11 +15,6 @@ from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 
 class UnusedNoqa(Rule):
-    code = "ASC100"
-    name = "unused-noqa"
-    summary = "a `# noqa: ASC...` code that suppresses no finding on its line"
-    references = ()
-    shows = ()
     fix_applicability = Applicability.SAFE
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
