@@ -66,13 +66,26 @@ def tree_stats(tree: Path) -> dict:
     }
 
 
-def compile_bytecode(checkout: Path) -> None:
-    """Bytecode for a checkout's package, as `pip install` leaves it: without it every
-    timed run would first compile the linter's own modules (and PYTHONDONTWRITEBYTECODE
-    keeps that from being cached), which is not what a user's run costs."""
+def installed_layout(checkout: Path, into: Path) -> Path:
+    """The package of a checkout laid out as `pip install` lays it out (pyproject's
+    package-dir: the rule folders and the reference kernels go inside the package), with
+    its bytecode compiled: without it every timed run would first compile the linter's
+    own modules, which is not what a user's run costs. Returns the folder for
+    PYTHONPATH, so that each version runs its own code and nothing else."""
+    import tomllib
+
+    shutil.copytree(checkout / "ascend_lint", into / "ascend_lint")
+    config = tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))
+    mapped = config.get("tool", {}).get("setuptools", {}).get("package-dir", {})
+    for package, folder in mapped.items():
+        inside = into.joinpath(*package.split("."))
+        if package.startswith("ascend_lint.") and (checkout / folder).is_dir():
+            shutil.rmtree(inside, ignore_errors=True)
+            shutil.copytree(checkout / folder, inside)
     subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(checkout / "ascend_lint")], check=True
+        [sys.executable, "-m", "compileall", "-q", str(into / "ascend_lint")], check=True
     )
+    return into
 
 
 def timed(
@@ -201,21 +214,22 @@ def main() -> int:
     )
     args = ap.parse_args()
 
-    compile_bytecode(ROOT)
+    staged = Path(tempfile.mkdtemp(prefix="ascend-lint-bench-"))
+    this = installed_layout(ROOT, staged / "this")
     check = ["-m", "ascend_lint", "check", "--exit-zero", "-q", "--output-format", "concise"]
     # Each version is picked by PYTHONPATH, and `-m` must not put the working directory
     # ahead of it: run from this repository, that would import this checkout's package
     # for the baseline too. PYTHONSAFEPATH (3.11+) and a neutral working directory
     # (older interpreters) both keep it out.
-    this_python = ["env", f"PYTHONPATH={ROOT}", "PYTHONSAFEPATH=1", sys.executable]
+    this_python = ["env", f"PYTHONPATH={this}", "PYTHONSAFEPATH=1", sys.executable]
     lint = [*this_python, *check]
     ruff = shutil.which("ruff")
     fixit = shutil.which("fixit")
     baseline = None
     if args.baseline:
         base = Path(args.baseline).resolve()
-        compile_bytecode(base)
-        baseline = ["env", f"PYTHONPATH={base}", "PYTHONSAFEPATH=1", sys.executable, *check]
+        staged_base = installed_layout(base, staged / "baseline")
+        baseline = ["env", f"PYTHONPATH={staged_base}", "PYTHONSAFEPATH=1", sys.executable, *check]
         base_rev = subprocess.run(
             ["git", "-C", str(base), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
         ).stdout.strip() or str(base)
@@ -320,6 +334,7 @@ def main() -> int:
         *[f"| {code} | {ms:.0f} |" for code, ms in fla_rules.items()],
         "",
     ]
+    shutil.rmtree(staged, ignore_errors=True)
     write_section(Path(args.out), "lint", "\n".join(lines), title=RESULTS_TITLE)
     print("\n".join(lines))
     return 0
