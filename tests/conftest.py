@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rule_snapshots import UPDATE_OPTION
 
 # projects that tests run with pytester (their own tests/ folders) are not this suite's
 collect_ignore_glob = ["fixtures/*"]
@@ -14,3 +15,17 @@ def project(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        UPDATE_OPTION,
+        action="store_true",
+        help="write the snapshots of the rule examples' fixed output that are missing or "
+        "differ, and delete those no example has (rules/ascNNN/snapshots/)",
+    )
+
+
+@pytest.fixture
+def update_rule_snapshots(request) -> bool:
+    return request.config.getoption(UPDATE_OPTION)
