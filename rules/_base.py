@@ -31,11 +31,12 @@ class Finding:
 
 @dataclass
 class Invalid:
-    """An INVALID example: code, the rows expected to be reported, optionally the fixed code."""
+    """An INVALID example: code and the rows expected to be reported. Where the rule
+    offers a fix, what it makes of the code is pinned in `snapshots/invalid-<i>.diff`
+    beside the rule (tests/rule_snapshots.py)."""
 
     code: str
     rows: list[int] = field(default_factory=list)  # empty: "at least one finding"
-    fixed: str | None = None
 
 
 @dataclass

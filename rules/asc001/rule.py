@@ -291,30 +291,6 @@ def launch(g, cu_seqlens):
     k[(4, HV)](g, cu_seqlens, T, HV=HV, BT=64)
 """,
             rows=[13],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(g, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr, G_T_CONTIG: tl.constexpr):
-    # The stored time length, before varlen rebinds `T`.
-    T_seq = T
-    i_t, i_nh = tl.program_id(0), tl.program_id(1)
-    i_n, i_h = i_nh // HV, i_nh % HV
-    bos = tl.load(cu_seqlens + i_n)
-    eos = tl.load(cu_seqlens + i_n + 1)
-    T = eos - bos
-    if G_T_CONTIG:
-        g += bos + i_h * T_seq
-        b_g = tl.load(tl.make_block_ptr(g, (T,), (1,), (i_t * BT,), (BT,), (0,)), boundary_check=(0,))
-    else:
-        g += bos * HV + i_h
-        b_g = tl.load(tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,)), boundary_check=(0,))
-
-def launch(g, cu_seqlens):
-    B, T, HV = g.shape
-    k[(4, HV)](g.transpose(1, 2).contiguous() if HV != 1 else g, cu_seqlens, T, HV=HV, BT=64, G_T_CONTIG=HV != 1)
-""",
         ),
         # the stride is a head count: the kernel splits a program index by it
         Invalid(

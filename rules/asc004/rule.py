@@ -350,17 +350,6 @@ def launch(x):
     k[(1,)](x, BT=64, num_warps=4)
 """,
             rows=[10],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, BT: tl.constexpr):
-    pass
-
-def launch(x):
-    k[(1,)](x, BT=64)
-""",
         ),
         Invalid(
             """
@@ -378,20 +367,6 @@ def k(x, T, BT: "tl.constexpr"):
     pass
 """,
             rows=[6, 6],
-            fixed="""
-import triton
-
-@triton.autotune(
-    configs=[
-        triton.Config({'BT': bt})
-        for bt in (32, 64)
-    ],
-    key=['T'],
-)
-@triton.jit
-def k(x, T, BT: "tl.constexpr"):
-    pass
-""",
         ),
         # what only the removed options read goes with them: a local free of side
         # effects, an imported name whose module stays imported; a value that may have
@@ -412,19 +387,6 @@ def launch(x, BK, cfg):
     k[(1,)](x, BK=BK, num_stages=2 if shared_mem() else 1)
 """,
             rows=[12, 12, 13],
-            fixed="""
-import triton
-from helpers import cdiv
-
-@triton.jit
-def k(x, BK: "tl.constexpr"):
-    pass
-
-def launch(x, BK, cfg):
-    cfg["num_stages"]
-    k[(cdiv(BK, 2),)](x, BK=BK)
-    k[(1,)](x, BK=BK)
-""",
         ),
         # configs that differ only in the knobs become one (a second round merges them)
         Invalid(
@@ -445,20 +407,6 @@ def k(x, T, BT: "tl.constexpr"):
     pass
 """,
             rows=[6, 7, 9],
-            fixed="""
-import triton
-
-@triton.autotune(
-    configs=[
-        triton.Config({'BT': 64}),
-        triton.Config({'BT': 128}),
-    ],
-    key=['T'],
-)
-@triton.jit
-def k(x, T, BT: "tl.constexpr"):
-    pass
-""",
         ),
         # a loop no config reads repeats them all; its values come from a module
         # constant that is never empty
@@ -477,19 +425,6 @@ def k(x, T, BT: "tl.constexpr"):
     pass
 """,
             rows=[7],
-            fixed="""
-import triton
-
-NUM_WARPS = [2, 4] if IS_AMD else [4, 8]
-
-@triton.autotune(
-    configs=[triton.Config({'BT': bt}) for bt in (32, 64)],
-    key=['T'],
-)
-@triton.jit
-def k(x, T, BT: "tl.constexpr"):
-    pass
-""",
         ),
         # options in a kwargs dict splatted into the launch
         Invalid(
@@ -508,18 +443,5 @@ def launch(x):
     k[(1,)](x, **kw)
 """,
             rows=[11],
-            fixed="""
-import triton
-
-@triton.jit
-def k(x, BT: "tl.constexpr"):
-    pass
-
-def launch(x):
-    kw = dict(
-        BT=64,
-    )
-    k[(1,)](x, **kw)
-""",
         ),
     ]

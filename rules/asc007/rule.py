@@ -321,16 +321,6 @@ def k(x, T):
     n = T.to(tl.int64)
 """,
             rows=[8, 9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, T):
-    i_t = tl.program_id(1) + 3
-    i_tg = tl.cast(i_t, tl.int64)
-    n = tl.cast(T, tl.int64)
-""",
         ),
         # int64 on the varlen path only: on the other `bos` is an int32 product
         Invalid(
@@ -349,20 +339,6 @@ def k(x, cu, T, H: tl.constexpr, IS_VARLEN: tl.constexpr):
     tl.store(p, 1)
 """,
             rows=[12],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, cu, T, H: tl.constexpr, IS_VARLEN: tl.constexpr):
-    i_n, i_h = tl.program_id(0), tl.program_id(1)
-    if IS_VARLEN:
-        bos = tl.load(cu + i_n).to(tl.int64)
-    else:
-        bos = i_n * T
-    p = x + (tl.cast(bos, tl.int64) * H + i_h)
-    tl.store(p, 1)
-""",
         ),
         # a task index from a core-grid loop times a length: an int32 multiply
         Invalid(
@@ -393,17 +369,6 @@ def k(x, BT: tl.constexpr, NS: tl.constexpr):
     n = BT.to(tl.int64)
 """,
             rows=[8, 10],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, BT: tl.constexpr, NS: tl.constexpr):
-    for i_s in tl.static_range(NS):
-        o = tl.cast(i_s, tl.int64)
-        tl.store(x + o, 1)
-    n = tl.cast(BT, tl.int64)
-""",
         ),
         # nested products, a sum inside a product, the `tl.cast` spelling: every int32
         # multiply moves to int64, so nothing is left for the next lint to report
@@ -422,19 +387,6 @@ def k(h, T, N, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr):
     tl.store(p + q + r, 1)
 """,
             rows=[9, 10, 11],
-            fixed="""
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def k(h, T, N, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr):
-    i_t, i_h = tl.program_id(0), tl.program_id(1)
-    p = h + (i_t * (tl.cast(T, tl.int64) * N))
-    q = h + ((tl.cast(i_t, tl.int64) * H + i_h) * V * K)
-    r = h + ((tl.cast(i_t, tl.int64) * N + i_h) * T)
-    tl.store(p + q + r, 1)
-""",
         ),
         # casts inside a cast: each product is its own cast's finding, once; the outer
         # cast has no product of its own (it was reported again and, fixed by casting the
@@ -456,21 +408,6 @@ def k(x, C, D, BLOCK_C: tl.constexpr):
     tl.store(ptrs, 1)
 """,
             rows=[11, 12],
-            fixed="""
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def k(x, C, D, BLOCK_C: tl.constexpr):
-    pid_n = tl.program_id(1)
-    offset_c = tl.arange(0, BLOCK_C)
-    ptrs = x + (
-        (tl.cast(pid_n, tl.int64) * C * D)
-        + (tl.cast(offset_c, tl.int64) * D)
-    ).to(tl.int64)
-    tl.store(ptrs, 1)
-""",
         ),
     ]
 

@@ -113,18 +113,6 @@ def k(x, o, n, BLOCK: tl.constexpr):
     tl.atomic_cas(o + 1, 0, 1, scope="cta")
 """,
             rows=[8, 9, 10, 11],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, o, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    v = tl.load(x + offs, mask=offs < n)
-    tl.store(o + offs, v, mask=offs < n)
-    tl.atomic_add(o, 1.0)
-    tl.atomic_cas(o + 1, 0, 1)
-""",
         ),
         # aliases, several hints in one call, one per line
         Invalid(
@@ -141,16 +129,6 @@ def k(x, BLOCK: constexpr):
     )
 """,
             rows=[9, 10],
-            fixed="""
-import triton
-from triton.language import load, constexpr
-
-@triton.jit
-def k(x, BLOCK: constexpr):
-    v = load(
-        x,
-    )
-""",
         ),
     ]
 

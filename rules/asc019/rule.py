@@ -436,16 +436,6 @@ def conv_kernel(x, y, W: tl.constexpr, BT: tl.constexpr):
     tl.store(y + tl.arange(0, BT), b)
 """,
             rows=[8],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def conv_kernel(x, y, W: tl.constexpr, BT: tl.constexpr):
-    o_t = tl.program_id(0) * BT + tl.arange(0, BT) - (W - 1)
-    b = tl.load(x + tl.maximum(o_t, 0), mask=o_t >= 0, other=0.0)
-    tl.store(y + tl.arange(0, BT), b)
-""",
         ),
         # loaded indices with a -1 sentinel, the address built in a local
         Invalid(
@@ -461,17 +451,6 @@ def gather_kernel(src, idx, out, D: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(out + tl.arange(0, BLOCK)[:, None] * D + tl.arange(0, D)[None, :], vals)
 """,
             rows=[9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def gather_kernel(src, idx, out, D: tl.constexpr, BLOCK: tl.constexpr):
-    rows = tl.load(idx + tl.arange(0, BLOCK))
-    p = src + tl.maximum(rows, 0)[:, None] * D + tl.arange(0, D)[None, :]
-    vals = tl.load(p, mask=(rows != -1)[:, None], other=0.0)
-    tl.store(out + tl.arange(0, BLOCK)[:, None] * D + tl.arange(0, D)[None, :], vals)
-""",
         ),
         # the mask built in a local
         Invalid(
@@ -488,18 +467,6 @@ def pad_copy_kernel(src, dst, n, PAD: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(dst + offs, vals, mask=offs < n + PAD)
 """,
             rows=[10],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def pad_copy_kernel(src, dst, n, PAD: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    idx = offs - PAD
-    valid = (idx >= 0) & (idx < n)
-    vals = tl.load(src + tl.maximum(idx, 0), mask=valid, other=0.0)
-    tl.store(dst + offs, vals, mask=offs < n + PAD)
-""",
         ),
         # the mask combined through several locals and broadcast with `[:, None]`
         Invalid(
@@ -519,21 +486,6 @@ def window_rows_kernel(x, y, T, D: tl.constexpr, W: tl.constexpr, BT: tl.constex
     tl.store(y + (o_t + W)[:, None] * D + o_d[None, :], b)
 """,
             rows=[13],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def window_rows_kernel(x, y, T, D: tl.constexpr, W: tl.constexpr, BT: tl.constexpr):
-    o_t = tl.program_id(0) * BT + tl.arange(0, BT) - W
-    o_d = tl.arange(0, D)
-    row_ok = (o_t >= 0) & (o_t < T)
-    col_ok = o_d < D
-    m = row_ok[:, None] & col_ok[None, :]
-    p = x + tl.maximum(o_t, 0)[:, None] * D + o_d[None, :]
-    b = tl.load(p, mask=m, other=0.0)
-    tl.store(y + (o_t + W)[:, None] * D + o_d[None, :], b)
-""",
         ),
         # shifted guard: `o > 0` keeps out the lane whose `o - 1` is -1
         Invalid(
@@ -551,19 +503,6 @@ def prev_diff_kernel(x, out, n, BLOCK: tl.constexpr):
     tl.store(out + o, cur - prev, mask=in_range)
 """,
             rows=[11],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def prev_diff_kernel(x, out, n, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    in_range = o < n
-    cur = tl.load(x + o, mask=in_range, other=0.0)
-    has_prev = o > 0
-    prev = tl.load(x + tl.maximum(o - 1, 0), mask=in_range & has_prev, other=0.0)
-    tl.store(out + o, cur - prev, mask=in_range)
-""",
         ),
         # shifted guard by a runtime argument, the shifted offset in a local
         Invalid(
@@ -579,17 +518,6 @@ def lag_kernel(x, y, n, shift, BLOCK: tl.constexpr):
     tl.store(y + o, b, mask=o < n)
 """,
             rows=[9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def lag_kernel(x, y, n, shift, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    src = tl.maximum(o - shift, 0)
-    b = tl.load(x + src, mask=(o >= shift) & (o < n), other=0.0)
-    tl.store(y + o, b, mask=o < n)
-""",
         ),
         # shifted guard on a store: `o_t >= 1` around the row `o_t - 1`
         Invalid(
@@ -606,18 +534,6 @@ def shift_back_kernel(x, y, T, D: tl.constexpr, BT: tl.constexpr):
     tl.store(y + (o_t - 1)[:, None] * D + o_d[None, :], b, mask=m_prev[:, None])
 """,
             rows=[11],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def shift_back_kernel(x, y, T, D: tl.constexpr, BT: tl.constexpr):
-    o_t = tl.program_id(0) * BT + tl.arange(0, BT)
-    o_d = tl.arange(0, D)
-    b = tl.load(x + o_t[:, None] * D + o_d[None, :], mask=(o_t < T)[:, None], other=0.0)
-    m_prev = (o_t >= 1) & (o_t < T)
-    tl.store(y + tl.maximum(o_t - 1, 0)[:, None] * D + o_d[None, :], b, mask=m_prev[:, None])
-""",
         ),
         # shifted guards by a constexpr (`o >= K`, `o > K - 1`) and by a literal
         Invalid(
@@ -634,18 +550,6 @@ def taps_kernel(x, y, n, K: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(y + o, acc, mask=o < n)
 """,
             rows=[8, 9, 10],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def taps_kernel(x, y, n, K: tl.constexpr, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    acc = tl.load(x + tl.maximum(o - K, 0), mask=o >= K, other=0.0)
-    acc += tl.load(x + tl.maximum(o - K, 0) * 2, mask=(o > K - 1) & (o < n), other=0.0)
-    acc += tl.load(x + tl.maximum(o - 2, 0), mask=o >= 2, other=0.0)
-    tl.store(y + o, acc, mask=o < n)
-""",
         ),
         # a scalar slot from a table with -1 entries
         Invalid(
@@ -662,18 +566,6 @@ def write_cache_kernel(key, cache, slot_mapping, stride, D: tl.constexpr):
     tl.store(cache + slot * stride + offs, row, mask=(slot != -1) & (offs < D))
 """,
             rows=[11],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def write_cache_kernel(key, cache, slot_mapping, stride, D: tl.constexpr):
-    i = tl.program_id(0)
-    slot = tl.load(slot_mapping + i).to(tl.int64)
-    offs = tl.arange(0, D)
-    row = tl.load(key + i * D + offs)
-    tl.store(cache + tl.maximum(slot, 0) * stride + offs, row, mask=(slot != -1) & (offs < D))
-""",
         ),
         # a scalar state index, the mask in a local, two accesses
         Invalid(
@@ -692,20 +584,6 @@ def state_update_kernel(state, state_indices, delta, D: tl.constexpr):
     tl.store(base + offs, cur + tl.load(delta + b * D + offs), mask=live)
 """,
             rows=[12, 13],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def state_update_kernel(state, state_indices, delta, D: tl.constexpr):
-    b = tl.program_id(0)
-    s = tl.load(state_indices + b)
-    offs = tl.arange(0, D)
-    live = (s >= 0) & (offs < D)
-    base = state + tl.maximum(s, 0) * D
-    cur = tl.load(base + offs, mask=live, other=0.0)
-    tl.store(base + offs, cur + tl.load(delta + b * D + offs), mask=live)
-""",
         ),
         # a sentinel the launcher passes as an argument: every launch binds it to -1
         Invalid(
@@ -730,26 +608,6 @@ def read_states(state, state_indices, out, pad_slot_id: int = PAD_SLOT):
     read_state_kernel[(out.shape[0],)](state, state_indices, out, pad_slot_id, D=64)
 """,
             rows=[14],
-            fixed="""
-import triton
-import triton.language as tl
-
-PAD_SLOT = -1
-
-
-@triton.jit
-def read_state_kernel(state, state_indices, out, pad_slot_id, D: tl.constexpr):
-    b = tl.program_id(0)
-    line = tl.load(state_indices + b).to(tl.int64)
-    offs = tl.arange(0, D)
-    live = (line != pad_slot_id) & (offs < D)
-    row = tl.load(state + tl.maximum(line, 0) * D + offs, mask=live, other=0.0)
-    tl.store(out + b * D + offs, row)
-
-
-def read_states(state, state_indices, out, pad_slot_id: int = PAD_SLOT):
-    read_state_kernel[(out.shape[0],)](state, state_indices, out, pad_slot_id, D=64)
-""",
         ),
         # a block of page ids from a block table, `> -1` broadcast over the page
         Invalid(
@@ -768,20 +626,6 @@ def gather_pages_kernel(pages, block_table, out, PAGE: tl.constexpr, NB: tl.cons
     tl.store(out + (seq * NB + o_b)[:, None] * PAGE + o_p[None, :], vals)
 """,
             rows=[12],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def gather_pages_kernel(pages, block_table, out, PAGE: tl.constexpr, NB: tl.constexpr):
-    seq = tl.program_id(0)
-    o_b = tl.arange(0, NB)
-    blk = tl.load(block_table + seq * NB + o_b)
-    used = blk > -1
-    o_p = tl.arange(0, PAGE)
-    vals = tl.load(pages + tl.maximum(blk, 0)[:, None] * PAGE + o_p[None, :], mask=used[:, None], other=0.0)
-    tl.store(out + (seq * NB + o_b)[:, None] * PAGE + o_p[None, :], vals)
-""",
         ),
         # the look-back `x + o - 1`, parsed `(x + o) - 1`: the shifted offset is in no sub-expression
         Invalid(
@@ -796,16 +640,6 @@ def prev_kernel(x, y, n, BLOCK: tl.constexpr):
     tl.store(y + o, prev, mask=o < n)
 """,
             rows=[8],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def prev_kernel(x, y, n, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    prev = tl.load(x + tl.maximum(o - 1, 0), mask=(o > 0) & (o < n), other=0.0)
-    tl.store(y + o, prev, mask=o < n)
-""",
         ),
         # the shifted offset in a local, scaled by a stride
         Invalid(
@@ -821,17 +655,6 @@ def prev_kernel(x, y, n, D: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(y + o, prev, mask=o < n)
 """,
             rows=[9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def prev_kernel(x, y, n, D: tl.constexpr, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    off = tl.maximum(o - 1, 0)
-    prev = tl.load(x + off * D, mask=(o > 0) & (o < n), other=0.0)
-    tl.store(y + o, prev, mask=o < n)
-""",
         ),
         # the look-back from a pointer local: `p - 1` with `p = x + o` (no clamp to write)
         Invalid(
@@ -868,23 +691,6 @@ def scatter_rows_kernel(src, dst, dst_rows, stride, HAS_MAP: tl.constexpr, D: tl
     tl.store(dst + row[:, None] * stride + o_d[None, :], vals, mask=keep[:, None])
 """,
             rows=[16],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def scatter_rows_kernel(src, dst, dst_rows, stride, HAS_MAP: tl.constexpr, D: tl.constexpr, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    o_d = tl.arange(0, D)
-    keep = o >= 0
-    if HAS_MAP:
-        row = tl.load(dst_rows + o)
-        keep = row != -1
-    else:
-        row = o
-    vals = tl.load(src + o[:, None] * D + o_d[None, :])
-    tl.store(dst + tl.maximum(row, 0)[:, None] * stride + o_d[None, :], vals, mask=keep[:, None])
-""",
         ),
         # one launch binds `BW = W`, the other a wider block: `W - BW` is negative there
         Invalid(
@@ -907,24 +713,6 @@ def last_taps_padded(x, y, width):
     last_taps_kernel[(1,)](x, y, W=width, BW=triton.next_power_of_2(width))
 """,
             rows=[8],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def last_taps_kernel(x, y, W: tl.constexpr, BW: tl.constexpr):
-    o_w = tl.arange(0, BW) + W - BW
-    w = tl.load(x + tl.maximum(o_w, 0), mask=(o_w >= 0) & (o_w < W), other=0.0)
-    tl.store(y + tl.arange(0, BW), w)
-
-
-def last_taps(x, y, width):
-    last_taps_kernel[(1,)](x, y, W=width, BW=width)
-
-
-def last_taps_padded(x, y, width):
-    last_taps_kernel[(1,)](x, y, W=width, BW=triton.next_power_of_2(width))
-""",
         ),
         # the `else` of `if ti == 0:` has `ti >= 1`, but `ti * BT - W` is still negative for W > BT
         Invalid(
@@ -943,19 +731,5 @@ def look_back_kernel(x, y, T, W: tl.constexpr, BT: tl.constexpr):
     tl.store(y + ti * BT + tl.arange(0, BT), prev)
 """,
             rows=[12],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def look_back_kernel(x, y, T, W: tl.constexpr, BT: tl.constexpr):
-    ti = tl.program_id(0)
-    o = ti * BT - W + tl.arange(0, BT)
-    if ti == 0:
-        prev = tl.zeros((BT,), dtype=tl.float32)
-    else:
-        prev = tl.load(x + tl.maximum(o, 0), mask=(o >= 0) & (o < T), other=0.0)
-    tl.store(y + ti * BT + tl.arange(0, BT), prev)
-""",
         ),
     ]

@@ -63,19 +63,5 @@ def k(x, USE_A: tl.constexpr, USE_B: tl.constexpr, USE_C: tl.constexpr, USE_D: t
     ok = USE_A and (USE_B or USE_C or USE_D) and USE_D
 """,
             rows=[7, 9, 13, 13],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, USE_A: tl.constexpr, USE_B: tl.constexpr, USE_C: tl.constexpr, USE_D: tl.constexpr):
-    if (USE_A and USE_B) and USE_C:
-        pass
-    if (((USE_A or  # first
-            USE_B) or
-            (USE_C)) or USE_D):
-        pass
-    ok = (USE_A and ((USE_B or USE_C) or USE_D)) and USE_D
-""",
         ),
     ]

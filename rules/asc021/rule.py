@@ -218,29 +218,5 @@ def launch(g, cu_seqlens, HV):
     k[(1, HV)](g, cu_seqlens, g.shape[-1], HV=HV, BT=64, IS_VARLEN=cu_seqlens is not None)
 """,
             rows=[15],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(g, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
-    i_n, i_bh = tl.program_id(0), tl.program_id(1)
-    i_b, i_h = i_bh // HV, i_bh % HV
-    T_seq = T
-    if IS_VARLEN:
-        bos, eos = tl.load(cu_seqlens + i_n), tl.load(cu_seqlens + i_n + 1)
-        T = eos - bos
-    else:
-        bos = i_b * T
-    if IS_VARLEN:
-        g_ptr = g + bos + i_h * T_seq
-    else:
-        g_ptr = g + i_b * HV * T_seq + i_h * T_seq
-    tl.store(g_ptr + tl.arange(0, BT), 0.0, mask=tl.arange(0, BT) < T)
-
-def launch(g, cu_seqlens, HV):
-    g = g.transpose(1, 2).contiguous()
-    k[(1, HV)](g, cu_seqlens, g.shape[-1], HV=HV, BT=64, IS_VARLEN=cu_seqlens is not None)
-""",
         ),
     ]

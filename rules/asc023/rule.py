@@ -754,21 +754,6 @@ def launch(x, cores):
     k[(cores,)](x, total, N=N)
 """,
             rows=[15],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, total, N: tl.constexpr):
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    for task in range(pid, total, nprog):
-        tl.store(x + task * N + tl.arange(0, N), 0.0)
-
-def launch(x, cores):
-    total, N = x.shape
-    k[(cores,)](x, total, N=N)
-""",
         ),
         # (c) with the trip count divided on the host: `cdiv(n, cores)` rounds, each
         # reading `pid + i * nprog` up to the last round unchecked
@@ -869,21 +854,6 @@ def launch(x, cores):
     k[(cores,)](x, total, N=N)
 """,
             rows=[15],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, total, N: tl.constexpr):
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    for task in range(pid, total, nprog):
-        tl.store(x + task * N + tl.arange(0, N), 0.0)
-
-def launch(x, cores):
-    total, N = x.shape
-    k[(cores,)](x, total, N=N)
-""",
         ),
         # (b) with a block pointer: its shape bounds the rows, the id sets the offset
         Invalid(

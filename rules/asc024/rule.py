@@ -217,17 +217,6 @@ def k(cu, out, n, BLOCK: tl.constexpr):
     tl.store(out + o, tl.load(cu + o, m) - start, m)
 """,
             rows=[9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(cu, out, n, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = o < n
-    start = tl.where(o == 0, 0, tl.load(cu + tl.maximum(o - 1, 0), m))
-    tl.store(out + o, tl.load(cu + o, m) - start, m)
-""",
         ),
         # a scalar select on the program id: program 0 reads cu[-1]
         Invalid(
@@ -242,16 +231,6 @@ def k(cu, out):
     tl.store(out + i, tl.load(cu + i) - start)
 """,
             rows=[8],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(cu, out):
-    i = tl.program_id(0)
-    start = tl.where(i == 0, 0, tl.load(cu + tl.maximum(i - 1, 0)))
-    tl.store(out + i, tl.load(cu + i) - start)
-""",
         ),
         # the load bound to a local that only the select reads; the condition in a local
         Invalid(
@@ -267,17 +246,6 @@ def k(x, y, n, D: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(y + o, tl.where(has_prev, prev, 0.0), o < n)
 """,
             rows=[9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, y, n, D: tl.constexpr, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    has_prev = o >= 1
-    prev = tl.load(x + tl.maximum(o - 1, 0) * D, mask=o < n).to(tl.float32)
-    tl.store(y + o, tl.where(has_prev, prev, 0.0), o < n)
-""",
         ),
         # a -1 sentinel the select tests, the mask only a tail
         Invalid(
@@ -294,18 +262,6 @@ def k(rows, table, out, n, D: tl.constexpr):
     tl.store(out + i * D + o_d, v)
 """,
             rows=[10],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(rows, table, out, n, D: tl.constexpr):
-    i = tl.program_id(0)
-    r = tl.load(table + i)
-    o_d = tl.arange(0, D)
-    v = tl.where(r >= 0, tl.load(rows + tl.maximum(r, 0) * D + o_d, mask=o_d < n), 0.0)
-    tl.store(out + i * D + o_d, v)
-""",
         ),
         # a window look-back in the false arm of a negated condition
         Invalid(
@@ -321,16 +277,5 @@ def k(x, y, T, W: tl.constexpr, BT: tl.constexpr):
     tl.store(y + o_t, v, o_t < T)
 """,
             rows=[9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, y, T, W: tl.constexpr, BT: tl.constexpr):
-    o_t = tl.program_id(0) * BT + tl.arange(0, BT)
-    early = o_t < W
-    v = tl.where(~early, tl.load(x + tl.maximum(o_t - W, 0), mask=o_t < T), 0.0)
-    tl.store(y + o_t, v, o_t < T)
-""",
         ),
     ]

@@ -302,20 +302,6 @@ def row_sum_sq(x, y, n, BLOCK: tl.constexpr):
     tl.store(y + o, acc)
 """,
             rows=[12],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def row_sum_sq(x, y, n, BLOCK: tl.constexpr):
-    o = tl.arange(0, BLOCK)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for s in range(0, n, BLOCK):
-        cols = s + o
-        v = tl.load(x + cols, mask=cols < n, other=0.0)
-        acc += tl.where(cols.to(tl.float32) < n, v * v, 0.0)
-    tl.store(y + o, acc)
-""",
         ),
         # a causal mask built in the loop, through a local; the operand is parenthesised
         Invalid(
@@ -332,18 +318,6 @@ def k(a, out, NT, BT: tl.constexpr):
         tl.store(out + i_t * BT * BT + o_i[:, None] * BT + o_i[None, :], tl.where(m, b, 0.0))
 """,
             rows=[9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(a, out, NT, BT: tl.constexpr):
-    o_i = tl.arange(0, BT)
-    for i_t in range(NT):
-        m = (i_t * BT + o_i)[:, None].to(tl.float32) >= o_i[None, :]
-        b = tl.load(a + i_t * BT * BT + o_i[:, None] * BT + o_i[None, :])
-        tl.store(out + i_t * BT * BT + o_i[:, None] * BT + o_i[None, :], tl.where(m, b, 0.0))
-""",
         ),
         # 4-bit unpacking in the K loop (AWQ dequantisation)
         Invalid(
@@ -377,17 +351,6 @@ def k(x, y, n, BLOCK: tl.constexpr):
     tl.store(y + tl.arange(0, BLOCK), acc)
 """,
             rows=[9],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, y, n, BLOCK: tl.constexpr):
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for s in range(0, n, BLOCK):
-        acc += tl.where((s + tl.arange(0, BLOCK)).to(tl.float32) < n, 1.0, 0.0)
-    tl.store(y + tl.arange(0, BLOCK), acc)
-""",
         ),
         # a compare that masks a load and feeds a select: no automatic fix
         Invalid(

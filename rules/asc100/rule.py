@@ -48,17 +48,6 @@ def launch(x):
     k[(1,)](x, BT=64)  # noqa: ASC004
 """,
             rows=[10],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, BT: tl.constexpr):
-    pass
-
-def launch(x):
-    k[(1,)](x, BT=64)
-""",
         ),
         Invalid(
             """
@@ -73,16 +62,5 @@ def launch(x):
     k[(1,)](x, BT=64, num_warps=4)  # noqa: ASC004, ASC001, E501
 """,
             rows=[10],
-            fixed="""
-import triton
-import triton.language as tl
-
-@triton.jit
-def k(x, BT: tl.constexpr):
-    pass
-
-def launch(x):
-    k[(1,)](x, BT=64, num_warps=4)  # noqa: E501
-""",
         ),
     ]
