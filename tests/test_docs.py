@@ -307,6 +307,11 @@ def test_wheel_ships_docs_and_reference_kernels(tmp_path):
     for rule in ALL_RULES:
         folder = f"ascend_lint/rules/{rule.code.lower()}"
         assert f"{folder}/{rule.code}.md" in names and f"{folder}/rule.py" in names
+    # The snapshots of the fixed examples ship beside the examples they pin.
+    snapshots = sorted((source / "rules").glob("asc*/snapshots/*.diff"))
+    assert snapshots
+    for path in snapshots:
+        assert f"ascend_lint/rules/{path.parent.parent.name}/snapshots/{path.name}" in names
     # The kernels ship inside the package namespace, every module of the folder.
     for module in sorted((source / "reference_kernels").glob("*.py")):
         assert f"ascend_lint/reference_kernels/{module.name}" in names
