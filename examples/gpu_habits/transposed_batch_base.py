@@ -10,9 +10,9 @@ instead of ``HV`` of them: every batch but the first reads another batch's or
 head's gate.  The numbers are silently wrong for ``B > 1`` and exact for
 ``B == 1``; ``tests/kernels/test_transposed_batch_base_example.py`` shows both.
 
-``transposed_batch_base.py.fixed`` next to this file is the expected result of
-``ascend-lint check --select ASC021 --fix --unsafe-fixes`` on it: the base split on
-``IS_VARLEN``, with ``g + i_b * HV * T_seq + i_h * T_seq`` on the fixed-length path
+``transposed_batch_base.py.diff`` next to this file is what
+``ascend-lint check --select ASC021 --fix --unsafe-fixes`` makes of it (``git apply``
+it for the fixed kernel): the base split on ``IS_VARLEN``, with ``g + i_b * HV * T_seq + i_h * T_seq`` on the fixed-length path
 (as ``gate_base`` in ``reference_kernels/chunk_o.py`` does).  Not used by any
 benchmark; the GPU launch habits (a problem-sized grid) are kept as ports have them.
 """

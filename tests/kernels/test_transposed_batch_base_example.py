@@ -2,9 +2,9 @@
 
 The example uses the varlen base of a transposed ``[B, HV, T]`` gate on the
 fixed-length path too.  Under the interpreter: exact at B = 1, wrong for the second
-batch at B = 2, right again after the fix.  ``transposed_batch_base.py.fixed`` is the
-expected output of ASC021's fix on the example; it is checked here to be the example
-with only the gate base split on ``IS_VARLEN``, and run like the example.
+batch at B = 2, right again after ASC021's fix, which is run here on the example (its
+output is pinned beside it as ``transposed_batch_base.py.diff``); it is checked to
+change only the gate base, split on ``IS_VARLEN``, and run like the example.
 """
 
 import difflib
@@ -13,19 +13,29 @@ import importlib.util
 import pytest
 import torch
 from _kernel_env import REPO_ROOT
+from rule_snapshots import fix_example
 
+from ascend_lint.rules import ALL_RULES
 from examples.gpu_habits import transposed_batch_base as buggy
 
 EXAMPLE = REPO_ROOT / "examples" / "gpu_habits" / "transposed_batch_base.py"
-FIXED = EXAMPLE.with_name(EXAMPLE.name + ".fixed")
 BT = 16
 
 
 @pytest.fixture(scope="module")
-def fixed(tmp_path_factory):
-    """The expected fix output, imported from a copy (the interpreter reads its source)."""
+def fixed_text():
+    """What ASC021's fix, as `--fix --unsafe-fixes` applies it, makes of the example."""
+    [rule] = [rule for rule in ALL_RULES if rule.code == "ASC021"]
+    outcome = fix_example(rule, EXAMPLE.read_text(), str(EXAMPLE))
+    assert outcome.error is None and outcome.changed
+    return outcome.fixed.decode()
+
+
+@pytest.fixture(scope="module")
+def fixed(fixed_text, tmp_path_factory):
+    """The fixed example, imported from a file (the interpreter reads its source)."""
     path = tmp_path_factory.mktemp("fixed") / "transposed_batch_base_fixed.py"
-    path.write_text(FIXED.read_text())
+    path.write_text(fixed_text)
     spec = importlib.util.spec_from_file_location("transposed_batch_base_fixed", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -47,11 +57,11 @@ def max_abs_diff(a, b):
     return (a.float() - b.float()).abs().max().item()
 
 
-def test_fixed_text_is_the_example_with_only_the_base_split():
+def test_fixed_text_is_the_example_with_only_the_base_split(fixed_text):
     diff = [
         line
         for line in difflib.unified_diff(
-            EXAMPLE.read_text().splitlines(), FIXED.read_text().splitlines(), lineterm="", n=0
+            EXAMPLE.read_text().splitlines(), fixed_text.splitlines(), lineterm="", n=0
         )
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
