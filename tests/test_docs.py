@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from lint_helpers import lint_code
+from rule_snapshots import fix_example, offers_fix
 
 from ascend_lint.cli import main
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.docs import SOURCE_URL, Reference, rule_doc, rule_doc_section, rules_dir
-from ascend_lint.fixes import fix_source
 from ascend_lint.rules import ALL_RULES
 
 SECTIONS = [
@@ -250,22 +250,43 @@ def test_doc_example_is_reported_where_marked_and_use_instead_is_clean(rule):
         assert [(d.start.row, d.message) for d in clean.diagnostics] == []
 
 
+def _syntax(code: str) -> str:
+    return ast.dump(ast.parse(code))
+
+
+WITH_FIX = [r for r in ALL_RULES if offers_fix(r)]
+
+
+@pytest.mark.parametrize("rule", WITH_FIX, ids=[r.code for r in WITH_FIX])
+def test_doc_example_is_the_first_invalid_case(rule):
+    """The Example of a rule that offers a fix is its first INVALID case, whose fixed
+    output `snapshots/invalid-0.diff` pins. Compared as syntax trees: the doc may
+    comment and format the code its own way."""
+    example, _ = _example_and_use_instead(rule)
+    assert _syntax(example) == _syntax(rule.INVALID[0].code), (
+        f"rules/{rule.code.lower()}/{rule.code}.md: the Example is not {rule.code}'s first INVALID case (in "
+        f"rules/{rule.code.lower()}/rule.py); make the two the same code"
+    )
+
+
 FIXABLE = [
     r for r in ALL_RULES if r.fix_applicability in (Applicability.SAFE, Applicability.UNSAFE)
 ]
 
 
 @pytest.mark.parametrize("rule", FIXABLE, ids=[r.code for r in FIXABLE])
-def test_doc_use_instead_is_what_the_fix_makes_of_the_example(rule):
-    """Compared as syntax trees: the doc may comment and format the code its own way."""
-    example, use_instead = _example_and_use_instead(rule)
-    applies = frozenset({Applicability.SAFE, rule.fix_applicability})
-    outcome = fix_source("example.py", example.encode(), frozenset({rule.code}), applies)
+def test_doc_use_instead_is_the_fixed_output_of_the_first_invalid_case(rule):
+    """The first Use instead block is what the fix makes of the first INVALID case (the
+    Example), as its snapshot pins it; compared as syntax trees. A display-only
+    suggestion is not a whole correction: those rules' Use instead is written by hand."""
+    _, use_instead = _example_and_use_instead(rule)
+    outcome = fix_example(rule, rule.INVALID[0].code)
     assert outcome.error is None
     fixed = outcome.fixed.decode()
-    assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(use_instead[0])), (
-        f"rules/{rule.code}.md: the first Use instead block is not what the fix makes of the "
-        f"Example; the fix writes:\n{fixed}"
+    assert _syntax(fixed) == _syntax(use_instead[0]), (
+        f"rules/{rule.code.lower()}/{rule.code}.md: the first Use instead block is not what "
+        f"the fix makes of the Example ({rule.code}'s first INVALID case, pinned in "
+        f"rules/{rule.code.lower()}/snapshots/invalid-0.diff); the fix writes:\n{fixed}"
     )
 
 

@@ -270,6 +270,31 @@ def k(idx, out, max_topk, BLOCK_K: tl.constexpr):
 """,
     ]
     INVALID = [
+        # the Example of ASC001.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gate_kernel(g, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    bos = i_b * T
+    p_g = tl.make_block_ptr(g + bos * HV + i_h, (T,), (HV,), (i_t * BT,), (BT,), (0,))  # ASC001
+    b_g = tl.load(p_g, boundary_check=(0,))
+    o_t = i_t * BT + tl.arange(0, BT)
+    b_g2 = tl.load(g + bos * HV + o_t * HV + i_h, mask=o_t < T)  # ASC001
+
+
+def launch(g, BT=64):
+    B, T, HV = g.shape
+    gate_kernel[(triton.cdiv(T, BT), B * HV)](g, T, HV=HV, BT=BT)
+""",
+            rows=[11, 14],
+        ),
         # kernel and launcher in one file: the unsafe fix moves both to the stride-1 layout
         Invalid(
             """

@@ -201,6 +201,33 @@ def launch(x, cu_seqlens):
 """,
     ]
     INVALID = [
+        # the Example of ASC002.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gate_kernel(g, cu_seqlens, chunk_indices, T, HV: tl.constexpr, BT: tl.constexpr):
+    i_c, i_h = tl.program_id(0), tl.program_id(1)
+    T_seq = T  # the packed length the tensor is stored with
+    i_n, i_t = tl.load(chunk_indices + i_c * 2), tl.load(chunk_indices + i_c * 2 + 1)
+    bos = tl.load(cu_seqlens + i_n)
+    T = (tl.load(cu_seqlens + i_n + 1) - bos).to(tl.int32)
+    g += bos * HV + i_h  # ASC002
+    p_g = tl.make_block_ptr(g, (T,), (HV,), (i_t * BT,), (BT,), (0,))  # ASC002 (and ASC001)
+    b_g = tl.load(p_g, boundary_check=(0,))
+
+
+def launch(g, cu_seqlens, chunk_indices, BT=64):
+    B, T, HV = g.shape
+    g_t = g.transpose(1, 2).contiguous()  # now [B, HV, T]
+    gate_kernel[(chunk_indices.shape[0], HV)](g_t, cu_seqlens, chunk_indices, T, HV=HV, BT=BT)
+""",
+            rows=[13, 14],
+        ),
         # through a helper that receives the flag under a name of its own
         Invalid(
             """

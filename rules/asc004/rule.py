@@ -337,6 +337,42 @@ HELP = "num_warps=4"
 """,
     ]
     INVALID = [
+        # the Example of ASC004.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({"BT": bt}, num_warps=w, num_stages=s)  # ASC004 (twice)
+        for bt in (32, 64)
+        for w in (2, 4)
+        for s in (1, 2)
+    ],
+    key=["T"],
+)
+@triton.jit
+def copy_kernel(x, o, T, BT: tl.constexpr):
+    offs = tl.program_id(0) * BT + tl.arange(0, BT)
+    tl.store(o + offs, tl.load(x + offs, mask=offs < T), mask=offs < T)
+
+
+@triton.jit
+def fill_kernel(o, T, BT: tl.constexpr):
+    offs = tl.program_id(0) * BT + tl.arange(0, BT)
+    tl.store(o + offs, 0.0, mask=offs < T)
+
+
+def copy_then_clear(x, o, BT=64):
+    T = x.numel()
+    copy_kernel[lambda meta: (triton.cdiv(T, meta["BT"]),)](x, o, T)
+    fill_kernel[(triton.cdiv(T, BT),)](o, T, BT=BT, num_warps=4)  # ASC004
+""",
+            rows=[8, 8, 30],
+        ),
         Invalid(
             """
 import triton

@@ -296,6 +296,41 @@ def k(x, cu, T, H: tl.constexpr, IS_VARLEN: tl.constexpr):
 """,
     ]
     INVALID = [
+        # the Example of ASC007.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def state_kernel(h, o, T, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr):
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // HV, i_bh % HV
+    bos = (i_b * T).to(tl.int64)  # ASC007: `i_b * T` wraps in int32 first
+    h_base = h + (i_t * HV + i_h).to(tl.int64) * K * V  # ASC007
+    i_tg = i_t.to(tl.int64)  # ASC007: compiles, but spelled `tl.cast` (a program id)
+    n = T.to(tl.int64)  # ASC007: fails to compile when T == 1 (specialised)
+    tl.store(o + bos + i_tg, tl.load(h_base) + n)
+
+
+@triton.jit
+def varlen_kernel(
+    x, cu_seqlens, T, n_tasks, H: tl.constexpr, IS_VARLEN: tl.constexpr, NUM_CORES: tl.constexpr
+):
+    for task in range(tl.program_id(0), n_tasks, NUM_CORES):
+        i_n, i_h = task // H, task % H  # a runtime task index, like a program id
+        if IS_VARLEN:
+            bos = tl.load(cu_seqlens + i_n).to(tl.int64)
+        else:
+            bos = i_n * T  # int32 on this path
+        p = x + (bos * H + i_h).to(tl.int64)  # ASC007: `bos * H` is int32 when not IS_VARLEN
+        q = x + (i_n * T).to(tl.int64)  # ASC007: `i_n * T` wraps in int32 first
+        tl.store(p, tl.load(q))
+""",
+            rows=[10, 11, 12, 13, 27, 28],
+        ),
         Invalid(
             """
 import triton

@@ -446,6 +446,43 @@ def launch(x):
 """,
     ]
     INVALID = [
+        # the Example of ASC014.md, which must stay the first case (tests/test_docs.py)
+        Invalid(
+            """
+import torch
+import triton
+import triton.language as tl
+from torch import cuda
+from triton.language.extra.cuda import libdevice  # ASC014
+
+DEVICE = "cuda"
+
+
+@triton.jit
+def gelu_kernel(x, y, n, BLOCK: tl.constexpr):
+    for start in range(tl.program_id(0) * BLOCK, n, tl.num_programs(0) * BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        v = tl.load(x + offs, mask=offs < n, other=0.0)
+        tl.store(y + offs, 0.5 * v * (1 + libdevice.erf(v * 0.7071067811865476)), mask=offs < n)
+
+
+def gelu(x):
+    y = torch.empty_like(x, device="cuda")  # ASC014
+    props = triton.runtime.driver.active.utils.get_device_properties(x.device.index)
+    grid = (props["multiprocessor_count"],)  # ASC014
+    gelu_kernel[grid](x, y, x.numel(), BLOCK=1024)
+    torch.cuda.synchronize()  # ASC014
+    return y
+
+
+def check_gelu(n=4096):
+    x = torch.randn(n, device=DEVICE)  # ASC014 (DEVICE is "cuda")
+    y = gelu(x.to(DEVICE))  # ASC014
+    cuda.synchronize()  # ASC014 (torch.cuda.synchronize)
+    return y
+""",
+            rows=[6, 20, 22, 24, 29, 30, 31],
+        ),
         Invalid(
             """
 import torch

@@ -99,6 +99,25 @@ def host(x):
 """,
     ]
     INVALID = [
+        # the Example of ASC015.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scatter_add_kernel(x, idx, out, n, BLOCK: tl.constexpr):
+    for start in range(tl.program_id(0) * BLOCK, n, tl.num_programs(0) * BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        mask = offs < n
+        v = tl.load(x + offs, mask=mask, other=0.0, eviction_policy="evict_first")  # ASC015
+        i = tl.load(idx + offs, mask=mask, other=0, cache_modifier=".cg")  # ASC015
+        tl.atomic_add(out + i, v, mask=mask, sem="relaxed")  # ASC015
+""",
+            rows=[11, 12, 13],
+        ),
         Invalid(
             """
 import triton

@@ -103,6 +103,27 @@ def host(a, b):
 """,
     ]
     INVALID = [
+        # the Example of ASC016.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_kernel(a, b, c, M, N, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, K)
+    x = tl.load(a + offs_m[:, None] * K + offs_k[None, :], mask=offs_m[:, None] < M, other=0.0)
+    y = tl.load(b + offs_k[:, None] * N + offs_n[None, :], mask=offs_n[None, :] < N, other=0.0)
+    acc = tl.dot(x, y, allow_tf32=True, out_dtype=tl.float16)  # ASC016 (twice)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c + offs_m[:, None] * N + offs_n[None, :], acc, mask=mask)
+""",
+            rows=[13, 13],
+        ),
         Invalid(
             """
 import triton

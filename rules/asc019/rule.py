@@ -424,6 +424,40 @@ def k(state, table, out, n, D: tl.constexpr):
 """,
     ]
     INVALID = [
+        # the Example of ASC019.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def conv_kernel(x, y, W: tl.constexpr, BT: tl.constexpr):
+    o_t = tl.program_id(0) * BT + tl.arange(0, BT) - (W - 1)
+    b = tl.load(x + o_t, mask=o_t >= 0, other=0.0)  # ASC019
+    tl.store(y + tl.arange(0, BT), b)
+
+
+@triton.jit
+def write_cache_kernel(key, cache, slot_mapping, stride, D: tl.constexpr):
+    i = tl.program_id(0)
+    slot = tl.load(slot_mapping + i).to(tl.int64)
+    offs = tl.arange(0, D)
+    row = tl.load(key + i * D + offs)
+    live = (slot != -1) & (offs < D)
+    tl.store(cache + slot * stride + offs, row, mask=live)  # ASC019
+
+
+@triton.jit
+def prev_diff_kernel(x, out, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    has_prev = (o > 0) & (o < n)
+    prev = tl.load(x + (o - 1), mask=has_prev, other=0.0)  # ASC019
+    tl.store(out + o, prev, mask=o < n)
+""",
+            rows=[9, 20, 27],
+        ),
         Invalid(
             """
 import triton

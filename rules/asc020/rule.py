@@ -47,6 +47,24 @@ def host(a, b, c):
 """,
     ]
     INVALID = [
+        # the Example of ASC020.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(
+    x, y, n, HAS_X: tl.constexpr, HAS_Y: tl.constexpr, ENABLED: tl.constexpr, BLOCK: tl.constexpr
+):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if HAS_X and HAS_Y and ENABLED:  # ASC020
+        tl.store(y + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
+""",
+            rows=[11],
+        ),
         Invalid(
             """
 import triton

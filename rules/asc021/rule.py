@@ -195,6 +195,38 @@ def launch(beta, cu_seqlens, chunk_indices):
 """,
     ]
     INVALID = [
+        # the Example of ASC021.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gate_kernel(g, cu_seqlens, T, HV: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    i_n, i_h = tl.program_id(0), tl.program_id(1)
+    T_seq = T  # the stored length; the varlen branch rebinds T
+    if IS_VARLEN:
+        bos, eos = tl.load(cu_seqlens + i_n), tl.load(cu_seqlens + i_n + 1)
+        T = eos - bos
+    else:
+        bos = i_n * T
+    o_t = tl.arange(0, BT)
+    b_g = tl.load(
+        g + bos + i_h * T_seq + o_t,  # ASC021
+        mask=o_t < T,
+    )
+
+
+def launch(g, cu_seqlens, BT=64):
+    B, T, HV = g.shape
+    g_t = g.transpose(1, 2).contiguous()  # now [B, HV, T]
+    N = B if cu_seqlens is None else cu_seqlens.numel() - 1
+    gate_kernel[(N, HV)](g_t, cu_seqlens, T, HV=HV, BT=BT, IS_VARLEN=cu_seqlens is not None)
+""",
+            rows=[17],
+        ),
         Invalid(
             """
 import triton

@@ -572,6 +572,31 @@ def launch(x, cores, iters):
 """,
     ]
     INVALID = [
+        # the Example of ASC023.md, which must stay the first case (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def pre_fwd(x, out, N: tl.constexpr, C: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr):
+    pid_n = tl.program_id(0)
+    pid_c = tl.program_id(1)  # the grid below has no axis 1
+    n_offs = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_offs = pid_c * BLOCK_C + tl.arange(0, BLOCK_C)
+    mask = (n_offs[:, None] < N) & (c_offs[None, :] < C)
+    v = tl.load(x + n_offs[:, None] * C + c_offs[None, :], mask=mask)
+    tl.store(out + n_offs[:, None] * C + c_offs[None, :], v, mask=mask)
+
+
+def mhc_pre_fwd(x, out):
+    N, HC, C = x.shape
+    grid = (get_npu_core_count(),)
+    pre_fwd[grid](x, out, N=N, C=C, BLOCK_N=16, BLOCK_C=128)  # ASC023
+""",
+            rows=[20],
+        ),
         # Liger-Kernel's Ascend mhc shape: a 1-D core grid, row and column tiles, no loop
         Invalid(
             """

@@ -203,6 +203,39 @@ def k(cu, out):
     ]
 
     INVALID = [
+        # the Example of ASC024.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def expand_kernel(cu_num_tokens, out, n, BLOCK: tl.constexpr):
+    offset = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    len_mask = offset < n
+    start_idx = tl.where(offset == 0, 0, tl.load(cu_num_tokens + offset - 1, len_mask))  # ASC024
+    end_idx = tl.load(cu_num_tokens + offset, len_mask)
+    tl.store(out + offset, end_idx - start_idx, len_mask)
+
+
+@triton.jit
+def sample_kernel(cu_num_draft_tokens, out):
+    req_idx = tl.program_id(0)
+    start_idx = tl.where(req_idx == 0, 0, tl.load(cu_num_draft_tokens + req_idx - 1))  # ASC024
+    tl.store(out + req_idx, tl.load(cu_num_draft_tokens + req_idx) - start_idx)
+
+
+@triton.jit
+def diff_kernel(x, y, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    has_prev = o >= 1
+    prev = tl.load(x + o - 1, mask=o < n)  # ASC024
+    tl.store(y + o, tl.load(x + o, mask=o < n) - tl.where(has_prev, prev, 0.0), o < n)
+""",
+            rows=[10, 18, 26],
+        ),
         # vLLM-Ascend's rejection sampler before the fix: lane 0 reads cu[-1]
         Invalid(
             """

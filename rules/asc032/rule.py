@@ -286,6 +286,26 @@ def k(x, y, cu_seqlens, BT: tl.constexpr):
 """,
     ]
     INVALID = [
+        # the Example of ASC032.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_var(x, var, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, N, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        v = tl.load(x + row * N + cols, mask=cols < N, other=0.0)
+        acc += tl.where(cols < N, v * v, 0.0)  # ASC032
+    tl.store(var + row, tl.sum(acc) / N)
+""",
+            rows=[13],
+        ),
         Invalid(
             """
 import triton

@@ -35,6 +35,18 @@ def launch(x):
 """,
     ]
     INVALID = [
+        # the Example of ASC100.md, which must stay the first case: the doc's Use
+        # instead is checked against its fixed output (tests/test_docs.py)
+        Invalid(
+            """
+import triton
+
+
+def launch(x):
+    k[(1,)](x, BT=64)  # noqa: ASC004  # ASC100: no `num_warps` left to suppress
+""",
+            rows=[6],
+        ),
         Invalid(
             """
 import triton
