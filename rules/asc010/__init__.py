@@ -1,7 +1,6 @@
 """ASC010 dot-lhs-reuse: here its identity (code, name, one-line summary, and the reference
 functions that show its fix, read without importing the check); `rule.py` (the check and
-its VALID/INVALID examples), `ASC010.md` (its documentation), `snapshots/` (the fixed
-output of its examples).
+its VALID/INVALID examples), `ASC010.md` (its documentation).
 """
 
 CODE = "ASC010"

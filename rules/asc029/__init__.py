@@ -1,7 +1,6 @@
 """ASC029 mixed-base-pointer: here its identity (code, name, one-line summary, and the
 reference functions that show its fix, read without importing the check); `rule.py` (the
-check and its VALID/INVALID examples), `ASC029.md` (its documentation), `snapshots/`
-(the fixed output of its examples).
+check and its VALID/INVALID examples), `ASC029.md` (its documentation).
 """
 
 CODE = "ASC029"
