@@ -10,7 +10,11 @@ Knows, per module:
   how many values the loop takes, whether it provably takes at least one (a non-empty
   literal, a sum of them, `range` of literals, or a name the module binds once to such
   a literal or a conditional between two), without which removing the loop could turn
-  an empty list into a full one, and whether its iterable is free of side effects.
+  an empty list into a full one, and whether its iterable is free of side effects;
+* each `for a, b, w in [(...), ...]` clause over a literal list of tuples whose target
+  names something reads only in part (`w` left over when `num_warps=w` was removed): the
+  configs differ only in the names read, so rows that agree on those repeat a config.
+  With it: the positions read and the rows to keep (the first of each).
 
 Autotuning compiles and benchmarks each config: a repeated one costs a compilation and
 a benchmark and can only tie with itself.
@@ -54,6 +58,19 @@ class RepeatingLoop:
         return self.non_empty and self.pure
 
 
+@dataclass(frozen=True)
+class NarrowableLoop:
+    comprehension: ast.ListComp
+    clause: ast.comprehension  # target: a tuple of names; iterable: a display of tuples
+    kept: tuple[int, ...]  # positions of the target names something reads
+    rows: tuple[int, ...]  # the rows to keep: the first of each that the kept names tell apart
+
+    @property
+    def dropped(self) -> int:
+        """How many rows repeat a config."""
+        return len(self.clause.iter.elts) - len(self.rows)
+
+
 class AutotuneFacts:
     def __init__(self, core) -> None:
         self._core = core
@@ -61,12 +78,28 @@ class AutotuneFacts:
         self._names: HostNames | None = None
         self._comprehension_of: dict[int, ast.ListComp] = {}
         self._repeating_in: dict[int, list[RepeatingLoop]] = {}  # per comprehension
+        self._narrowable: list[NarrowableLoop] = []
 
     def repeated_configs(self) -> list[RepeatedConfig]:
         return self._scan()[0]
 
     def repeating_loops(self) -> list[RepeatingLoop]:
         return self._scan()[1]
+
+    def narrowable_loops(self) -> list[NarrowableLoop]:
+        """Clauses whose tuple rows repeat configs as the comprehension stands."""
+        self._scan()
+        return self._narrowable
+
+    def loops_narrowed_without(
+        self, comp: ast.ListComp, removed: list[ast.AST]
+    ) -> list[NarrowableLoop]:
+        """The clauses of `comp` whose tuple rows would repeat configs once `removed`
+        (option values in its element) are gone, and do not already."""
+        self._scan()
+        already = {id(lp.clause) for lp in self._narrowable if lp.comprehension is comp}
+        gone = frozenset(id(n) for node in removed for n in walk(node))
+        return _narrowable_clauses(comp, gone, frozenset(already))
 
     def comprehension_of(self, config: ast.Call) -> ast.ListComp | None:
         """The list comprehension whose element builds `config`, if any."""
@@ -103,6 +136,7 @@ class AutotuneFacts:
                         found = self._repeating_clauses(node, frozenset())
                         self._repeating_in[id(node)] = found
                         loops += found
+                        self._narrowable += _narrowable_clauses(node, frozenset())
         self._scanned = (repeated, loops)
         return self._scanned
 
@@ -229,6 +263,49 @@ def _repeats_in(display: ast.List | ast.Tuple, configs: set[int]) -> list[Repeat
             found.append(RepeatedConfig(elt, seen[shape], display))
         else:
             seen[shape] = elt
+    return found
+
+
+def _narrowable_clauses(
+    comp: ast.ListComp, gone: frozenset[int], skip: frozenset[int] = frozenset()
+) -> list[NarrowableLoop]:
+    """The clauses of `comp` (not in `skip`) that unpack rows of a literal display of
+    tuples into names of which some, but not all, are read outside the nodes `gone`,
+    where two rows agree on the names read."""
+    found = []
+    for clause in comp.generators:
+        target, rows = clause.target, clause.iter
+        if (
+            clause.is_async
+            or clause.ifs
+            or id(clause) in skip
+            or not isinstance(target, ast.Tuple)
+            or not all(isinstance(e, ast.Name) for e in target.elts)
+            or not isinstance(rows, (ast.List, ast.Tuple))
+            or not rows.elts
+            or not all(
+                isinstance(row, ast.Tuple)
+                and len(row.elts) == len(target.elts)
+                and not any(isinstance(e, ast.Starred) for e in row.elts)
+                and free_of_effects(row)
+                for row in rows.elts
+            )
+        ):
+            continue
+        readers: list[ast.AST] = [comp.elt]
+        for other in comp.generators:
+            readers += [other.iter, *other.ifs]
+            if other is not clause:
+                readers.append(other.target)
+        read = _loads(readers, gone)
+        kept = tuple(i for i, name in enumerate(target.elts) if name.id in read)
+        if not kept or len(kept) == len(target.elts):
+            continue  # all unread: a repeating loop; all read: nothing repeats
+        first: dict[tuple[str, ...], int] = {}
+        for i, row in enumerate(rows.elts):
+            first.setdefault(tuple(expr_key(row.elts[k]) for k in kept), i)
+        if len(first) < len(rows.elts):
+            found.append(NarrowableLoop(comp, clause, kept, tuple(sorted(first.values()))))
     return found
 
 

@@ -8,17 +8,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ascend_lint.codemods import (
+    node_offsets,
+    node_text,
     remove_argument,
     remove_arguments_each,
     remove_comprehension_clauses,
     remove_list_elements,
     remove_statement,
+    text_edit,
 )
 from ascend_lint.diagnostics import Applicability, Edit, Fix, FixGroup, cite
 from ascend_lint.index import LANGUAGE, is_simt_only
+from ascend_lint.index.autotune import NarrowableLoop
 from ascend_lint.index.syntax import free_of_effects
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 from ascend_lint.rules.asc004.fix import knob_cleanups
+from ascend_lint.text import plural
 
 KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
@@ -61,6 +66,47 @@ def _why_unsure(loops) -> str:
         else:
             reasons.append(f"{shown} may be empty, and then so was the list")
     return "; ".join(reasons)
+
+
+def _dropped_elements(loop: NarrowableLoop) -> list[ast.AST]:
+    """The row elements narrowing deletes: what only they read may go with them."""
+    return [
+        element
+        for r, row in enumerate(loop.clause.iter.elts)
+        for i, element in enumerate(row.elts)
+        if r not in loop.rows or i not in loop.kept
+    ]
+
+
+def _target_text(loop: NarrowableLoop) -> str:
+    return ", ".join(name.id for name in loop.clause.target.elts)
+
+
+def _narrowed_text(loop: NarrowableLoop) -> str:
+    names = [loop.clause.target.elts[i].id for i in loop.kept]
+    return f"`for {_target_text(loop)} in ...` to `for {', '.join(names)} in ...`"
+
+
+def _narrowing_edit(source, loop: NarrowableLoop) -> Edit | None:
+    """`for BN, BD, w in [(1024, 16, 4), (2048, 32, 4), (2048, 32, 8)]` ->
+    `for BN, BD in [(1024, 16), (2048, 32)]`: the names read, over the first row of
+    each set of rows that agree on them (written as the rows wrote them). None where
+    a comment sits inside the rows (it would be lost)."""
+    clause = loop.clause
+    start, _ = node_offsets(source, clause.target)
+    _, end = node_offsets(source, clause.iter)
+    if "#" in source.text[start:end]:
+        return None
+    names = [clause.target.elts[i].id for i in loop.kept]
+    rows = []
+    for r in loop.rows:
+        parts = [node_text(source, clause.iter.elts[r].elts[i]) for i in loop.kept]
+        rows.append(parts[0] if len(parts) == 1 else f"({', '.join(parts)})")
+    opening, closing = ("[", "]") if isinstance(clause.iter, ast.List) else ("(", ")")
+    if isinstance(clause.iter, ast.Tuple) and len(rows) == 1:
+        closing = ",)"
+    content = f"{', '.join(names)} in {opening}{', '.join(rows)}{closing}"
+    return text_edit(source, start, end, content)
 
 
 @dataclass(frozen=True)
@@ -238,6 +284,23 @@ class LaunchNumWarpsStages(Rule):
                     "again; remove the loop",
                     fix=fix,
                 )
+        for loop in autotune.narrowable_loops():
+            edit = _narrowing_edit(ctx.source, loop)
+            fix = None
+            if edit is not None:
+                fix = Fix(Applicability.SAFE, f"Narrow {_narrowed_text(loop)}", (edit,))
+            names = loop.clause.target.elts
+            unread = ", ".join(f"`{n.id}`" for i, n in enumerate(names) if i not in loop.kept)
+            rows = plural(loop.dropped, "row")
+            verb = "repeats" if loop.dropped == 1 else "repeat"
+            yield Finding(
+                loop.clause.target,
+                f"no config reads {unread}: {rows} of `for {_target_text(loop)} in ...` "
+                f"{verb} a config an earlier row makes, so autotuning compiles and "
+                "benchmarks the same kernels again; unpack only the names read, over the "
+                "rows they tell apart",
+                fix=fix,
+            )
 
     @staticmethod
     def _removal(ctx: RuleContext, container: ast.AST) -> _Removal | None:
@@ -260,33 +323,60 @@ class LaunchNumWarpsStages(Rule):
         comp = ctx.index.autotune.comprehension_of(container)
         if comp is None:
             return removal
-        loops = ctx.index.autotune.loops_unread_without(comp, removal.values)
-        if not loops:
+        autotune = ctx.index.autotune
+        loops = autotune.loops_unread_without(comp, removal.values)
+        narrowed = autotune.loops_narrowed_without(comp, removal.values)
+        if not loops and not narrowed:
             return removal
         edits = remove_comprehension_clauses(ctx.source, comp, [lp.clause for lp in loops])
-        shown = ", ".join(f"`for {ast.unparse(lp.clause.target)} in ...`" for lp in loops)
-        if edits is None:
+        narrowing = [_narrowing_edit(ctx.source, lp) for lp in narrowed]
+        shown = ", ".join(
+            [f"`for {ast.unparse(lp.clause.target)} in ...`" for lp in loops]
+            + [f"`for {_target_text(lp)} in ...`" for lp in narrowed]
+        )
+        if edits is None or None in narrowing:
             return _Removal(
                 removal.edits,
                 removal.values,
-                f"(unsafe: {shown} then repeats every config; remove it by hand)",
+                f"(unsafe: {shown} then repeats configs; remove the repeats by hand)",
                 unsafe=True,
                 own=own,
             )
         unsure = [lp for lp in loops if not lp.removable]
-        repeat = "repeats" if len(loops) == 1 else "repeat"
-        note = f"and {shown}, which then {repeat} every config"
+        notes = []
+        if loops:
+            repeat = "repeats" if len(loops) == 1 else "repeat"
+            loops_shown = ", ".join(f"`for {ast.unparse(lp.clause.target)} in ...`" for lp in loops)
+            notes.append(f"{loops_shown}, which then {repeat} every config")
+        if narrowed:
+            narrowed_shown = ", ".join(_narrowed_text(lp) for lp in narrowed)
+            notes.append(f"narrows {narrowed_shown}, without the rows that then repeat a config")
+        note = "and " + "; and ".join(notes)
         if unsure:
             note += f" (unsafe: {_why_unsure(unsure)})"
         return _Removal(
-            tuple(removal.edits) + tuple(edits),
-            removal.values + [lp.clause.iter for lp in loops],
+            tuple(removal.edits) + tuple(edits) + tuple(narrowing),
+            removal.values
+            + [lp.clause.iter for lp in loops]
+            + [e for lp in narrowed for e in _dropped_elements(lp)],
             note,
             unsafe=bool(unsure),
             own=own,
         )
 
     VALID = [
+        # every row a different config: the unread `w` repeats nothing
+        """
+import triton
+
+@triton.autotune(
+    configs=[triton.Config({'BN': BN}) for BN, w in [(16, 4), (32, 8)]],
+    key=['N'],
+)
+@triton.jit
+def k(x, N, BN: "tl.constexpr"):
+    pass
+""",
         """
 import triton
 import triton.language as tl
@@ -479,5 +569,39 @@ def launch(x):
     k[(1,)](x, **kw)
 """,
             rows=[11],
+        ),
+        # a row tuple that also carries the options: once they are gone, rows that
+        # differ only in `num_warps` make the same config (FLA's attnres/fused.py)
+        Invalid(
+            """
+import triton
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BN': BN, 'BD': BD}, num_warps=num_warps)
+        for BN, BD, num_warps in [(1024, 16, 4), (2048, 32, 4), (2048, 32, 8)]
+    ],
+    key=['N'],
+)
+@triton.jit
+def k(x, N, BN: "tl.constexpr", BD: "tl.constexpr"):
+    pass
+""",
+            rows=[6],
+        ),
+        # rows that already repeat a config: no config reads `w`
+        Invalid(
+            """
+import triton
+
+@triton.autotune(
+    configs=[triton.Config({'BN': BN}) for BN, w in [(16, 4), (16, 8), (32, 4)]],
+    key=['N'],
+)
+@triton.jit
+def k(x, N, BN: "tl.constexpr"):
+    pass
+""",
+            rows=[5],
         ),
     ]
