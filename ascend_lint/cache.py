@@ -21,12 +21,20 @@ _FILE = "lint-cache.json"
 
 def _tool_fingerprint() -> str:
     """The version plus the size and mtime of the linter's own modules, so an edited
-    checkout or editable install never answers from results of older rule code."""
-    package = Path(__file__).resolve().parent
+    checkout or editable install never answers from results of older rule code. The
+    rule folders are read where the rules package is: inside the package once
+    installed, beside it (`rules/`) in an editable install of a checkout."""
+    from ascend_lint import rules  # the registry alone: no rule is imported
+
     parts = [__version__]
-    for module in sorted(package.rglob("*.py")):
-        st = module.stat()
-        parts.append(f"{module.relative_to(package)}:{st.st_size}:{st.st_mtime_ns}")
+    seen: set[Path] = set()
+    for folder in [Path(__file__).resolve().parent, *(Path(p).resolve() for p in rules.__path__)]:
+        for module in sorted(folder.rglob("*.py")):
+            if module in seen:
+                continue
+            seen.add(module)
+            st = module.stat()
+            parts.append(f"{module}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
 
 

@@ -73,3 +73,21 @@ def test_clean_removes_the_cache(tmp_path, monkeypatch, capsys):
     assert (tmp_path / ".ascend_lint_cache").is_dir()
     assert main(["clean"]) == 0
     assert not (tmp_path / ".ascend_lint_cache").exists()
+
+
+def test_the_cache_key_changes_when_a_rule_module_changes(tmp_path, monkeypatch):
+    """In an editable install the rule folders sit beside the package (`rules/`), not in
+    it: an edited rule must still invalidate what the cache holds."""
+    import os
+
+    from ascend_lint import cache, rules
+
+    folder = tmp_path / "rules"
+    (folder / "asc999").mkdir(parents=True)
+    module = folder / "asc999" / "rule.py"
+    module.write_text("X = 1\n")
+    monkeypatch.setattr(rules, "__path__", [*rules.__path__, str(folder)])
+    before = cache._tool_fingerprint()
+    module.write_text("X = 22\n")
+    os.utime(module, ns=(1, 1))
+    assert cache._tool_fingerprint() != before
