@@ -696,7 +696,13 @@ class BoundFacts:
             return None
         factor, rest = split
         atoms = by.atoms()
-        moving = Form({m: c for m, c in rest.terms.items() if not m or atoms.intersection(m)})
+        # Whole strides in the rest move with `by` too: `ar * N` against `ar - 1` is
+        # `(ar - 1) * N + N`, whose part is `ar * N`, never negative.
+        whole = factor.scale(_multiple(rest, factor))
+        others = rest - whole
+        moving = whole + Form(
+            {m: c for m, c in others.terms.items() if not m or atoms.intersection(m)}
+        )
         product = factor.times(by)
         if product is None:
             return None
@@ -1270,6 +1276,20 @@ class BoundFacts:
             if c == 1 and len(mono) == 1 and mono[0].kind != "load" and mono[0].name in pointers:
                 return mono[0].name
         return None
+
+
+def _multiple(rest: Form, factor: Form) -> int:
+    """The literal `q` with `q * factor` among the terms of `rest` (the non-literal
+    terms of `factor` each `q` times in `rest`: `N + d` holds `N` once), else 0."""
+    terms = factor.monomials()
+    if not terms:
+        return 0  # a literal factor: the rest's literal moves with `by` already
+    first, f = terms[0]
+    r = rest.terms.get(first, 0)
+    if r % f:
+        return 0
+    q = r // f
+    return q if all(rest.terms.get(m, 0) == q * c for m, c in terms) else 0
 
 
 def _shown_on_host(form: Form, facts: tuple[Form, ...], depth: int = 0) -> bool:

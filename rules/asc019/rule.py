@@ -407,6 +407,19 @@ def k(x, y, K, BK: tl.constexpr):
     b = tl.load(x + i * K + o_k, mask=o_k < K, other=0.0)
     tl.store(y + i * K + o_k, b, mask=o_k < K)
 """,
+        # the diagonal and the clamped subdiagonal of a row-major matrix under `ar >= 1`:
+        # `ar * N` is `(ar - 1) * N + N`, so the kept-out lane `ar = 0` reads row 0
+        """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(a, out, N, M: tl.constexpr):
+    ar = tl.arange(0, M)
+    sub = tl.load(a + ar * N + tl.maximum(ar - 1, 0), mask=(ar >= 1) & (ar < N), other=0.0)
+    diag = tl.load(a + ar * N + ar, mask=(ar >= 1) & (ar < N), other=0.0)
+    tl.store(out + ar, sub + diag, mask=ar < N)
+""",
         # an early `continue` on a negative slot inside the loop
         """
 import triton
@@ -765,5 +778,25 @@ def look_back_kernel(x, y, T, W: tl.constexpr, BT: tl.constexpr):
     tl.store(y + ti * BT + tl.arange(0, BT), prev)
 """,
             rows=[12],
+        ),
+        # the subdiagonal of a row-major matrix under `ar >= 1`: every place the address
+        # spells `ar - 1` is clamped, on both loads of the statement; the row `ar * N`
+        # stays (the kept-out lane `ar = 0` reads row 0), so a second lint finds nothing
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def subdiagonal_kernel(a, out, N, M: tl.constexpr):
+    ar = tl.arange(0, M)
+    live = (ar >= 1) & (ar < N)
+    sub = tl.load(a + ar * N + (ar - 1), mask=live, other=0.0)
+    prev = tl.load(a + (ar - 1) * N + (ar - 1), mask=live, other=0.0) + tl.load(
+        out + (ar - 1), mask=live, other=0.0
+    )
+    tl.store(out + ar, sub + prev, mask=ar < N)
+""",
+            rows=[9, 10, 10],
         ),
     ]

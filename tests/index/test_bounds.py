@@ -320,6 +320,31 @@ def test_an_address_reads_a_quantity_scaled_by_a_stride():
     assert share("tl.maximum(o - 1, 0)", "o - 1") is None  # clamped: another value
 
 
+def test_whole_strides_in_the_rest_move_with_the_quantity():
+    """`o * K` against `o - 1` is `(o - 1) * K + K`: the part is `o * K`, never negative,
+    where a stride that is not a literal used to leave `(o - 1) * K` alone."""
+    index, fns = model(READS)
+    k = fns["k"]
+    at = statement(k, "tl.store")
+    bounds = index.bounds
+
+    def form(text: str):
+        return bounds.linear_form(k, expr(text), at)
+
+    def share(address: str, bounded: str):
+        return bounds.share(k, form(address), form(bounded))
+
+    found = share("o * K + tl.maximum(o - 1, 0)", "o - 1")
+    assert (found.factor, found.part, found.value) == (form("K"), form("o * K"), form("o"))
+    assert share("o * K + o", "o - 1").part == form("o * (K + 1)")
+    assert not bounds.can_be_negative(k, share("o * K", "o - 1").part, k.statements[at])
+    # still below the start: `o * K + o - 1` is `(o - 1) * (K + 1) + K`, -1 at `o = 0`
+    assert share("o * K + o - 1", "o - 1").part == form("o * K + o - 1")
+    assert bounds.can_be_negative(k, share("o * K + o - 1", "o - 1").part, k.statements[at])
+    assert share("(o - 1) * K + o", "o - 1").part == form("(o - 1) * (K + 1) + 1")
+    assert bounds.can_be_negative(k, share("(o - 1) * K + o", "o - 1").part, k.statements[at])
+
+
 def test_a_loaded_index_and_its_table():
     index, fns = model(READS)
     k = fns["k"]
