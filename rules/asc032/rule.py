@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Applicability, Edit, Fix
@@ -38,6 +39,19 @@ def _outer_names(expr: ast.AST) -> set[str]:
     return found
 
 
+def _spelled(bit_ops: list[ast.BinOp]) -> str:
+    """The shift and mask operators of `bit_ops` and what they hold: "`>>` and `&`"."""
+    ops = sorted(
+        {
+            _OP_TEXT[type(n.op)]
+            for op in bit_ops
+            for n in ast.walk(op)
+            if isinstance(n, ast.BinOp) and type(n.op) in _OP_TEXT
+        }
+    )
+    return " and ".join(f"`{op}`" for op in ops)
+
+
 class IntVectorCompare(Rule):
     fix_applicability = Applicability.UNSAFE
 
@@ -54,27 +68,42 @@ class IntVectorCompare(Rule):
                 sequences.time_vectors,
                 sequences.lengths,
             )
-            reported: set[int] = set()
             for order, stmt in enumerate(fn.statements):
                 if isinstance(stmt, (ast.For, ast.While, ast.If)) or not lanes.in_loop(stmt):
                     continue  # a loop's range or a branch test is scalar control flow
-                compares = [n for n in own_nodes(stmt) if isinstance(n, ast.Compare)]
-                bit_ops = [
-                    n
-                    for n in own_nodes(stmt)
-                    if isinstance(n, ast.BinOp) and isinstance(n.op, _BIT_OPS)
-                ]
-                for node in compares:
-                    finding = self._compare(ctx, node, order, lanes, values, positions, tl_name)
-                    if finding is not None and lanes.varies_in_loop(node, stmt):
-                        reported.update(id(n) for n in ast.walk(node))
-                        yield finding
-                for node in bit_ops:
-                    if id(node) in reported:
-                        continue  # inside a compare already reported
-                    finding = self._bit_op(node, order, lanes, values)
-                    if finding is not None and lanes.varies_in_loop(node, stmt):
-                        yield finding
+                yield from self._statement(ctx, stmt, order, lanes, values, positions, tl_name)
+
+    def _statement(self, ctx, stmt, order, lanes, values, positions, tl_name) -> list[Finding]:
+        """The findings of one statement in a loop. A compare's float32 fix is offered
+        only where it leaves the statement without an ASC032 finding: a shift or mask
+        inside the compare (`(bits & m) != 0`), reported with it, would be reported on
+        its own once the compare is float, and any other finding of the statement stays
+        as it is; a reviewer would rewrite that statement by hand anyway (testing bits
+        changes the compare too), and an unsafe cast that leaves the statement on the
+        Scalar unit is not worth its rounding risk."""
+        compares = [n for n in own_nodes(stmt) if isinstance(n, ast.Compare)]
+        bit_ops = [
+            n for n in own_nodes(stmt) if isinstance(n, ast.BinOp) and isinstance(n.op, _BIT_OPS)
+        ]
+        bit_findings = {}
+        for node in bit_ops:
+            finding = self._bit_op(node, order, lanes, values)
+            if finding is not None and lanes.varies_in_loop(node, stmt):
+                bit_findings[id(node)] = finding
+        found: list[Finding] = []
+        in_compares: set[int] = set()
+        for node in compares:
+            inside = {id(n) for n in ast.walk(node)}
+            bits = [b for b in bit_ops if id(b) in bit_findings and id(b) in inside]
+            finding = self._compare(ctx, node, order, lanes, values, positions, tl_name, bits)
+            if finding is not None and lanes.varies_in_loop(node, stmt):
+                in_compares |= inside
+                found.append(finding)
+        # a shift or mask inside a reported compare is reported once, with the compare
+        found += [f for key, f in bit_findings.items() if key not in in_compares]
+        if any(f.fix is None for f in found):
+            found = [replace(f, fix=None) for f in found]
+        return found
 
     def _int_block(self, operands, order, lanes, values, positions) -> ast.AST | None:
         """The first operand that is an int block, when every operand is an int (or of no
@@ -99,7 +128,8 @@ class IntVectorCompare(Rule):
             (o for o, k in zip(operands, kinds) if k == "int" and lanes.is_block(o, order)), None
         )
 
-    def _compare(self, ctx, node, order, lanes, values, positions, tl_name) -> Finding | None:
+    def _compare(self, ctx, node, order, lanes, values, positions, tl_name, bits) -> Finding | None:
+        """`bits`: the shifts and masks inside the compare that are findings themselves."""
         operands = [node.left, *node.comparators]
         block = self._int_block(operands, order, lanes, values, positions)
         if block is None:
@@ -109,14 +139,25 @@ class IntVectorCompare(Rule):
             return None  # a load/store mask: the compiler turns it into the copy's bounds
         if all(lanes.consumers(select) <= {"address", "mask"} for select in lanes.selects(node)):
             return None  # `tl.where(o < n, o, 0)` clamps an index: address arithmetic
-        fix = None
-        if roles == {"select"} and len(node.ops) == 1 and tl_name is not None:
-            fix = self._float_compare_fix(ctx, block, tl_name)
         also = (
             "; it also masks a load or store, so keep an integer copy for that mask"
             if "mask" in roles
             else ""
         )
+        if bits:
+            spelled = _spelled(bits)
+            return Finding(
+                node,
+                f"`{show(node)}` compares integer vectors in a loop and selects with the "
+                f"result, and {spelled} on an integer vector feeds it: Triton-Ascend lowers "
+                "both to element-by-element loops on the Scalar unit, and a float32 compare "
+                f"alone would leave {spelled} there; test the bits once outside the loop, or "
+                "with float arithmetic (`* 2.0 ** -k`, `floor`) where the values fit in 24 "
+                f"bits{also}",
+            )
+        fix = None
+        if roles == {"select"} and len(node.ops) == 1 and tl_name is not None:
+            fix = self._float_compare_fix(ctx, block, tl_name)
         return Finding(
             node,
             f"`{show(node)}` compares integer vectors in a loop and selects with the result: "
@@ -141,17 +182,9 @@ class IntVectorCompare(Rule):
         roles = lanes.consumers(node)
         if not roles & {"data", "select"}:
             return None  # index arithmetic the compiler folds into the copy, or unknown
-        ops = sorted(
-            {
-                _OP_TEXT[type(n.op)]
-                for n in ast.walk(node)
-                if isinstance(n, ast.BinOp) and type(n.op) in _OP_TEXT
-            }
-        )
-        spelled = " and ".join(f"`{op}`" for op in ops)
         return Finding(
             node,
-            f"`{show(node)}`: {spelled} on an integer vector in a loop runs element by element "
+            f"`{show(node)}`: {_spelled([node])} on an integer vector in a loop runs element by element "
             "on the Scalar unit in Triton-Ascend's lowering; unpack once outside the loop, or "
             "with float arithmetic (`* 2.0 ** -k`, `floor`) where the values fit in 24 bits",
         )
@@ -388,5 +421,43 @@ def k(x, y, n, BLOCK: tl.constexpr):
     tl.store(y + o, acc)
 """,
             rows=[10],
+        ),
+        # bits tested in the loop (a packed token bitmap): the `&` is reported with the
+        # compare, and no float32 fix is offered, since it would leave the `&` there
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(packed, y, n, B: tl.constexpr):
+    bit_masks = 1 << tl.arange(0, 32)
+    acc = tl.zeros([B, 32], dtype=tl.float32)
+    for s in range(0, n, B):
+        words = tl.load(packed + s + tl.arange(0, B))
+        hit = (words[:, None] & bit_masks[None, :]) != 0
+        acc += tl.where(hit, 1.0, 0.0)
+    tl.store(y + tl.arange(0, B)[:, None] * 32 + tl.arange(0, 32)[None, :], acc)
+""",
+            rows=[11],
+        ),
+        # a fixable compare next to a nibble unpacked on the same statement: no fix for
+        # the compare either (the statement keeps the `>>` and `&` finding)
+        Invalid(
+            """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(qw, y, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n, BLOCK):
+        cols = s + o
+        w = tl.load(qw + cols // 8, mask=cols < n, other=0)
+        acc += tl.where(cols < n, ((w >> (cols % 8) * 4) & 0xF).to(tl.float32), 0.0)
+    tl.store(y + o, acc)
+""",
+            rows=[12, 12],
         ),
     ]
