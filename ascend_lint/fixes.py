@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
+from ascend_lint.line_wrap import width, wrap_lines
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.ub_model import DEFAULT_TARGET
 
@@ -299,6 +300,81 @@ def touched_statements_objection(
     return None
 
 
+def _reads_the_same(old: str, new: str, stub: str) -> bool:
+    """Whether a statement's lines split anew read as they did, to `ast` and libcst."""
+
+    def tree(text: str) -> str | None:
+        try:
+            return ast.dump(ast.parse(_as_module(_ended(text) + stub)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    found = tree(old)
+    if found is None or found != tree(new):
+        return False
+    snippet = _as_module(_ended(new) + stub)
+    return not _shallow_enough(snippet) or _libcst_error(snippet) is None
+
+
+def wrap_lengthened_lines(
+    before: str, after: str, tree: ast.Module, edits: list[AppliedEdit], limit: int
+) -> str:
+    """`after` with the lines a round's edits made longer than `limit` (where the lines
+    they replaced were not) split inside their brackets (`line_wrap`), statement by
+    statement. A statement whose split does not read the same is left as the fixes
+    wrote it. `after` itself when nothing is split. `tree` is `ast`'s tree of `after`."""
+    if not edits:
+        return after
+    new_starts, old_starts = _line_starts(after), _line_starts(before)
+
+    def row_of(starts: list[int], offset: int) -> int:
+        return bisect.bisect_right(starts, offset)
+
+    def line(text: str, starts: list[int], row: int) -> str:
+        return text[starts[row - 1] : starts[min(row, len(starts) - 1)]]
+
+    long_rows: set[int] = set()
+    for e in edits:
+        old_rows = range(
+            row_of(old_starts, e.old_start), row_of(old_starts, max(e.old_end - 1, e.old_start)) + 1
+        )
+        if any(width(line(before, old_starts, r)) > limit for r in old_rows):
+            continue  # too long already: not the fix's doing
+        for r in range(
+            row_of(new_starts, e.new_start), row_of(new_starts, max(e.new_end - 1, e.new_start)) + 1
+        ):
+            if width(line(after, new_starts, r)) > limit:
+                long_rows.add(r)
+    if not long_rows:
+        return after
+
+    def indent_of(row: int) -> str:
+        text = line(after, new_starts, row)
+        return text[: len(text) - len(text.lstrip(" \t\f"))]
+
+    statements: dict[tuple[int, int, str], list[int]] = {}
+    first_lines: dict[int, list[int]] = {}
+    for r in sorted(long_rows):
+        found = _enclosing_lines(tree.body, r, r, first_lines, indent_of)
+        if found is not None:
+            statements.setdefault(found, []).append(r)
+    pieces: list[str] = []
+    cursor = 0
+    for (top, bottom, stub), rows in sorted(statements.items()):
+        a, b = new_starts[top - 1], new_starts[min(bottom, len(new_starts) - 1)]
+        if a < cursor:
+            continue
+        lines = _LINE_WITH_END.findall(after[a:b])
+        split = wrap_lines(lines, [r - top for r in rows], limit)
+        if split is None or not _reads_the_same("".join(lines), "".join(split), stub):
+            continue
+        pieces += [after[cursor:a], "".join(split)]
+        cursor = b
+    if not pieces:
+        return after
+    return "".join(pieces) + after[cursor:]
+
+
 def parsed(text: str) -> ast.Module | str:
     """Python's own parser's tree of `text`, or its error."""
     try:
@@ -317,9 +393,12 @@ def fix_source(
     fixable: frozenset[str] | None = None,
     first: list[Diagnostic] | None = None,
     target: str = DEFAULT_TARGET,
+    line_length: int | None = None,
 ) -> FixOutcome:
     """Fix, re-lint and repeat until nothing changes. On any failure the original bytes
     are returned untouched with an error naming the rules whose fixes were involved.
+    With `line_length`, the lines a round makes longer than that are split inside their
+    brackets (`wrap_lengthened_lines`).
 
     `first` are the findings of `raw` when the caller has linted it already. Each round
     applies every non-overlapping fix at once, parses the result once with `ast` (and
@@ -374,12 +453,17 @@ def fix_source(
             outcome.remaining = lint_source(path, raw, codes, target=target).diagnostics
             return outcome
         problem = touched_statements_objection(source.text, text, tree, edits)
+        wrapped = text
+        if problem is None and line_length is not None:
+            wrapped = wrap_lengthened_lines(source.text, text, tree, edits, line_length)
         del tree  # the next lint builds its own; never hold two trees of a big file
         if problem is not None:
             rules = ", ".join(sorted({candidates[i].code for i in used}))
             outcome.error = f"internal error: fixes by {rules} produced code libcst rejects ({problem}); file left unchanged"
             outcome.remaining = lint_source(path, raw, codes, target=target).diagnostics
             return outcome
+        if wrapped is not text and not isinstance(parsed(wrapped), str):
+            text = wrapped  # each split statement reads the same; the whole file parses
         applied += [candidates[i] for i in used]
         data = encode_like(source, text)
         source = SourceFile.from_bytes(path, data)

@@ -16,6 +16,7 @@ from pathlib import Path
 from ascend_lint.diagnostics import Diagnostic
 from ascend_lint.engine import Linted, lint_source
 from ascend_lint.fixes import FixOutcome, fix_source
+from ascend_lint.line_wrap import ruff_line_length
 from ascend_lint.options import LintOptions
 from ascend_lint.results import FileResult
 from ascend_lint.settings import Settings
@@ -71,7 +72,14 @@ def fix_file(
     """The allowed fixes applied to a fixed point; `first`: the findings of `raw`, when
     the caller has them."""
     outcome = fix_source(
-        path, raw, options.codes, options.allowed, options.fixable, first, target=options.target
+        path,
+        raw,
+        options.codes,
+        options.allowed,
+        options.fixable,
+        first,
+        target=options.target,
+        line_length=ruff_line_length(path),
     )
     options.drop_unfixable(outcome.remaining)
     return outcome
