@@ -214,6 +214,7 @@ def main() -> int:
     )
     args = ap.parse_args()
 
+    load_before = os.getloadavg()[0]  # the machine may be shared: the table says so
     staged = Path(tempfile.mkdtemp(prefix="ascend-lint-bench-"))
     this = installed_layout(ROOT, staged / "this")
     check = ["-m", "ascend_lint", "check", "--exit-zero", "-q", "--output-format", "concise"]
@@ -292,7 +293,8 @@ def main() -> int:
         f"* command: `python benchmarks/bench_lint.py --runs {args.runs}{' --fixit' if args.fixit else ''}"
         f"{' --baseline <checkout of ' + base_rev + '>' if baseline else ''}`",
         f"* date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} cores, "
-        f"{platform.machine()}, Python {platform.python_version()}",
+        f"{platform.machine()}, Python {platform.python_version()}; load average "
+        f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run",
         f"* ascend-lint {__version__}; {version([ruff, '--version']) if ruff else 'ruff not installed'}; "
         f"fixit {version([fixit, '--version']).split()[-1] if fixit else 'not installed'}",
         f"* medians of {args.runs} wall-clock runs of the command line (interpreter start included, "
