@@ -18,7 +18,7 @@ class LintOptions:
     # when it is not the default (`toolchain.lint_target`: one string, so the cache key,
     # the worker processes and the language server carry both)
     target: str = DEFAULT_TARGET
-    ignore_noqa: bool = False  # report what `# noqa` comments would silence
+    ignore_noqa: bool = False  # report what the noqa comments would silence
     fix: bool = False  # apply the allowed fixes, round after round, to a fixed point
     unsafe_fixes: bool = False  # unsafe fixes are allowed too
 
