@@ -214,7 +214,8 @@ class _Instrumentation:
         self._undo.append(wrap(interpreter.GridExecutor, "__call__", self._wrap_launch))
         self._undo.append(wrap(interpreter, "_implicit_cvt", self._wrap_argument))
         self._undo.append(provenance.install(builder))
-        # before the memory ops: the block-pointer load calls the layer below its own
+        # beneath the memory-op wrappers: the masked load a block-pointer load performs
+        # through them marks its result as loaded data too
         self._undo.append(masks.install(builder))
         self._install_memory_ops(builder)
 
