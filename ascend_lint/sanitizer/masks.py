@@ -69,6 +69,7 @@ class Unparsed(str):
 
 LOADED = Unparsed("values loaded from memory")
 _NOT_DERIVED = "values that do not derive from a tl.arange"
+_NO_COMPARE = "a mask that does not derive from compares of a tl.arange offset"
 _SCALARS = (SCALAR, CONSTANT)
 # predicates the analysis accepts (parseCmp), and what the others look like in source
 _PARSED = {"SLT", "SLE", "SGE", "EQ"}
@@ -111,11 +112,7 @@ def issued_reason(op: str, mask, shape: tuple[int, ...]) -> str | None:
         if op == "store":
             return None
         return SCALAR_LOAD if op == "load" else SCALAR_ATOMIC
-    what = (
-        mark
-        if isinstance(mark, Unparsed)
-        else "a mask that does not derive from " + ("compares of a tl.arange offset")
-    )
+    what = mark if isinstance(mark, Unparsed) else _NO_COMPARE
     return "the mask is not one the compiler clips by: " + what
 
 
@@ -199,6 +196,10 @@ def _int_cast(args, out):
     return None
 
 
+_BITWISE = _arithmetic("a tl.arange offset combined bitwise")
+_CHOSEN = _arithmetic("a tl.arange offset chosen by tl.where")
+
+
 def _logical(mask_words: str) -> Callable:
     def rule(args, out):
         if not _is_bool(*args):
@@ -206,10 +207,6 @@ def _logical(mask_words: str) -> Callable:
         return Unparsed(mask_words)
 
     return rule
-
-
-_BITWISE = _arithmetic("a tl.arange offset combined bitwise")
-_CHOSEN = _arithmetic("a tl.arange offset chosen by tl.where")
 
 
 def _and(args, out):
@@ -236,9 +233,11 @@ def _splat(args, out):
 
 def _compare(predicate: str) -> Callable:
     def rule(args, out):
+        offsets = args[0]
         left, right = mark_of(args[0]), mark_of(args[1])
         pred = predicate
         if left == CONSTANT and right != CONSTANT:
+            offsets = args[1]
             left, right, pred = right, left, _MIRROR[predicate]
         if left != RANGE:
             if right == RANGE and left in _SCALARS:
@@ -250,7 +249,7 @@ def _compare(predicate: str) -> Callable:
             return Unparsed(f"{kind} compare (the compiler parses <, <=, >= and ==)")
         if right not in _SCALARS:
             return Unparsed("a compare against values that differ per lane")
-        if sum(d > 1 for d in np.shape(args[0].data)) > 1:
+        if sum(d > 1 for d in np.shape(offsets.data)) > 1:
             return Unparsed("a compare of a tl.arange offset spread over two dimensions")
         return BOX
 
