@@ -105,11 +105,53 @@ LN_DUPLICATE = (
     "overlapped lane with the bytes already there: duplicate work, not a race"
 )
 
+RWKV_SPLIT = (
+    "the lane indices are `//` and `%` of the flat offset (batch, token, feature), so the "
+    "mask is none triton-ascend clips the copy by: it issues every lane of the BLOCK_SIZE "
+    "block (its lowered IR loops over all of them), "
+)
+CONV_WEIGHT = (
+    "`m_w = o_w >= 0` compares `tl.arange(0, BW) + W - BW`, a subtraction triton-ascend "
+    "3.2's mask analysis does not follow (its TTIR keeps the `arith.subi`), so the whole "
+    "[BD, BW] weight block is read: the rows o_d >= D of a block wider than D lie past "
+    "weight's end; later releases bound such a copy by the parsed `o_d < D`"
+)
+CONV_LOOK_BACK = (
+    "the forward look-back `o_t + i_w` (i_w < 0) masked by `o_x >= 0`: a compare of a "
+    "tl.arange plus scalars, which the compiler clips the copy by (from row -(o_t0 + i_w)), "
+    "so the rows before x are not read: no finding there"
+)
+
 CONV_DH0 = (
     "compute_dh0_kernel's `t < seq_len` row mask on a 2-token last sequence: row 40, one "
     "row past dy, is masked out entirely in both of its 32-column tiles, an empty clipped "
     "copy: no finding (the case repro-row-tail)"
 )
+
+RWKV_MASKED = [
+    V(
+        "masked-out-of-bounds",
+        "channel_mixing.py",
+        tensor,
+        True,
+        RWKV_SPLIT + what + " (in both versions: not part of #1103)",
+    )
+    for tensor, what in (
+        (
+            "x_ptr",
+            "the tail block's lanes past x and, at the look-back `x_idx - hidden_dim` under "
+            "`~is_first & is_valid`, the first token's 64 before it",
+        ),
+        ("x_prev_ptr", "at `batch_idx * hidden_dim + feat_idx`, past x_prev for batches past B"),
+        ("output_ptr", "the store reads, selects and writes back the whole block, past output"),
+        ("dk1_ptr0", "at `offsets + hidden_dim` under `mask_next & is_valid`, past dk1"),
+        (
+            "dx_prev_ptr",
+            "the store under `is_first_step & is_valid` reads, selects and writes back the "
+            "whole block at `batch_idx * hidden_dim + feat_idx`, past dx_prev",
+        ),
+    )
+]
 
 CASES = [
     # ---- correct kernels, newest snapshot ---------------------------------------------
@@ -127,18 +169,11 @@ CASES = [
         "`layer_norm`, `rms_norm`, `rms_norm_gated`, `causal_conv1d` fwd+bwd, `rotary_embedding`",
         "GDN B=2 T=100 H=2 K=V=64, varlen cu=[0,37,50,123], qk-l2norm and gate in kernel; KDA "
         "B=2 T=64; norms [2,37,96]; conv varlen cu=[0,37,50,123] D=64 W=4; rotary [2,100,2,32]",
-        [
-            V(
-                "masked-out-of-bounds",
-                "causal_conv1d.py",
-                "x",
-                True,
-                "the Ascend backend's forward look-back `t0 + i_w` (i_w < 0) masked by "
-                "`yi_offset_0 >= 0`: the first chunk's masked lanes are 3 rows before x, the exact "
-                "shape of #2332's reproducer (a lower-bound mask), in a kernel that guards the "
-                "allocation's tail for this very reason but not its head",
-            ),
-        ],
+        note="no finding: the Ascend backend's forward look-back `t0 + i_w + tl.arange(0, BT)` "
+        "(i_w < 0) masked by `yi_offset_0 >= 0` compares a tl.arange plus scalars, and the "
+        "compiler clips the copy from row -(t0 + i_w) (its lowered IR: a `memref.subview` "
+        "starting there), so the first chunk's rows before x are not read; reported before "
+        "the sanitizer followed how masks are built",
     ),
     Case(
         "fla-generic",
@@ -242,18 +277,30 @@ CASES = [
                 "embedding.py",
                 t,
                 True,
-                "padding slots (token_idx >= token_num load id -1) and the id -2 are masked but "
-                "not clamped: the LUT row address is computed from -1 / -2, rows before the "
-                "table, the `-1 slot` class",
+                "the mask `token_mask & (__low_embedding_vec_idx < embedding_dim)` compares "
+                "`start + tl.arange(0, BLOCK // 2) * 2`, a product, so the compiler issues the "
+                "whole group row (its lowered IR loops over every lane): at the padding slots' "
+                "id -1 and the id -2, rows before the table, and at the out-of-vocabulary id "
+                "vocab+7, a row 7 past it (the first reported)",
             )
-            for t in ("LUT_qweight", "LUT_scale", "LUT_mean")
+            for t in ("LUT_scale", "LUT_mean")
+        ]
+        + [
+            V(
+                "masked-out-of-bounds",
+                "embedding.py",
+                "input",
+                True,
+                "the padding slots' `tl.load(input + __token_idx, mask=__token_idx < token_num)` "
+                "is a scalar load: an unconditional load and a select in its lowered IR, so the "
+                "22 slots past the 74 tokens read past input",
+            )
         ],
-        note="**false negative** (by the policy): the out-of-vocabulary id vocab+7 gives an "
-        "access to a LUT row 7 rows past the table whose lanes are all masked out (one token "
-        "per access, `token_mask` a scalar): an access entirely masked out counts as an empty "
-        "clipped copy, although a scalar flag is no mask the compiler clips by, so that row "
-        "is issued. The padding slots' output rows and the per-slot `input` loads past the "
-        "end are entirely masked out as well: no finding",
+        note="no finding at the LUT_qweight load: `token_mask & __packed_vec_mask` is a scalar "
+        "flag and'ed with a compare of a tl.arange plus scalars, so the copy is clipped to "
+        "`token_mask * 32` elements (its lowered IR): a bad id's packed row is not read. "
+        "Before the sanitizer followed how masks are built it reported the rows -1 and -2 "
+        "there and missed the row vocab+7 at the scale and mean loads",
     ),
     Case(
         "sgl-kernel-npu",
@@ -322,15 +369,8 @@ CASES = [
                 "the dx_prev store masked by is_first_step without is_valid: tail lanes of a "
                 "phantom batch, fixed by #1103",
             ),
-            V(
-                "masked-out-of-bounds",
-                "channel_mixing.py",
-                "x_ptr",
-                True,
-                "look-back `x_idx - hidden_dim` masked by ~is_first: the masked lanes of the first "
-                "row sit 64 elements before x (still in the fixed version)",
-            ),
-        ],
+        ]
+        + RWKV_MASKED,
     ),
     Case(
         "fla-rwkv7-cm-fix",
@@ -342,16 +382,7 @@ CASES = [
         "fla_rwkv7",
         "as above",
         "as above",
-        [
-            V(
-                "masked-out-of-bounds",
-                "channel_mixing.py",
-                "x_ptr",
-                True,
-                "look-back `x_idx - hidden_dim` masked by ~is_first, 64 elements before x: not "
-                "part of #1103, issued on Ascend",
-            ),
-        ],
+        RWKV_MASKED,
     ),
     Case(
         "fla-rotary-bug",
@@ -400,8 +431,23 @@ CASES = [
         "fla_rotary",
         "as above",
         "as above",
-        note="no finding: when seqlen_offsets + T > TR the fixed kernel masks the cos/sin "
-        "rows past the 20-row table with `o_cs < TR`, after the rows it keeps: a clipped copy",
+        [
+            V(
+                "masked-out-of-bounds",
+                "rotary.py",
+                t,
+                True,
+                "the interleaved branch's mask has `o_d_repeat = tl.arange(0, BD) // 2` in it, "
+                "so triton-ascend 3.2 has no box to clip the copy by: the last batch's tail tile "
+                "(rows o_t >= T) is "
+                + ("read whole, past x" if t == "x" else "read, selected and written back, past y")
+                + "; later releases bound such a copy by the parsed row mask `m_t`",
+            )
+            for t in ("x", "y")
+        ],
+        note="no finding at cos/sin: when seqlen_offsets + T > TR the fixed kernel masks the "
+        "cos/sin rows past the 20-row table with `o_cs < TR` in the non-interleaved branch, "
+        "a mask the compiler clips the copy by",
     ),
     Case(
         "fla-conv-bug-short-last",
@@ -422,17 +468,10 @@ CASES = [
                 "mask_head_rows = o_t < i_w without o_t < T: rows past a 2-token sequence; the "
                 "sequence is last, so past dy's storage; fixed by #774",
             ),
-            V(
-                "masked-out-of-bounds",
-                "kernels.py",
-                "x",
-                True,
-                "forward look-back `o_t + i_w` (i_w < 0) masked by o_x >= 0: lanes before x, the "
-                "lower-bound mask of #2332's reproducer",
-            ),
+            V("masked-out-of-bounds", "kernels.py", "weight", True, CONV_WEIGHT),
         ],
         params={"cu": [0, 38, 40]},
-        note=CONV_DH0,
+        note=CONV_LOOK_BACK + "; " + CONV_DH0,
     ),
     Case(
         "fla-conv-bug-short-first",
@@ -444,11 +483,10 @@ CASES = [
         "fla_conv",
         "as above",
         "varlen cu=[0,2,40] (the short sequence first)",
-        [
-            V("masked-out-of-bounds", "kernels.py", "x", True, "forward look-back, as above"),
-        ],
+        [V("masked-out-of-bounds", "kernels.py", "weight", True, CONV_WEIGHT)],
         params={"cu": [0, 2, 40]},
-        note="**false negative** (by design): the #774 bug at kernels.py:266 reads dy rows of the "
+        note=CONV_LOOK_BACK
+        + "; **false negative** (by design): the #774 bug at kernels.py:266 reads dy rows of the "
         "next sequence, inside dy's storage, and dw comes out wrong; only a short *last* "
         "sequence (case fla-conv-bug-short-last) takes it past the storage",
     ),
@@ -462,11 +500,9 @@ CASES = [
         "fla_conv",
         "as above",
         "varlen cu=[0,38,40]",
-        [
-            V("masked-out-of-bounds", "kernels.py", "x", True, "forward look-back, as above"),
-        ],
+        [V("masked-out-of-bounds", "kernels.py", "weight", True, CONV_WEIGHT)],
         params={"cu": [0, 38, 40]},
-        note=CONV_DH0,
+        note=CONV_LOOK_BACK + "; " + CONV_DH0,
     ),
     Case(
         "fla-layernorm-sm160-bug",
@@ -808,10 +844,11 @@ def render(results: list, args, versions: dict) -> str:
         "`with ascend_lint.sanitizer.Sanitizer()`; see the docstring of "
         "`benchmarks/sanitizer_real_code.py` for what is stubbed or filled in so that "
         "Ascend code runs there. The verdicts were written after reading each kernel; a "
-        'finding no verdict matches prints as *not judged*. "By the rule" means: what the '
-        "README documents as reported (a masked-out lane before the storage start; past its "
-        "end, one that lies between the access's active lanes, more than one footprint of "
-        "the active lanes out). Stores that repeat the bytes another program of the launch "
+        "finding no verdict matches prints as *not judged*. A masked-out lane is reported "
+        "where triton-ascend 3.2 issues it (README: the masks its analysis parses are clipped "
+        "copies; any other mask issues the whole block; a masked scalar load is issued), and "
+        "where a verdict says so the lowered IR of the kernel was read to check it. Stores "
+        "that repeat the bytes another program of the launch "
         "stored are listed as *not a finding* (the summary count of `--ascend-sanitize`). "
         "Nothing here ran on an NPU.\n"
     )

@@ -131,9 +131,17 @@ SUITES = {
         ],
         tests=["tests/e2e/nightly/single_node/ops/singlecard_ops/triton"],
         pythonpath=[".", "_suite_plugins"],
-        extra_args=["--confcutdir=tests/e2e/nightly/single_node/ops"],
+        extra_args=[
+            "--confcutdir=tests/e2e/nightly/single_node/ops",
+            "--ignore=tests/e2e/nightly/single_node/ops/singlecard_ops/triton/"
+            "test_apply_top_k_top_p_triton.py",
+        ],
         selection="tests/e2e/nightly/single_node/ops/singlecard_ops/triton (the Triton op "
-        "tests); --confcutdir keeps tests/e2e/conftest.py (model downloads, modelscope) out",
+        "tests) less test_apply_top_k_top_p_triton.py, whose 95 tests failed at once before "
+        "the stand-in's torch.Generator took the npu device and now each run past the "
+        "per-test limit under the interpreter (38 of them took a whole 32-minute cap); "
+        "--confcutdir keeps "
+        "tests/e2e/conftest.py (model downloads, modelscope) out",
         prepare=_vllm_prepare,
         note="vLLM 0.34.0 is the release PyPI serves; vllm-ascend's main tracks vLLM's main, "
         "hence the 'vLLM version' imports. vllm-ascend pins triton-ascend 3.2.2, whose "
@@ -521,6 +529,13 @@ SUITE_CLASSES: dict[str, list[tuple]] = {
             "this commit (causal_conv1d_fn, _compute_slot_mappings_kernel)",
             r"cannot import name '\w+' from 'vllm_ascend",
         ),
+        (
+            "op registered for the NPU only",
+            "calls a vllm-ascend Triton op through torch's dispatcher (torch.ops.vllm."
+            "qkv_rmsnorm_rope ...), which vllm-ascend registers for the NPU's dispatch key "
+            "(PrivateUse1) alone: the stand-in's CPU tensors find no kernel for it",
+            r"is only available for these backends: \[PrivateUse1",
+        ),
     ],
     "sgl-kernel-npu": [
         (
@@ -626,15 +641,6 @@ SANITIZER_VERDICTS: dict[tuple[str, str, str], tuple[str, str]] = {
         _TEST_POSITIONS.format(
             what="token_ids[-2]", how="random positions 0..num_speculative_tokens"
         ),
-    ),
-    ("vllm-ascend", "_fwd_kv_parallel", "masked-out-of-bounds"): (
-        "false",
-        "the masked-out rows lie before K/V's start (the first block's window shifted "
-        "back by left_shift rows, mask rows >= left_bound), but the mask is a lower cut of "
-        "the address: triton-ascend lowers the load to a memref.subview starting at row "
-        "clamp(left_bound, 0, CBLOCK) (its lowered IR, lightning_attn.py:224 and :229), so "
-        "those rows are never read on an NPU; the mirror of the past-the-end upper cut the "
-        "sanitizer already exempts",
     ),
 }
 

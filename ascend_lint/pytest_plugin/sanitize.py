@@ -23,7 +23,7 @@ import pytest
 
 from ascend_lint.pytest_plugin.names import PLUGIN_NAME as GATE_PLUGIN_NAME
 from ascend_lint.pytest_plugin.names import SANITIZE_MARKER as ALLOW_MARKER
-from ascend_lint.sanitizer import KINDS, TAIL_ALLOWANCE, Finding, Sanitizer
+from ascend_lint.sanitizer import KINDS, MASKED_LANES_POLICY, Finding, Sanitizer
 from ascend_lint.sanitizer.findings import DuplicateStores, Unattributed
 
 REPORT_VERSION = 1
@@ -202,7 +202,7 @@ class SanitizeGate:
                 "findings": len(findings),
                 **{kind.replace("-", "_"): n for kind, n in by_kind.items()},
                 "allowed": sum(f["allowed"] for f in findings),
-                "tail_allowance": TAIL_ALLOWANCE,
+                "masked_lanes_policy": MASKED_LANES_POLICY,
                 "unattributed": [n.as_dict() for n in self.notes()],
                 "duplicate_store_lanes": sum(n["lanes"] for n in duplicates),
                 "duplicate_stores": duplicates,

@@ -5,7 +5,7 @@ helpers included, block pointers with their boundary checks) is checked against 
 whole storage of the tensor argument its pointer derives from, and every stored element
 against the program of the same launch that stored it first.  Findings (``findings``):
 ``out-of-bounds``, ``masked-out-of-bounds`` (the masked-out lanes Ascend still issues;
-which ones: ``checks``) and ``race``; each names the kernel, the access line, the tensor,
+which ones: ``masks``) and ``race``; each names the kernel, the access line, the tensor,
 the program and the first offending element, aggregated per (kind, kernel, line, tensor)
 with counts.  Stores that only repeat the bytes another program of the launch stored are
 counted apart (``sanitizer.duplicates``), not findings.
@@ -37,10 +37,10 @@ from ascend_lint.sanitizer.findings import (
 __all__ = [
     "DUPLICATE_STORE",
     "KINDS",
+    "MASKED_LANES_POLICY",
     "MASKED_OUT_OF_BOUNDS",
     "OUT_OF_BOUNDS",
     "RACE",
-    "TAIL_ALLOWANCE",
     "DuplicateStores",
     "Finding",
     "Sanitizer",
@@ -54,8 +54,8 @@ def __getattr__(name: str):
         from ascend_lint.sanitizer.instrument import Sanitizer
 
         return Sanitizer
-    if name == "TAIL_ALLOWANCE":
-        from ascend_lint.sanitizer.checks import TAIL_ALLOWANCE
+    if name == "MASKED_LANES_POLICY":
+        from ascend_lint.sanitizer.checks import MASKED_LANES_POLICY
 
-        return TAIL_ALLOWANCE
+        return MASKED_LANES_POLICY
     raise AttributeError(name)

@@ -2,30 +2,15 @@
 pointer derives from, and every stored element against the program that stored it
 first in the launch.
 
-Which masked-out lanes count as issued.  triton-ascend lowers a masked access in one of
-two ways: a mask it can parse (comparisons of a ``tl.arange`` with a bound, and'ed
-together; ``MaskAnalysis``) becomes a copy clipped to the box of lanes the mask keeps,
-and the lanes outside it are never issued; a mask it cannot parse (a loaded mask,
-``offs % 2 == 0``) loads the whole block and selects, clipped only by whatever parseable
-factor it is and'ed with.  Either way every lane inside the box spanned by the access's
-active lanes (in its lane index space: per dimension, from the first to the last index
-with an active lane) is issued; lanes outside it may be clipped.  So a masked-out lane is
-reported (``masked-out-of-bounds``)
-* when it lies before the storage start, always (a lower-bound mask such as
-  ``o - 1 >= 0`` or a ``-1`` slot: triton-ascend #2332's reproducer, which faults);
-* when it lies past the storage end, only if it is inside the box of the active lanes
-  (no clipped copy of the active lanes stops before it), and then only beyond the tail
-  allowance (``TAIL_ALLOWANCE``): one footprint of the active lanes past the end, the
-  footprint being the distance from the lowest to the highest active lane address plus
-  one element.
-
-An access entirely masked out is an empty clipped copy (a tile that starts past the
-end under a ``rows < n`` mask), and a row or column tail masked by ``offs < n`` leaves its
-masked lanes outside the active box: neither is reported, however far past the end the
-block reaches.  Inside the box, a masked lane past the end comes from addresses that do
-not grow with the lane index (a gather whose masked slots hold a large sentinel id); a
-short overshoot there (a flattened 2-D tile's padding columns in its last row) stays
-within the allowance.  Stores and atomics follow the same rules as loads.
+Which masked-out lanes count as issued follows how triton-ascend lowers the mask
+(``masks``): a mask its analysis parses becomes a copy clipped to the box of lanes the
+mask keeps, so its masked-out lanes are never issued, wherever they point (an ``offs <
+n`` tail, a tile that starts past the end under a ``rows < n`` mask, a window shifted
+before the start under ``offs >= lo``); any other mask loads (or reads and writes back)
+the whole block, so every masked-out lane is issued, and one outside the storage is
+reported (``masked-out-of-bounds``) with what made the mask one the compiler does not
+clip by.  A masked scalar load and a masked scalar atomic are issued whatever the mask; a
+masked scalar store is not.  Stores and atomics follow the rules of loads.
 
 Lanes of a block pointer outside its ``shape`` along a ``boundary_check`` dimension are
 not issued (the DMA is clipped to the shape): they are not checked.  Along the other
@@ -52,10 +37,10 @@ from ascend_lint.sanitizer.findings import (
 from ascend_lint.sanitizer.provenance import UNKNOWN, lanes
 from ascend_lint.sanitizer.storage import Storage
 
-TAIL_ALLOWANCE = (
-    "a masked-out lane past the storage end is reported only when it lies between the "
-    "access's active lanes (inside the box they span in its lane index space) and more "
-    "than one footprint of the active lanes past the end"
+MASKED_LANES_POLICY = (
+    "a masked-out lane is reported when it lies outside the storage and the device issues "
+    "it: the access's mask is not one triton-ascend's mask analysis parses into a clipped "
+    "copy (then it issues the whole block), or the access is a masked scalar load or atomic"
 )
 # the largest storage (in elements) whose stores are tracked for races: the table costs
 # 4 bytes per element
@@ -104,17 +89,16 @@ class Launch:
         tag,
         element_bytes: int,
         *,
-        masked_issued: bool,
+        masked_issued: str | None,
         track_stores: bool,
         program: int,
         values: np.ndarray | None = None,
-        shape: tuple[int, ...] | None = None,
     ) -> tuple[list[Violation], np.ndarray | None, int]:
-        """Check one access.  ``addr`` holds one address per lane (flat, in the order of
-        the access's lanes of ``shape``; None: one dimension), ``active`` the lanes the
-        mask keeps (None: all).  Returns the violations, the mask the access must run
-        with instead (active out-of-bounds lanes removed; None: unchanged) and the
-        number of lanes no storage could be attributed to."""
+        """Check one access.  ``addr`` holds one address per lane (flat), ``active`` the lanes the
+        mask keeps (None: all), ``masked_issued`` why the device issues the masked-out
+        lanes (``masks.issued_reason``; None: it does not).  Returns the violations, the
+        mask the access must run with instead (active out-of-bounds lanes removed; None:
+        unchanged) and the number of lanes no storage could be attributed to."""
         violations: list[Violation] = []
         if isinstance(tag, (int, np.integer)) and tag != UNKNOWN:
             groups = [(int(tag), None)]
@@ -144,10 +128,8 @@ class Launch:
                         new_active &= ~bad
                     else:
                         new_active[picked[bad]] = False
-                if masked_issued and lane_active is not None:
-                    issued, allowance = _issued_masked_lanes(
-                        off, lane_active, picked, addr.size, shape, s.nbytes, element_bytes
-                    )
+                if masked_issued is not None and lane_active is not None:
+                    issued = outside & ~lane_active
                     if issued.any():
                         violations.append(
                             _violation(
@@ -157,7 +139,7 @@ class Launch:
                                 issued,
                                 element_bytes,
                                 s,
-                                allowance,
+                                masked_issued,
                             )
                         )
             else:
@@ -237,50 +219,7 @@ class Launch:
         return out
 
 
-def _issued_masked_lanes(
-    off: np.ndarray,
-    lane_active: np.ndarray,
-    picked: np.ndarray | None,
-    size: int,
-    shape: tuple[int, ...] | None,
-    nbytes: int,
-    element_bytes: int,
-) -> tuple[np.ndarray, int]:
-    """The masked-out lanes of one storage's part of an access that the device issues
-    and that may fault (see the module docstring), and the tail allowance in bytes."""
-    masked = ~lane_active
-    issued = masked & (off < 0)
-    past = masked & (off > nbytes - element_bytes)
-    if not past.any() or not lane_active.any():
-        return issued, 0
-    if picked is None:
-        box = _active_box(lane_active.reshape(shape or (size,))).reshape(-1)
-    else:  # the storage's lanes among others': the box of its own active lanes
-        everywhere = np.zeros(size, dtype=bool)
-        everywhere[picked] = lane_active
-        box = _active_box(everywhere.reshape(shape or (size,))).reshape(-1)[picked]
-    between = past & box
-    if not between.any():
-        return issued, 0
-    active_off = off[lane_active]
-    allowance = int(active_off.max()) - int(active_off.min()) + element_bytes
-    return issued | (between & (off + element_bytes - nbytes > allowance)), allowance
-
-
-def _active_box(active: np.ndarray) -> np.ndarray:
-    """The lanes inside the box the active lanes span: per dimension, from the first to
-    the last index that holds an active lane (``active`` holds at least one)."""
-    box = np.ones((1,) * active.ndim, dtype=bool)
-    for axis in range(active.ndim):
-        others = tuple(a for a in range(active.ndim) if a != axis)
-        along = np.flatnonzero(active.any(axis=others) if others else active)
-        span = np.zeros(active.shape[axis], dtype=bool)
-        span[along[0] : along[-1] + 1] = True
-        box = box & span.reshape([-1 if a == axis else 1 for a in range(active.ndim)])
-    return np.broadcast_to(box, active.shape)
-
-
-def _violation(kind, index, off, bad, element_bytes, s: Storage, allowance: int = 0) -> Violation:
+def _violation(kind, index, off, bad, element_bytes, s: Storage, because: str = "") -> Violation:
     first = int(np.argmax(bad))
     offset = int(off[first])
     element = offset // element_bytes  # floor: one element before the start is -1
@@ -296,13 +235,7 @@ def _violation(kind, index, off, bad, element_bytes, s: Storage, allowance: int 
     if kind == OUT_OF_BOUNDS:
         detail = f"{lanes_word} outside the storage, first at {where}"
     else:
-        beyond = (
-            ""
-            if offset < 0
-            else f", between the access's active lanes and beyond the tail allowance of "
-            f"{allowance:,} bytes"
-        )
-        detail = f"{lanes_word} masked out but still issued on Ascend, first at {where}{beyond}"
+        detail = f"{lanes_word} masked out but still issued on Ascend, first at {where}: {because}"
     return Violation(kind, index, count, element, detail)
 
 

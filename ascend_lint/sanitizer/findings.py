@@ -5,10 +5,10 @@ Kinds:
 * ``out-of-bounds``: an active lane outside the storage of the tensor its pointer
   derives from.  Wrong on every device; the sanitizer does not perform the access (a
   load gives ``other``/0 there, a store is dropped) so the test session survives it.
-* ``masked-out-of-bounds``: a masked-out lane of a ``tl.load``/``tl.store``/atomic that
-  the device issues whatever the mask: one before the storage start, or one past its end
-  that lies between the access's active lanes, further out than the tail allowance (see
-  ``checks``).  Harmless on a GPU; Ascend still issues the transaction for such lanes
+* ``masked-out-of-bounds``: a masked-out lane of a ``tl.load``/``tl.store``/atomic,
+  outside the storage, that the device issues all the same: its mask is not one
+  triton-ascend clips the copy by, or the access is a masked scalar load or atomic (see
+  ``masks``).  Harmless on a GPU; Ascend issues the transaction for such lanes
   (triton-ascend #2332) and faults when the address is on an unmapped page.
 * ``race``: two programs of one launch storing different bytes to the same element with
   non-atomic stores: the result depends on which program the device runs last.

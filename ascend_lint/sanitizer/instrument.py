@@ -6,10 +6,11 @@ never imports triton first: ``TRITON_INTERPRET`` is read when kernels are decora
   arguments are read by parameter name;
 * ``_implicit_cvt``: the pointer handle made from each tensor argument is tagged with
   its storage (``provenance``);
-* the builder's pointer ops pass tags on (``provenance.install``);
+* the builder's pointer ops pass tags on (``provenance.install``), and its integer and
+  boolean ops mark how each mask was built (``masks.install``);
 * the builder's memory ops (masked and unmasked loads and stores, block-pointer loads
-  and stores, atomics) check every lane (``checks``) and run with the out-of-bounds
-  active lanes removed.
+  and stores, atomics) check every lane (``checks``; which masked-out lanes are issued:
+  ``masks.issued_reason``) and run with the out-of-bounds active lanes removed.
 
 The patches exist once per process whatever the number of ``Sanitizer`` objects: a test
 that opens its own ``with Sanitizer()`` under ``pytest --ascend-sanitize`` checks each
@@ -28,7 +29,7 @@ import numpy as np
 
 from ascend_lint import reversible_patch
 from ascend_lint.reversible_patch import wrap
-from ascend_lint.sanitizer import provenance
+from ascend_lint.sanitizer import masks, provenance
 from ascend_lint.sanitizer.checks import Launch, Violation
 from ascend_lint.sanitizer.findings import (
     DUPLICATE_STORE,
@@ -213,6 +214,9 @@ class _Instrumentation:
         self._undo.append(wrap(interpreter.GridExecutor, "__call__", self._wrap_launch))
         self._undo.append(wrap(interpreter, "_implicit_cvt", self._wrap_argument))
         self._undo.append(provenance.install(builder))
+        # beneath the memory-op wrappers: the masked load a block-pointer load performs
+        # through them marks its result as loaded data too
+        self._undo.append(masks.install(builder))
         self._install_memory_ops(builder)
 
     # -- launches -----------------------------------------------------------------------
@@ -310,7 +314,9 @@ class _Instrumentation:
             raw["load"] = inner
 
             def load(ptrs, mask, other, *rest):
-                new = shared._access("load", ptrs, mask.data, masked_issued=True)
+                new = shared._access(
+                    "load", ptrs, mask.data, masks.issued_reason("load", mask, np.shape(ptrs.data))
+                )
                 if new is not None:
                     mask = mask_handle(new, np.shape(ptrs.data))
                 return inner(ptrs, mask, other, *rest)
@@ -322,7 +328,12 @@ class _Instrumentation:
 
             def store(ptrs, value, mask, *rest):
                 new = shared._access(
-                    "store", ptrs, mask.data, masked_issued=True, values=value.data, track=True
+                    "store",
+                    ptrs,
+                    mask.data,
+                    masks.issued_reason("store", mask, np.shape(ptrs.data)),
+                    values=value.data,
+                    track=True,
                 )
                 if new is not None:
                     mask = mask_handle(new, np.shape(ptrs.data))
@@ -345,7 +356,7 @@ class _Instrumentation:
         def make_block_load(inner):
             def load(block, boundary_check, padding_option, cache, eviction, volatile):
                 ptrs, in_shape = block_lanes(block, boundary_check)
-                new = shared._access("load", ptrs, in_shape, masked_issued=False)
+                new = shared._access("load", ptrs, in_shape, None)
                 if new is not None:
                     in_shape = new.reshape(in_shape.shape)
                 element = ptrs.get_element_ty()
@@ -366,9 +377,7 @@ class _Instrumentation:
         def make_block_store(inner):
             def store(block, value, boundary_check, cache, eviction):
                 ptrs, in_shape = block_lanes(block, boundary_check)
-                new = shared._access(
-                    "store", ptrs, in_shape, masked_issued=False, values=value.data, track=True
-                )
+                new = shared._access("store", ptrs, in_shape, None, values=value.data, track=True)
                 if new is not None:
                     in_shape = new.reshape(in_shape.shape)
                 return raw["store"](ptrs, value, TensorHandle(in_shape, tl.int1), cache, eviction)
@@ -377,7 +386,12 @@ class _Instrumentation:
 
         def make_rmw(inner):
             def rmw(op, ptrs, value, mask, sem, scope):
-                new = shared._access("atomic", ptrs, mask.data, masked_issued=True)
+                new = shared._access(
+                    "atomic",
+                    ptrs,
+                    mask.data,
+                    masks.issued_reason("atomic", mask, np.shape(ptrs.data)),
+                )
                 if new is not None:
                     mask = mask_handle(new, np.shape(ptrs.data))
                 return inner(op, ptrs, value, mask, sem, scope)
@@ -386,7 +400,7 @@ class _Instrumentation:
 
         def make_cas(inner):
             def cas(ptrs, cmp, value, sem, scope):
-                new = shared._access("atomic", ptrs, None, masked_issued=True)
+                new = shared._access("atomic", ptrs, None, None)
                 if new is not None:
                     # no mask to clear: point the out-of-bounds lanes at a scratch word
                     scratch = shared._scratch()
@@ -412,8 +426,9 @@ class _Instrumentation:
             self._scratch_words = np.zeros(8, dtype=np.uint64)
         return int(self._scratch_words.ctypes.data)
 
-    def _access(self, op, ptrs, mask, *, masked_issued, values=None, track=False):
-        """Check one access; the mask it must run with instead, or None."""
+    def _access(self, op, ptrs, mask, masked_issued, *, values=None, track=False):
+        """Check one access; the mask it must run with instead, or None.  ``masked_issued``:
+        why the device issues the masked-out lanes (None: it does not)."""
         if not self.launches or not self.subscribers:
             return None
         launch = self.launches[-1]
@@ -452,7 +467,6 @@ class _Instrumentation:
             track_stores=track,
             program=program,
             values=flat_values,
-            shape=shape,
         )
         if violations or unattributed:
             site = self._site(launch)

@@ -210,16 +210,18 @@ def copy_rows(
 def causal_shift_kernel(x, y, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
     o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     src = o - SHIFT
-    # masked, but Ascend issues the first block's lanes below x all the same
+    # `src >= 0` compares a subtraction, which the compiler's mask analysis does not
+    # follow: it loads the whole block, the first block's lanes below x and the last
+    # block's lanes past its end included
     v = tl.load(x + src, mask=(src >= 0) & (o < n), other=0.0)  # expect: masked-out-of-bounds
     tl.store(y + o, v, mask=o < n)
 
 
 @triton.jit
-def causal_shift_clamped_kernel(x, y, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+def causal_shift_clipped_kernel(x, y, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
     o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    src = o - SHIFT
-    v = tl.load(x + tl.maximum(src, 0), mask=(src >= 0) & (o < n), other=0.0)
+    # the same bounds put on the tl.arange offset itself: a box the copy is clipped to
+    v = tl.load(x + o - SHIFT, mask=(o >= SHIFT) & (o < n), other=0.0)
     tl.store(y + o, v, mask=o < n)
 
 
@@ -227,6 +229,130 @@ def causal_shift(x: torch.Tensor, shift: int, kernel=causal_shift_kernel) -> tor
     y = torch.empty_like(x)
     kernel[(triton.cdiv(x.numel(), 16),)](x, y, x.numel(), SHIFT=shift, BLOCK=16)
     return y
+
+
+# -- that look-back with its mask built each way the compiler does or does not clip by ----
+@triton.jit
+def look_back_kernel(x, y, n, SHIFT: tl.constexpr, MASK: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if MASK == "at least, at most":
+        m = (o >= SHIFT) & (o <= n - 1)
+    elif MASK == "literal on the left":  # folded to `o >= SHIFT`
+        m = (SHIFT <= o) & (o < n)  # noqa: SIM300 (the literal on the left is the point)
+    elif MASK == "greater than":
+        m = (o > SHIFT - 1) & (o < n)
+    elif MASK == "bound on the left":
+        m = (o >= SHIFT) & (n > o)
+    elif MASK == "or":
+        m = (o >= SHIFT) & ((o < n) | (o < 0))
+    elif MASK == "where":
+        m = tl.where(o < n, o >= SHIFT, False)
+    else:  # "not"
+        m = ~((o < SHIFT) | (o >= n))
+    v = tl.load(x + o - SHIFT, mask=m, other=0.0)  # expect: masked-out-of-bounds
+    tl.store(y + o, v, mask=o < n)
+
+
+def look_back(x: torch.Tensor, shift: int, mask: str) -> torch.Tensor:
+    y = torch.empty_like(x)
+    look_back_kernel[(triton.cdiv(x.numel(), 16),)](
+        x, y, x.numel(), SHIFT=shift, MASK=mask, BLOCK=16
+    )
+    return y
+
+
+# -- the last rows of a tensor read in one tile that starts before it (vLLM-Ascend's
+# lightning attention: `kv_index[:, None] >= left_bound`) ---------------------------------
+@triton.jit
+def last_rows_kernel(k, out, n, D: tl.constexpr, C: tl.constexpr):
+    shift = C - n  # rows of the tile before k, when k has fewer than C rows
+    rows = tl.arange(0, C)
+    cols = tl.arange(0, D)
+    tile = k + rows[:, None] * D + cols[None, :] - shift * D
+    # a lower bound on the tl.arange: the copy starts at row `shift`, nothing before k is read
+    v = tl.load(tile, mask=rows[:, None] >= shift, other=0.0)
+    tl.store(out + rows[:, None] * D + cols[None, :], v)
+
+
+def last_rows(k: torch.Tensor, tile_rows: int) -> torch.Tensor:
+    n, D = k.shape
+    out = torch.empty(tile_rows, D, dtype=k.dtype)
+    last_rows_kernel[(1,)](k, out, n, D=D, C=tile_rows)
+    return out
+
+
+# -- a row per token id, an id outside the vocabulary masked by a scalar flag -------------
+@triton.jit
+def embedding_rows_kernel(table, ids, out, V, D: tl.constexpr):
+    i = tl.program_id(0)
+    t = tl.load(ids + i)
+    ok = (t >= 0) & (t <= V - 1)
+    cols = tl.arange(0, D)
+    # a scalar condition and'ed with a compare of the tl.arange: the copy is clipped to the
+    # whole row or none of it, and a bad id's row is not read
+    row = tl.load(table + t * D + cols, mask=ok & (cols < D), other=0.0)
+    tl.store(out + i * D + cols, row)
+
+
+@triton.jit
+def embedding_pairs_kernel(table, ids, out, V, D: tl.constexpr):
+    i = tl.program_id(0)
+    t = tl.load(ids + i)
+    ok = (t >= 0) & (t <= V - 1)
+    # the even and odd columns apart, as an NF4 dequantiser reads them (mojo_opset): `j < D`
+    # compares a multiplied tl.arange, a mask the compiler does not clip by, so the whole
+    # row is read at a bad id's address
+    j = tl.arange(0, D // 2) * 2
+    row = table + t * D
+    even = tl.load(row + j, mask=ok & (j < D), other=0.0)  # expect: masked-out-of-bounds
+    odd = tl.load(row + j + 1, mask=ok & (j + 1 < D), other=0.0)  # expect: masked-out-of-bounds
+    tl.store(out + i * D + j, even)
+    tl.store(out + i * D + j + 1, odd)
+
+
+def embedding(table: torch.Tensor, ids: torch.Tensor, kernel=embedding_rows_kernel) -> torch.Tensor:
+    V, D = table.shape
+    out = torch.empty(ids.numel(), D, dtype=table.dtype)
+    kernel[(ids.numel(),)](table, ids, out, V, D=D)
+    return out
+
+
+# -- token ids read one per slot, the slots past the last token masked --------------------
+@triton.jit
+def id_sums_kernel(ids, sums, n, SLOTS: tl.constexpr):
+    total = 0
+    for s in range(SLOTS):
+        i = tl.program_id(0) * SLOTS + s
+        # a scalar load: issued whatever its mask, so a spare slot reads past the ids
+        total += tl.load(ids + i, mask=i < n, other=0)  # expect: masked-out-of-bounds
+    tl.store(sums + tl.program_id(0), total)
+
+
+@triton.jit
+def id_sums_clamped_kernel(ids, sums, n, SLOTS: tl.constexpr):
+    total = 0
+    for s in range(SLOTS):
+        i = tl.program_id(0) * SLOTS + s
+        total += tl.load(ids + tl.minimum(i, n - 1), mask=i < n, other=0)
+    tl.store(sums + tl.program_id(0), total)
+
+
+def id_sums(ids: torch.Tensor, programs: int, kernel=id_sums_kernel) -> torch.Tensor:
+    sums = torch.empty(programs, dtype=ids.dtype)
+    kernel[(programs,)](ids, sums, ids.numel(), SLOTS=triton.cdiv(ids.numel(), programs))
+    return sums
+
+
+# -- tiles of rows masked by their flattened offset ----------------------------------------
+@triton.jit
+def copy_rows_flat_mask_kernel(x, y, n_rows, N: tl.constexpr, BM: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.arange(0, N)
+    offs = rows[:, None] * N + cols[None, :]
+    # an offset over two dimensions, made of a product: no box the compiler clips by, so
+    # the last tile is read and written whole, past the end
+    m = offs < n_rows * N
+    tl.store(y + offs, tl.load(x + offs, mask=m), mask=m)  # expect: masked-out-of-bounds
 
 
 # -- dropped slots masked by a loaded flag, their ids not clamped --------------------------

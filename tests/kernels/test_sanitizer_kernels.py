@@ -198,18 +198,130 @@ def test_tiles_that_start_past_the_end_under_a_row_mask_are_silent(n_rows):
     torch.testing.assert_close(y, x)
 
 
+CLIPS_NOT = "the mask is not one the compiler clips by: "
+
+
 @pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
-def test_a_lower_bound_mask_below_the_tensor():
+def test_a_lower_bound_mask_on_a_subtraction_issues_the_whole_block():
     x = ramp(40)
     sanitizer, y = run(k.causal_shift, x, shift=3)
     assert reported(sanitizer) == expected(k.causal_shift_kernel)
     (found,) = sanitizer.findings.values()
-    assert (found.element_offset, found.lanes, found.program) == (-3, 3, (0, 0, 0))
-    # the last block's lanes past the end (o >= n) follow the active ones: not reported
-    clean, fixed = run(k.causal_shift, x, shift=3, kernel=k.causal_shift_clamped_kernel)
+    assert (found.element_offset, found.program) == (-3, (0, 0, 0))
+    # the whole block is issued: the first block's 3 lanes before x, and the last block's
+    # lanes o = 43..47, which read x[40..44] past its end
+    assert (found.lanes, found.program_count) == (3 + 5, 2)
+    assert CLIPS_NOT + "a compare of a tl.arange offset with a value subtracted" in found.detail
+    clean, fixed = run(k.causal_shift, x, shift=3, kernel=k.causal_shift_clipped_kernel)
     assert not clean.findings
     torch.testing.assert_close(fixed, y)
     torch.testing.assert_close(fixed, torch.cat([torch.zeros(3), x[:-3]]))
+
+
+@pytest.mark.parametrize("mask", ["at least, at most", "literal on the left"])
+def test_bounds_on_the_tl_arange_offset_clip_the_copy(mask):
+    """`o >= SHIFT`, `o <= n - 1` and `SHIFT <= o` (the literal folded to the right): the
+    compiler copies the box they describe, so the lanes before x and past its end are
+    never read."""
+    x = ramp(40)
+    sanitizer, y = run(k.look_back, x, 3, mask)
+    assert not sanitizer.findings
+    torch.testing.assert_close(y, torch.cat([torch.zeros(3), x[:-3]]))
+
+
+@pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
+@pytest.mark.parametrize(
+    ("mask", "why"),
+    [
+        ("greater than", "a `>` compare (the compiler parses <, <=, >= and ==)"),
+        ("bound on the left", "a compare with the tl.arange offset on the right (n > offs)"),
+        ("or", "masks combined with |"),
+        ("where", "a mask built with tl.where"),
+        ("not", "a mask negated with ~ or combined with ^"),
+    ],
+)
+def test_masks_the_compiler_does_not_parse_issue_the_whole_block(mask, why):
+    x = ramp(40)
+    sanitizer, y = run(k.look_back, x, 3, mask)
+    assert reported(sanitizer) == expected(k.look_back_kernel)
+    (found,) = sanitizer.findings.values()
+    assert (found.element_offset, found.lanes) == (-3, 3 + 5)
+    assert found.detail.endswith(CLIPS_NOT + why)
+    torch.testing.assert_close(y, torch.cat([torch.zeros(3), x[:-3]]))
+
+
+def test_a_tile_shifted_before_the_tensor_under_a_lower_bound_is_clipped():
+    """vLLM-Ascend's lightning attention reads the last rows of a block in a tile that
+    starts before K, masked by `rows >= shift`: the copy starts at row `shift`."""
+    k_rows = ramp(5 * 8).reshape(5, 8)
+    sanitizer, out = run(k.last_rows, k_rows, tile_rows=8)
+    assert not sanitizer.findings
+    torch.testing.assert_close(out, torch.cat([torch.zeros(3, 8), k_rows]))
+
+
+def test_a_bad_id_masked_by_a_scalar_flag_on_a_clipped_row_is_not_read():
+    table = ramp(10 * 8).reshape(10, 8)
+    ids = torch.tensor([3, 10 + 7, -2, 9], dtype=torch.int32)
+    sanitizer, out = run(k.embedding, table, ids)
+    assert not sanitizer.findings
+    valid = (ids >= 0) & (ids < 10)
+    want = torch.where(valid[:, None], table[ids.clamp(0, 9).long()], torch.zeros(1))
+    torch.testing.assert_close(out, want)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
+def test_a_bad_id_masked_by_a_scalar_flag_on_a_multiplied_offset_is_read():
+    """mojo_opset's NF4 embedding: the id vocab+7's row lies past the table, every lane
+    masked out by the scalar flag, but the compare of `2 * j` leaves the compiler no box:
+    the row is read."""
+    table = ramp(10 * 8).reshape(10, 8)
+    ids = torch.tensor([3, 10 + 7, -2, 9], dtype=torch.int32)
+    sanitizer, out = run(k.embedding, table, ids, kernel=k.embedding_pairs_kernel)
+    assert reported(sanitizer) == expected(k.embedding_pairs_kernel)
+    for found in sanitizer.findings.values():
+        # two bad ids, four lanes each: row 17 of a 10-row table first, then row -2
+        assert (found.storage.param, found.lanes, found.program_count) == ("table", 8, 2)
+        assert found.element_offset in (17 * 8, 17 * 8 + 1)
+        assert found.detail.endswith(CLIPS_NOT + "a compare of a multiplied tl.arange offset")
+    clean, rows = run(k.embedding, table, ids)
+    assert not clean.findings
+    torch.testing.assert_close(out, rows)
+
+
+@pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
+def test_a_masked_scalar_load_is_issued():
+    """A grid sized from the core count: 10 ids over 4 programs of 3 slots, the last two
+    slots spare.  Their id loads read past the ids."""
+    ids = torch.arange(10, dtype=torch.int32) + 1
+    sanitizer, sums = run(k.id_sums, ids, programs=4)
+    assert reported(sanitizer) == expected(k.id_sums_kernel)
+    (found,) = sanitizer.findings.values()
+    assert (found.op, found.element_offset, found.lanes, found.program) == (
+        "load",
+        10,
+        2,
+        (3, 0, 0),
+    )
+    assert "a masked scalar load is issued whatever its mask" in found.detail
+    assert sums.tolist() == [6, 15, 24, 10]
+    clean, right = run(k.id_sums, ids, programs=4, kernel=k.id_sums_clamped_kernel)
+    assert not clean.findings
+    assert right.tolist() == [6, 15, 24, 10]
+
+
+@pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
+def test_a_flattened_offset_mask_issues_the_whole_last_tile():
+    x = torch.randn(10, 4, generator=torch.Generator().manual_seed(6))
+    sanitizer, y = run(k.copy_rows, x, kernel=k.copy_rows_flat_mask_kernel, tile_rows=8)
+    assert reported(sanitizer) == expected(k.copy_rows_flat_mask_kernel)
+    found = {f.op: f for f in sanitizer.findings.values()}
+    # rows 10..15 of the second tile: read from x, read and written back in y
+    assert {op: (f.storage.param, f.element_offset, f.lanes) for op, f in found.items()} == {
+        "load": ("x", 40, 6 * 4),
+        "store": ("y", 40, 6 * 4),
+    }
+    assert found["load"].detail.endswith(CLIPS_NOT + "a compare of a multiplied tl.arange offset")
+    torch.testing.assert_close(y, x)
 
 
 @pytest.mark.ascend_sanitize_allow(kind=MASKED_OUT_OF_BOUNDS)
@@ -221,7 +333,7 @@ def test_a_loaded_mask_between_kept_slots_reaches_far_past_the_end():
     assert reported(sanitizer) == expected(k.gather_kept_rows_kernel)
     (found,) = sanitizer.findings.values()
     assert (found.element_offset, found.lanes) == (1_000_000 * 4, 4)
-    assert "between the access's active lanes" in found.detail
+    assert found.detail.endswith(CLIPS_NOT + "a compare of values loaded from memory")
     clean, fixed = run(
         k.gather_kept_rows, table, idx, keep, kernel=k.gather_kept_rows_clamped_kernel
     )
