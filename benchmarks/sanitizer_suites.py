@@ -165,6 +165,7 @@ SUITES = {
         ],
         pythonpath=["."],
         extra_args=["-k", "not shape4"],
+        packages="einops",
         selection="the activation and normalization operator accuracy tests less the 6 "
         "normalization tests of shape (7762, 18778) (`-k 'not shape4'`: 146 M elements, "
         "0.6 GB a float32 tensor; the run that included them was ended by the system's "
