@@ -165,6 +165,7 @@ SUITES = {
         ],
         pythonpath=["."],
         extra_args=["-k", "not shape4"],
+        packages="einops",
         selection="the activation and normalization operator accuracy tests less the 6 "
         "normalization tests of shape (7762, 18778) (`-k 'not shape4'`: 146 M elements, "
         "0.6 GB a float32 tensor; the run that included them was ended by the system's "
@@ -609,6 +610,27 @@ _TUNER_DROPS = (
     "tuning trial; no test fails for it"
 )
 GATE_VERDICTS: dict[tuple[str, str, str], tuple[str, str]] = {
+    ("mojo_opset", "_silu_fwd_kernel", "ub-overflows"): (
+        "true",
+        _TUNER_DROPS.format(
+            tiles="BLOCK_SIZE_M rows (configs up to 32) of BLOCK_SIZE_N columns (up to 2,048) "
+            "for x and y"
+        ),
+    ),
+    ("mojo_opset", "_silu_fwd_nomask_kernel", "ub-overflows"): (
+        "true",
+        _TUNER_DROPS.format(
+            tiles="BLOCK_SIZE_M rows (configs up to 16) of BLOCK_SIZE_N columns (up to 2,048) "
+            "for x and y"
+        ),
+    ),
+    ("mojo_opset", "_swiglu_fwd_kernel", "ub-overflows"): (
+        "true",
+        _TUNER_DROPS.format(
+            tiles="BLOCK_SIZE_M rows (configs up to 32) of BLOCK_SIZE_N columns for a, b and "
+            "the product"
+        ),
+    ),
     ("sgl-kernel-npu", "fused_rmsnorm_without_weight_kernel", "ub-overflows"): (
         "true",
         _TUNER_DROPS.format(tiles="block_l rows of 2,048 fp32 (8 KB a row) for x, x*x and y"),
