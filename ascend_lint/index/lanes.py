@@ -47,7 +47,15 @@ from ascend_lint.index.constexpr import Definition
 from ascend_lint.index.core import CoreFacts
 from ascend_lint.index.host import HostFacts
 from ascend_lint.index.kernels import JitFunction
-from ascend_lint.index.syntax import call_name, children, expr_key, int_literal, own_nodes, walk
+from ascend_lint.index.syntax import (
+    call_name,
+    children,
+    expr_key,
+    int_literal,
+    own_nodes,
+    statement_roots,
+    walk,
+)
 from ascend_lint.index.tiles import TileFacts
 from ascend_lint.index.values import kernel_values
 
@@ -590,7 +598,7 @@ class KernelLanes:
                     parents[id(child)] = node
                 if type(node) is ast.Name and type(node.ctx) is ast.Load:
                     readers.setdefault(node.id, []).append((node, order))
-            for root in _statement_roots(stmt):
+            for root in statement_roots(stmt):
                 parents[id(root)] = stmt
             if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
                 readers.setdefault(stmt.target.id, []).append((stmt.target, order))
@@ -829,18 +837,6 @@ def _argument(call: ast.Call, name: str, position: int) -> ast.AST | None:
         if kw.arg == name:
             return kw.value
     return call.args[position] if len(call.args) > position else None
-
-
-def _statement_roots(stmt: ast.stmt) -> list[ast.AST]:
-    """The expressions a statement holds directly (value, test, targets, iter...)."""
-    roots: list[ast.AST] = []
-    for name in ("value", "test", "iter", "target", "targets", "msg", "exc"):
-        value = getattr(stmt, name, None)
-        if isinstance(value, list):
-            roots.extend(v for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST):
-            roots.append(value)
-    return roots
 
 
 class LaneFacts:

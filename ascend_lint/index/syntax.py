@@ -238,8 +238,10 @@ def own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
 _EXPRESSION_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
-    roots: list[ast.AST] = []  # the statement's expressions (value, test, targets...)
+def statement_roots(stmt: ast.stmt) -> list[ast.AST]:
+    """The expressions a statement holds directly (value, test, targets, iter...), not
+    its nested blocks: the roots of `own_nodes`."""
+    roots: list[ast.AST] = []
     fields = _EXPRESSION_FIELDS.get(type(stmt))
     if fields is None:
         fields = _EXPRESSION_FIELDS[type(stmt)] = tuple(
@@ -251,6 +253,11 @@ def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
             roots.extend(v for v in value if isinstance(v, ast.AST))
         elif isinstance(value, ast.AST):
             roots.append(value)
+    return roots
+
+
+def _own_nodes(stmt: ast.stmt) -> tuple[ast.AST, ...]:
+    roots = statement_roots(stmt)
     found: list[ast.AST] = []  # a list, not a generator: every statement is gathered
     # Depth first from the last root, as one stack over all of them would pop them.
     # The names each root mentions are remembered on it on the way (what `frozen_names`
