@@ -36,10 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from fix_hygiene import (  # noqa: E402
-    _constants,
-    _is_config,
-    _literal_options,
-    _Substitute,
+    Substitute,
+    bound_once,
+    is_config,
+    literal_options,
     materialize,
     sh,
 )
@@ -78,7 +78,7 @@ def _without_knobs(config: ast.Call) -> str:
 def _passes(test: ast.expr, values: dict[str, object]) -> bool | None:
     """A comprehension filter's value for these loop values; None when it reads
     anything else."""
-    tree = ast.Expression(_Substitute(values).visit(ast.parse(ast.unparse(test), mode="eval")).body)
+    tree = ast.Expression(Substitute(values).visit(ast.parse(ast.unparse(test), mode="eval")).body)
     if not all(isinstance(node, _FILTER_NODES) for node in ast.walk(tree)):
         return None
     try:
@@ -107,10 +107,10 @@ def expand(node: ast.AST, constants) -> list[list[ast.Call]] | None:
     """The configs a list yields, one list per choice of the module constants it reads
     (both branches of `X = a if c else b`), or None when it cannot be expanded."""
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [[e for e in node.elts if _is_config(e)]]
+        return [[e for e in node.elts if is_config(e)]]
     targets, option_lists = [], []
     for clause in node.generators:
-        options = _literal_options(clause.iter, constants)
+        options = literal_options(clause.iter, constants)
         if options is None or not _plain_target(clause.target):
             return None
         targets.append(clause.target)
@@ -127,7 +127,7 @@ def expand(node: ast.AST, constants) -> list[list[ast.Call]] | None:
             if None in verdicts:
                 return None
             if all(verdicts):
-                elt = _Substitute(bound).visit(ast.parse(ast.unparse(node.elt), mode="eval")).body
+                elt = Substitute(bound).visit(ast.parse(ast.unparse(node.elt), mode="eval")).body
                 configs.append(elt)
         out.append(configs)
     return out
@@ -139,11 +139,11 @@ def config_lists(path: Path) -> list[tuple[int, list[list[ast.Call]] | None]]:
         tree = ast.parse(path.read_bytes())
     except (SyntaxError, ValueError):
         return []
-    constants = _constants(tree)
+    constants = bound_once(tree)
     found = []
     for node in ast.walk(tree):
-        if (isinstance(node, (ast.List, ast.Tuple)) and any(_is_config(e) for e in node.elts)) or (
-            isinstance(node, ast.ListComp) and _is_config(node.elt)
+        if (isinstance(node, (ast.List, ast.Tuple)) and any(is_config(e) for e in node.elts)) or (
+            isinstance(node, ast.ListComp) and is_config(node.elt)
         ):
             found.append((node.lineno, expand(node, constants)))
     return sorted(found, key=lambda item: item[0])

@@ -234,14 +234,14 @@ def convergence(
 # -- repeated configs, counted without the linter ------------------------------------
 
 
-def _is_config(node: ast.AST) -> bool:
+def is_config(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and (
         (isinstance(node.func, ast.Attribute) and node.func.attr == "Config")
         or (isinstance(node.func, ast.Name) and node.func.id == "Config")
     )
 
 
-class _Substitute(ast.NodeTransformer):
+class Substitute(ast.NodeTransformer):
     def __init__(self, values: dict[str, object]):
         self.values = values
 
@@ -251,7 +251,7 @@ class _Substitute(ast.NodeTransformer):
         return node
 
 
-def _constants(tree: ast.Module) -> dict[str, list[ast.AST]]:
+def bound_once(tree: ast.Module) -> dict[str, list[ast.AST]]:
     """Module names bound once, with the expressions they may hold (both branches of a
     conditional)."""
     bound: dict[str, list[ast.AST]] = collections.defaultdict(list)
@@ -268,7 +268,7 @@ def _constants(tree: ast.Module) -> dict[str, list[ast.AST]]:
     return out
 
 
-def _literal_options(expr: ast.AST, constants) -> list[list] | None:
+def literal_options(expr: ast.AST, constants) -> list[list] | None:
     """The value lists an iterable may be, or None when it is not literal."""
     candidates = [expr]
     if isinstance(expr, ast.Name) and expr.id in constants:
@@ -297,16 +297,16 @@ def repeated_configs(path: Path) -> tuple[int, int]:
         tree = ast.parse(path.read_bytes())
     except (SyntaxError, ValueError):
         return 0, 0
-    constants = _constants(tree)
+    constants = bound_once(tree)
     repeats = unexpanded = 0
     for node in ast.walk(tree):
         if isinstance(node, (ast.List, ast.Tuple)):
-            shapes = [ast.dump(e) for e in node.elts if _is_config(e)]
+            shapes = [ast.dump(e) for e in node.elts if is_config(e)]
             repeats += len(shapes) - len(set(shapes))
-        elif isinstance(node, ast.ListComp) and any(_is_config(n) for n in ast.walk(node.elt)):
+        elif isinstance(node, ast.ListComp) and any(is_config(n) for n in ast.walk(node.elt)):
             targets, option_lists = [], []
             for clause in node.generators:
-                options = _literal_options(clause.iter, constants)
+                options = literal_options(clause.iter, constants)
                 names = [n.id for n in ast.walk(clause.target) if isinstance(n, ast.Name)]
                 if clause.ifs or options is None or not isinstance(clause.target, ast.Name):
                     unexpanded += 1
@@ -318,7 +318,7 @@ def repeated_configs(path: Path) -> tuple[int, int]:
                 for choice in itertools.product(*option_lists):
                     shapes = []
                     for values in itertools.product(*choice):
-                        elt = _Substitute(dict(zip(targets, values))).visit(
+                        elt = Substitute(dict(zip(targets, values))).visit(
                             ast.parse(ast.unparse(node.elt), mode="eval")
                         )
                         shapes.append(ast.dump(elt))
