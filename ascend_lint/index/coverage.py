@@ -62,6 +62,7 @@ from ascend_lint.index.syntax import (
     int_literal,
     names_in,
     show,
+    walk,
 )
 from ascend_lint.index.values import (
     is_program_count_call,
@@ -451,9 +452,7 @@ class CoverageFacts:
         for target in targets:
             if isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple):
                 for t, v in zip(target.elts, stmt.value.elts):
-                    if isinstance(t, ast.Name) and (
-                        v is call or any(n is call for n in ast.walk(v))
-                    ):
+                    if isinstance(t, ast.Name) and (v is call or any(n is call for n in walk(v))):
                         out.add(t.id)
             elif isinstance(target, ast.Name):
                 out.add(target.id)
@@ -465,7 +464,7 @@ class CoverageFacts:
         for division, _stmt in fn.divisions:
             if names_in(division.left) & pid_names or any(
                 is_program_id_call(node, aliases) and _axis_of(node) == axis
-                for node in ast.walk(division.left)
+                for node in walk(division.left)
             ):
                 # `pid // NUM_C * BLOCK + pid % NUM_C * CBLOCK`: the id is split into a
                 # block and a sub-block (or heads and rows) before it is scaled, so no
@@ -586,7 +585,7 @@ class CoverageFacts:
             if header is None:
                 continue
             if names_in(header) & derived or any(
-                is_program_id_call(node, aliases) for node in ast.walk(header)
+                is_program_id_call(node, aliases) for node in walk(header)
             ):
                 return True
         return False
@@ -651,7 +650,7 @@ class CoverageFacts:
                         break
                     total, step = args[0], beside[0]
                 steps = names_in(step)
-                reads_count = any(is_program_count_call(n, aliases) for n in ast.walk(step))
+                reads_count = any(is_program_count_call(n, aliases) for n in walk(step))
                 if counts is None and not reads_count:
                     counts = _closure(self._program_counts(fn), dependencies)
                 # the program count, or a grid size the launcher passes (runtime or constexpr)
@@ -681,7 +680,7 @@ class CoverageFacts:
         return {
             name
             for name, values in fn.assignments.items()
-            if any(is_program_count_call(node, aliases) for v in values for node in ast.walk(v))
+            if any(is_program_count_call(node, aliases) for v in values for node in walk(v))
         }
 
     @staticmethod
@@ -719,7 +718,7 @@ class CoverageFacts:
 
         def reads_id(term: ast.AST) -> bool:
             return bool(names_in(term) & pid_names) or any(
-                is_program_id_call(n, aliases) for n in ast.walk(term)
+                is_program_id_call(n, aliases) for n in walk(term)
             )
 
         ids_read = [reads_id(t) for t in terms]
@@ -966,7 +965,7 @@ class CoverageFacts:
         if found is None:
             found = self._remainders_cache[id(host)] = [
                 node
-                for node in ast.walk(host.node)
+                for node in walk(host.node)
                 if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
             ]
         return found

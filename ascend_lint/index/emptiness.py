@@ -44,6 +44,7 @@ from ascend_lint.index.syntax import (
     expr_key,
     int_literal,
     show,
+    walk,
 )
 
 _CEIL_DIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up"})
@@ -569,7 +570,7 @@ def _sized_tensor(node: ast.AST) -> ast.AST | None:
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _substitute(node: ast.AST, name: str, value: ast.AST) -> ast.AST:

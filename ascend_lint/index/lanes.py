@@ -594,10 +594,13 @@ class KernelLanes:
         for order, stmt in enumerate(self.fn.statements):
             for node in own_nodes(stmt):
                 statement_of[id(node)] = stmt
-                for child in children(node):
-                    parents[id(child)] = node
-                if type(node) is ast.Name and type(node.ctx) is ast.Load:
-                    readers.setdefault(node.id, []).append((node, order))
+                kind = type(node)
+                if kind is ast.Name:  # a leaf, like a constant: no children to index
+                    if type(node.ctx) is ast.Load:
+                        readers.setdefault(node.id, []).append((node, order))
+                elif kind is not ast.Constant:
+                    for child in children(node):
+                        parents[id(child)] = node
             for root in statement_roots(stmt):
                 parents[id(root)] = stmt
             if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
@@ -823,7 +826,7 @@ def _key(expr: ast.AST) -> int | str:
 
 
 def _target_names(loop: ast.For) -> list[str]:
-    return [n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk(loop.target) if isinstance(n, ast.Name)]
 
 
 def _adds_axis(index: ast.AST) -> bool:

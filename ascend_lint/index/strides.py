@@ -217,7 +217,7 @@ class StrideFacts:
             for stmt in body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     continue  # their own hosts
-                for node in ast.walk(stmt):
+                for node in walk(stmt):
                     if (
                         isinstance(node, ast.Subscript)
                         and isinstance(node.value, ast.Attribute)

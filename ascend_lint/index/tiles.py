@@ -63,7 +63,15 @@ from ascend_lint.index.kernels import DTYPE_NAMES, JitFunction
 from ascend_lint.index.launches import CallBinding, HostFunction, argument_for
 from ascend_lint.index.naming import is_batch_name
 from ascend_lint.index.quantities import QuantityFacts, Role
-from ascend_lint.index.syntax import call_name, expr_key, frozen_names, int_literal, names_in, show
+from ascend_lint.index.syntax import (
+    call_name,
+    expr_key,
+    frozen_names,
+    int_literal,
+    names_in,
+    show,
+    walk,
+)
 from ascend_lint.index.values import kernel_values, pointer_root
 from ascend_lint.ub_model import BITS_PER_BYTE, UbTarget, aligned_bytes
 
@@ -842,7 +850,7 @@ class TileFacts:
         """Whether a `min(...)` bounds some value `expr` is computed from (`n = min(a,
         b)`, `cdiv(min(n, cap), k)`): then the count is not unbounded on every path."""
         for value, _ in self._host.host_values(expr, host):
-            for node in ast.walk(value):
+            for node in walk(value):
                 if isinstance(node, ast.Call) and call_name(node.func) == "min":
                     return True
                 if (
@@ -939,7 +947,7 @@ def _fed_by_dot(
     candidates: dict[str, tuple[bool, frozenset[str]]] = {}
     for name, values in definitions.items():
         if name not in results:
-            calls_dot = any(_is_dot(shapes, n) for v in values for n in ast.walk(v))
+            calls_dot = any(_is_dot(shapes, n) for v in values for n in walk(v))
             reads = frozenset().union(*(frozen_names(v) for v in values))
             candidates[name] = (calls_dot, reads)
     fed: set[str] = set()

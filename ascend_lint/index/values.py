@@ -54,6 +54,7 @@ from ascend_lint.index.syntax import (
     call_name,
     dotted,
     frozen_names,
+    walk,
 )
 
 _INT64 = f"{LANGUAGE}.int64"
@@ -288,7 +289,7 @@ class KernelValues:
         definitions that reach a name it reads int64 (or built from one that is)?"""
         if self.width(expr, order) is True:
             return True
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, ast.Name):
                 if any(self._binding_may_be_int64(b) for b in self.reaching(node.id, order)):
                     return True
@@ -435,7 +436,7 @@ class KernelValues:
         naming at least one of the former: Triton evaluates it as a Python int. (A local
         assigned from such a value is a tensor: assignments convert.)"""
         seen_name = False
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, ast.Name):
                 reach = self.reaching(node.id, order)
                 if not reach:

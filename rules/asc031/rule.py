@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ascend_lint.index import LANGUAGE, TRITON
-from ascend_lint.index.syntax import call_name
+from ascend_lint.index.syntax import call_name, walk
 from ascend_lint.index.values import pointer_root
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
@@ -255,7 +255,7 @@ def _moved(operand: ast.AST, fn) -> bool:
 def _is_vector(operand: ast.AST, vectors: set[str], aliases) -> bool:
     """An expression holding a vector: it reads a local computed from `tl.arange` (or is
     one), or calls `tl.arange` itself."""
-    for node in ast.walk(operand):
+    for node in walk(operand):
         if isinstance(node, ast.Name) and node.id in vectors:
             return True
         if isinstance(node, ast.Call) and aliases.resolve(node.func) == f"{LANGUAGE}.arange":

@@ -17,7 +17,7 @@ from dataclasses import replace
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Applicability, Edit, Fix
 from ascend_lint.index import LANGUAGE
-from ascend_lint.index.syntax import own_nodes, show
+from ascend_lint.index.syntax import own_nodes, show, walk
 from ascend_lint.rules._base import Finding, Invalid, Rule, RuleContext
 
 _BIT_OPS = (ast.RShift, ast.LShift, ast.BitAnd, ast.BitOr, ast.BitXor)
@@ -45,7 +45,7 @@ def _spelled(bit_ops: list[ast.BinOp]) -> str:
         {
             _OP_TEXT[type(n.op)]
             for op in bit_ops
-            for n in ast.walk(op)
+            for n in walk(op)
             if isinstance(n, ast.BinOp) and type(n.op) in _OP_TEXT
         }
     )
@@ -93,7 +93,7 @@ class IntVectorCompare(Rule):
         found: list[Finding] = []
         in_compares: set[int] = set()
         for node in compares:
-            inside = {id(n) for n in ast.walk(node)}
+            inside = {id(n) for n in walk(node)}
             bits = [b for b in bit_ops if id(b) in bit_findings and id(b) in inside]
             finding = self._compare(ctx, node, order, lanes, values, positions, tl_name, bits)
             if finding is not None and lanes.varies_in_loop(node, stmt):
@@ -116,7 +116,7 @@ class IntVectorCompare(Rule):
         if any(values.may_be_int64(o, order) for o in operands):
             return None  # an int64 index (ASC009's): fp32 cannot hold it exactly
         absolute, time_vectors, lengths = positions
-        mentioned = [{n.id for n in ast.walk(o) if isinstance(n, ast.Name)} for o in operands]
+        mentioned = [{n.id for n in walk(o) if isinstance(n, ast.Name)} for o in operands]
         if any(names & absolute for names in mentioned):
             return None  # an absolute token position (an offsets table's): may pass 2**24
         if any(names & time_vectors for names in mentioned) and any(
@@ -130,13 +130,15 @@ class IntVectorCompare(Rule):
 
     def _compare(self, ctx, node, order, lanes, values, positions, tl_name, bits) -> Finding | None:
         """`bits`: the shifts and masks inside the compare that are findings themselves."""
+        # where the result goes first: most compares are load/store masks, and that
+        # answer is cheaper than the operands' kinds
+        roles = lanes.consumers(node)
+        if "select" not in roles:
+            return None  # a load/store mask: the compiler turns it into the copy's bounds
         operands = [node.left, *node.comparators]
         block = self._int_block(operands, order, lanes, values, positions)
         if block is None:
             return None
-        roles = lanes.consumers(node)
-        if "select" not in roles:
-            return None  # a load/store mask: the compiler turns it into the copy's bounds
         if all(lanes.consumers(select) <= {"address", "mask"} for select in lanes.selects(node)):
             return None  # `tl.where(o < n, o, 0)` clamps an index: address arithmetic
         also = (
