@@ -30,10 +30,11 @@ from ascend_lint.rules import (
     Rule,
     RuleContext,
 )
-from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
+from ascend_lint.source import SourceDecodeError, SourceFile, parse_python, top_level_pieces
 from ascend_lint.suppression import apply_noqa, file_exemption, silences, unused_noqa
 from ascend_lint.toolchain import split_lint_target
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
+from ascend_lint.units import Unit, by_unit, components, unit_of
 
 # Every code a rule has, enabled or not (ASC000 included): a noqa code outside it is unknown.
 KNOWN_CODES = frozenset(RULES_BY_CODE) | {SYNTAX_ERROR_CODE}
@@ -141,28 +142,121 @@ def _lint_source(
         source = SourceFile.from_bytes(path, raw)
     except SourceDecodeError as exc:
         return unparsable(result, codes, f"file is not valid source text: {exc}")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to report
-            tree = parse_python(source.text, filename=path)
-    except SyntaxError as exc:
-        row = exc.lineno or 1
-        col = _syntax_error_column(source, row, exc.offset)
-        return unparsable(result, codes, f"SyntaxError: {exc.msg}", row, col)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
-    found = index = None
-    if kernel_candidate and any(token in raw for token in RULE_TOKENS):
-        index = build_index(result, tree)
-        if index is not None:
-            found = run_rules(result, source, index, codes, target, ignore_noqa)
+    relevant = kernel_candidate and any(token in raw for token in RULE_TOKENS)
+    found = index = tree = None
+    if relevant and observe is None and len(source.text) >= PARTS_ABOVE_CHARS:
+        found = findings_in_parts(result, source, codes, target, ignore_noqa)
+    if found is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours
+                tree = parse_python(source.text, filename=path)
+        except SyntaxError as exc:
+            row = exc.lineno or 1
+            col = _syntax_error_column(source, row, exc.offset)
+            return unparsable(result, codes, f"SyntaxError: {exc.msg}", row, col)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
+        if relevant:
+            index = build_index(result, tree)
+            if index is not None:
+                found = run_rules(result, source, index, codes, target, ignore_noqa)
     if found is None and result.error is None and may_name_own_codes(raw, codes):
         found = []  # no rule looks at this file; its noqa comments are still read
     if found is not None:
-        if observe is not None:
+        if observe is not None and tree is not None:
             observe(Linted(source, tree, index, found))
         result.diagnostics = finish_findings(source, found, codes, ignore_noqa)
     return result
+
+
+# A module this big is linted one group of its components at a time (`units`): its
+# syntax tree takes about 100 bytes per byte of source and the index as much again, so
+# a 5 MB module linted whole peaks above 600 MB, and the rules' walks of one big index
+# cost more per kernel than of several small ones.
+PARTS_ABOVE_CHARS = 1024 * 1024
+PART_CHARS = 256 * 1024  # of definitions per group (the module-level code comes on top)
+
+
+def findings_in_parts(
+    result: FileResult,
+    source: SourceFile,
+    codes: frozenset[str],
+    target: str = DEFAULT_TARGET,
+    ignore_noqa: bool = False,
+) -> list[Diagnostic] | None:
+    """The rules' findings on `source`, linted one group of components at a time: each
+    group on a copy of the module with every other definition's lines left blank (rows
+    and columns unchanged), with all module-level code. None where the result cannot be
+    shown equal to a lint of the whole text, which the caller then does: a piece that
+    does not parse alone, a finding or a fix outside its component's definitions, a
+    part with nothing for a rule, a rule's internal error, a file-level noqa comment
+    inside a definition, a text that is not plain UTF-8 with LF line breaks."""
+    if source.encoding != "utf-8" or source.has_bom or "\r" in source.text:
+        return None
+    lines = source.lines
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            units = [
+                unit_of(stmt, lines)
+                for piece in top_level_pieces(source.text, source.path)
+                for stmt in piece
+            ]  # each piece's tree is dropped once its units are read
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    component = components(units)
+    exemption = file_exemption(source)
+    found: list[Diagnostic] = []
+    context_only = list(lines)  # the module-level code, every definition left blank
+    for u in units:
+        if u.definition:
+            context_only[u.first - 1 : u.last] = [""] * (u.last - u.first + 1)
+    for group in _component_groups(units, component, lines):
+        part_lines = list(context_only)
+        for j in group:
+            u = units[j]
+            part_lines[u.first - 1 : u.last] = lines[u.first - 1 : u.last]
+        text = "\n".join(part_lines)
+        part = SourceFile(source.path, text.encode("utf-8"), text, "utf-8", False)
+        if file_exemption(part) != exemption:
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = parse_python(text, filename=source.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        part_found = rule_findings(result, part, tree, codes, target, ignore_noqa)
+        del tree  # never two parts' trees at once
+        if result.error is not None or part_found is None:
+            result.error = None  # the whole lint says it again, if it is there
+            return None
+        if by_unit(units, component, part_found) is None:
+            return None
+        found += part_found
+    return found
+
+
+def _component_groups(units: list[Unit], component: list[int], lines: list[str]) -> list[set[int]]:
+    """The definitions' units in groups of whole components, about `PART_CHARS` of
+    source each (one bigger component alone), in source order."""
+    members: dict[int, list[int]] = {}
+    for i, u in enumerate(units):
+        if u.definition:
+            members.setdefault(component[i], []).append(i)
+    groups: list[set[int]] = []
+    group: set[int] = set()
+    size = 0
+    for js in members.values():
+        group.update(js)
+        size += sum(len(line) + 1 for j in js for line in lines[units[j].first - 1 : units[j].last])
+        if size >= PART_CHARS:
+            groups.append(group)
+            group, size = set(), 0
+    if group:
+        groups.append(group)
+    return groups
 
 
 @dataclass

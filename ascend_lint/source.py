@@ -8,7 +8,7 @@ import gc
 import io
 import re
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -34,6 +34,7 @@ class SourceFile:
     encoding: str
     has_bom: bool
     _lines: list[str] | None = field(default=None, repr=False)
+    _newline: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_bytes(cls, path: str, raw: bytes) -> SourceFile:
@@ -47,6 +48,13 @@ class SourceFile:
         except (UnicodeDecodeError, LookupError) as exc:
             raise SourceDecodeError(f"cannot decode as {encoding}: {exc}") from None
         return cls(path, raw, text, "utf-8" if has_bom else encoding, has_bom)
+
+    @property
+    def newline(self) -> str:
+        """The file's line ending, for the lines a fix adds."""
+        if self._newline is None:
+            self._newline = "\r\n" if "\r\n" in self.text else "\n"
+        return self._newline
 
     @property
     def lines(self) -> list[str]:
@@ -128,18 +136,31 @@ def _parse_python(text: str, filename: str) -> ast.Module:
     text = as_python_reads_it(text)
     if len(text) <= PIECE_CHARS:
         return ast.parse(text, filename=filename)
+    body: list[ast.stmt] = []
+    try:
+        for piece in _pieces(text, filename):
+            body += piece
+    except SyntaxError:
+        return ast.parse(text, filename=filename)  # the error as the whole file has it
+    return ast.Module(body=body, type_ignores=[])
+
+
+def top_level_pieces(text: str, filename: str = "<unknown>") -> Iterator[list[ast.stmt]]:
+    """The module's top-level statements, a piece of about `PIECE_CHARS` at a time, each
+    at its row in the whole text: a caller that keeps only what it reads of each piece
+    never holds the whole tree. Raises what `ast.parse` raises for a piece (a cut can
+    fall inside a string: the caller then parses the whole text)."""
+    return _pieces(as_python_reads_it(text), filename)
+
+
+def _pieces(text: str, filename: str) -> Iterator[list[ast.stmt]]:
     cuts = [0]
     for m in _TOP_LEVEL_START.finditer(text):
         if m.end() - cuts[-1] >= PIECE_CHARS:
             cuts.append(m.end())
     cuts.append(len(text))
-    body: list[ast.stmt] = []
     row = 0  # newlines before the piece: its rows are then the file's rows
-    try:
-        for start, end in zip(cuts, cuts[1:]):
-            piece = text[start:end]
-            body += ast.parse("\n" * row + piece, filename=filename).body
-            row += piece.count("\n")
-    except SyntaxError:
-        return ast.parse(text, filename=filename)  # the error as the whole file has it
-    return ast.Module(body=body, type_ignores=[])
+    for start, end in zip(cuts, cuts[1:]):
+        piece = text[start:end]
+        yield ast.parse("\n" * row + piece, filename=filename).body
+        row += piece.count("\n")

@@ -25,7 +25,6 @@ launch helper's own call, a helper shared with another tensor, a length it canno
 from __future__ import annotations
 
 import ast
-import functools
 from dataclasses import dataclass
 
 from ascend_lint.codemods import (
@@ -117,10 +116,10 @@ class _GateRewrite:
         # more than 3 dimensions, so the host swaps the last two, not dimensions 1 and 2.
         self.leading_axis = False
 
-    @functools.cached_property
+    @property
     def newline(self) -> str:
-        """The file's line ending, for the lines the fix adds (found only when writing)."""
-        return "\r\n" if "\r\n" in self.text else "\n"
+        """The file's line ending, for the lines the fix adds."""
+        return self.source.newline
 
     # -- which functions ----------------------------------------------------------------
     def fix(self, fn: JitFunction, param: str) -> Fix:
