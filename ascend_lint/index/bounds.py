@@ -733,6 +733,16 @@ class BoundFacts:
             if path and (share := self._reads_kept_out(fn, offset, bound, stmt, path))
         ]
 
+    def may_read_kept_out(self, fn: JitFunction, offset: Form, bound: MaskBound) -> bool:
+        """Whether `reads_kept_out` can find anything for this offset and bound, before
+        asking whether the bounded quantity can be negative at all (dearer, and true of
+        most bounds: `o < T` keeps out the lanes past `T`): the offset reads the
+        quantity (`share`), or a local of it set in both sides of an `if` may bring it."""
+        if self.share(fn, offset, bound.form) is not None:
+            return True
+        made_of = {a for a in self.varying_atoms(fn, bound.form) if a.kind != "merge"}
+        return self._may_read(fn, offset, bound.form, made_of)
+
     def _may_read(self, fn: JitFunction, offset: Form, by: Form, made_of: set[Atom]) -> bool:
         """Whether a path could make `offset` read `by`: a local of `offset` set in
         both sides of an `if` brings one of the atoms `by` is made of with the sign it

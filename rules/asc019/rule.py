@@ -65,12 +65,14 @@ class MaskedNegativeOffset(Rule):
         offset = None
         found = []
         for bound in bounds.mask_bounds(fn, mask, at):
-            if not bounds.varies(fn, bound.form) or not bounds.can_be_negative(
-                fn, bound.form, stmt
-            ):
-                continue  # no lane to keep out (any path brings a value it bounds)
+            if not bounds.varies(fn, bound.form):
+                continue  # no lane to keep out
             if offset is None:
                 offset = bounds.offset(fn, bounds.linear_form(fn, address, at))
+            if not bounds.may_read_kept_out(fn, offset, bound):
+                continue  # the address goes up where the quantity goes below 0
+            if not bounds.can_be_negative(fn, bound.form, stmt):
+                continue  # no lane to keep out (any path brings a value it bounds)
             shares = bounds.reads_kept_out(fn, offset, bound, stmt)
             if not shares:
                 continue
