@@ -1,5 +1,13 @@
 """Content-hash cache: a file whose bytes, tool version and enabled codes are unchanged
-is not parsed again. mtimes are not trusted (checkouts and formatters touch them)."""
+is not parsed again.
+
+A file is identified by a hash of its bytes; its stat (size, mtime, ctime, inode) is
+kept beside it as a shortcut that spares reading the file at all on the next run when
+none of them changed (ctime cannot be set back by a tool that restores mtimes). A
+stat is kept only for a file last changed more than `_SETTLED_NS` before it was read,
+so a write in the same clock tick as the read is never mistaken for no change; a file
+whose stat changed (a checkout, a formatter that rewrote the same bytes) is read and
+hashed again, and answers from the cache when its bytes did not change."""
 
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from ascend_lint import __version__
@@ -27,34 +36,84 @@ def _tool_fingerprint() -> str:
     from ascend_lint import rules  # the registry alone: no rule is imported
 
     parts = [__version__]
-    seen: set[Path] = set()
-    for folder in [Path(__file__).resolve().parent, *(Path(p).resolve() for p in rules.__path__)]:
-        for module in sorted(folder.rglob("*.py")):
+    seen: set[str] = set()
+    folders = [os.path.dirname(os.path.realpath(__file__))]
+    folders += [os.path.realpath(p) for p in rules.__path__]
+    for folder in folders:
+        for module in sorted(_modules_under(folder)):
             if module in seen:
                 continue
             seen.add(module)
-            st = module.stat()
+            st = os.stat(module)
             parts.append(f"{module}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _modules_under(folder: str) -> list[str]:
+    """Every `.py` file below `folder` (os.scandir: this runs on every start, and
+    pathlib's rglob costs several times more for the package's two hundred files)."""
+    found: list[str] = []
+    stack = [folder]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        stack.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    found.append(entry.path)
+    return found
 
 
 _FINGERPRINT: str | None = None
 
 
-def content_key(raw: bytes, options: LintOptions) -> str:
-    """The cache key of linting `raw` with `options` (the findings depend on the bytes,
-    the codes, which of them offer fixes, and the target)."""
+_OPTIONS_PARTS: dict[LintOptions, bytes] = {}  # a run has one or a few options
+
+
+def _options_part(options: LintOptions) -> bytes:
+    """What besides the bytes the findings depend on: the rule code, the codes, which of
+    them offer fixes, and the target."""
     global _FINGERPRINT
-    if _FINGERPRINT is None:
-        _FINGERPRINT = _tool_fingerprint()
+    found = _OPTIONS_PARTS.get(options)
+    if found is None:
+        if _FINGERPRINT is None:
+            _FINGERPRINT = _tool_fingerprint()
+        parts = (
+            _FINGERPRINT,
+            ",".join(sorted(options.codes)),
+            ",".join(sorted(options.fixable)),
+            options.target,
+        )
+        found = _OPTIONS_PARTS[options] = ("\0" + "\0".join(parts)).encode()
+    return found
+
+
+def content_key(raw: bytes, options: LintOptions) -> str:
+    """The cache key of linting `raw` with `options`."""
     digest = hashlib.blake2b(raw, digest_size=16)
-    parts = (
-        _FINGERPRINT,
-        ",".join(sorted(options.codes)),
-        ",".join(sorted(options.fixable)),
-        options.target,
+    digest.update(_options_part(options))
+    return digest.hexdigest()
+
+
+# A file changed less than this long before it was read may change again within the
+# same timestamp tick unseen by its stat: its stat is not kept (it is hashed next time).
+_SETTLED_NS = 2_000_000_000
+
+
+def stat_key(path: str, options: LintOptions) -> str | None:
+    """The shortcut key of `path` as it is on disk now, linted with `options`, or None
+    (it cannot be stat-ed, or it changed too recently to be told apart by its stat)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED_NS:
+        return None
+    digest = hashlib.blake2b(
+        f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode(), digest_size=16
     )
-    digest.update(("\0" + "\0".join(parts)).encode())
+    digest.update(_options_part(options))
     return digest.hexdigest()
 
 
@@ -93,7 +152,7 @@ class Cache:
             with open(self.path, encoding="utf-8") as fh:
                 data = json.load(fh)
             if not isinstance(data, dict) or not all(
-                isinstance(v, list) and len(v) == 2 for v in data.values()
+                isinstance(v, list) and len(v) in (2, 3) for v in data.values()
             ):
                 raise ValueError("unexpected layout")
             self.entries = data
@@ -102,18 +161,51 @@ class Cache:
         except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
             sys.stderr.write(f"warning: ignoring unreadable cache {self.path}: {exc}\n")
 
-    def get(self, path: str, key: str) -> list[Diagnostic] | None:
+    def get(self, path: str, key: str, stat: str | None = None) -> list[Diagnostic] | None:
+        """The findings kept for `path` with content key `key`; a hit keeps `stat`
+        (`stat_key`) beside them for the next run."""
         entry = self.entries.get(os.path.abspath(path))
-        if entry is None or entry[0] != key:
+        if entry is None or entry[0] != key or entry[1] is None:
             return None
+        found = self._diagnostics(path, entry[1])
+        if found is not None and stat is not None and entry[2:] != [stat]:
+            entry[2:] = [stat]
+            self.dirty = True
+        return found
+
+    def by_stat(self, path: str, stat: str) -> list[Diagnostic] | bool | None:
+        """What is kept for `path` when its stat key is still `stat`: its findings,
+        False for a file the prefilter skipped, None when unknown or changed."""
+        entry = self.entries.get(os.path.abspath(path))
+        if entry is None or entry[2:] != [stat]:
+            return None
+        return False if entry[1] is None else self._diagnostics(path, entry[1])
+
+    @staticmethod
+    def _diagnostics(path: str, kept: list) -> list[Diagnostic] | None:
         try:
-            return [Diagnostic.from_dict(d, path) for d in entry[1]]
+            return [Diagnostic.from_dict(d, path) for d in kept]
         except (KeyError, TypeError, ValueError):
             return None
 
-    def put(self, path: str, key: str, diagnostics: list[Diagnostic]) -> None:
-        self.entries[os.path.abspath(path)] = [key, [d.to_dict() for d in diagnostics]]
+    def put(
+        self, path: str, key: str, diagnostics: list[Diagnostic], stat: str | None = None
+    ) -> None:
+        entry: list = [key, [d.to_dict() for d in diagnostics]]
+        self.entries[os.path.abspath(path)] = [*entry, stat] if stat else entry
         self.dirty = True
+
+    def put_skipped(self, path: str, stat: str | None) -> None:
+        """Remember that the prefilter skipped `path` (only by its stat: no bytes kept)."""
+        absolute = os.path.abspath(path)
+        if stat is None:
+            if absolute in self.entries:
+                del self.entries[absolute]
+                self.dirty = True
+            return
+        if self.entries.get(absolute) != ["", None, stat]:
+            self.entries[absolute] = ["", None, stat]
+            self.dirty = True
 
     def _create_folder(self) -> None:
         """Create the cache folder with its tag in place: it is filled under a temporary

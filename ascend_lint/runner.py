@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ascend_lint.cache import Cache, content_key
+from ascend_lint.cache import Cache, content_key, stat_key
 from ascend_lint.options import LintOptions
 from ascend_lint.results import FileResult, unparsable, worth_reading
 from ascend_lint.settings import Settings
@@ -67,21 +67,33 @@ def lint_files(
     results: list[FileResult] = []
     read: dict[str, bytes] = {}
     pending: list[tuple[int, str, bytes, LintOptions]] = []
+    stats: dict[str, str | None] = {}  # the stat key each file had before it was read
     for f in files:
         path = str(f)
         options = settings.options_for(
             path, fix=fix, unsafe_fixes=unsafe_fixes, ignore_noqa=ignore_noqa
         )
+        stat = stats[path] = stat_key(path, options) if cache is not None else None
+        if cache is not None and stat is not None:  # unchanged since cached: not read
+            known = cache.by_stat(path, stat)
+            if known is False:
+                results.append(FileResult(path, skipped=True))
+                continue
+            if known is not None and not (fix and options.would_fix(known)):
+                results.append(FileResult(path, known))
+                continue
         raw = read_source(path, options.codes)
         if isinstance(raw, FileResult):
             results.append(raw)
             continue
         if not worth_reading(raw, options.codes):
             results.append(FileResult(path, skipped=True))
+            if cache is not None:
+                cache.put_skipped(path, stat)
             continue
         read[path] = raw
         key = content_key(raw, options) if cache is not None else None
-        cached = cache.get(path, key) if cache is not None else None
+        cached = cache.get(path, key, stat) if cache is not None else None
         if cached is not None and not (fix and options.would_fix(cached)):
             results.append(FileResult(path, cached, content_key=key))
             continue
@@ -103,7 +115,9 @@ def lint_files(
         described = result.fixed if result.fixed is not None else raw
         result.content_key = content_key(described, options)
         if cache is not None and result.error is None and result.fix_error is None:
-            cache.put(path, result.content_key, result.diagnostics)
+            # fixed bytes are written after this: their stat is not known yet
+            stat = stats[path] if result.fixed is None else None
+            cache.put(path, result.content_key, result.diagnostics, stat)
     if cache is not None:
         cache.save()
     return results, read

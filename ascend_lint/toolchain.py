@@ -19,6 +19,7 @@ What changed, release by release (each rule that keys on the release says so in 
 
 from __future__ import annotations
 
+import functools
 import re
 
 DEFAULT_TRITON_ASCEND = "3.2.0"
@@ -28,6 +29,7 @@ _SEPARATOR = ";triton-ascend="
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([a-z]+\d*)?$")
 
 
+@functools.lru_cache(maxsize=64)  # asked for every file a run lints
 def parse_version(text: str) -> tuple[int, ...]:
     """`3.2.0` -> (3, 2, 0); `3.2.0rc4` -> (3, 2, 0) (a release candidate counts as the
     release it leads to). ValueError for anything else."""

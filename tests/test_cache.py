@@ -91,3 +91,65 @@ def test_the_cache_key_changes_when_a_rule_module_changes(tmp_path, monkeypatch)
     module.write_text("X = 22\n")
     os.utime(module, ns=(1, 1))
     assert cache._tool_fingerprint() != before
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    """Files count as settled at once (the run trusts a stat kept from any earlier run),
+    and every read of a file's bytes is recorded."""
+    import ascend_lint.cache as cache_module
+    import ascend_lint.runner as runner
+
+    monkeypatch.setattr(cache_module, "_SETTLED_NS", -(10**12))
+    reads: list[str] = []
+    real = runner.read_source
+
+    def recording(path, codes):
+        reads.append(Path(path).name)
+        return real(path, codes)
+
+    monkeypatch.setattr(runner, "read_source", recording)
+    return reads
+
+
+def test_an_unchanged_tree_is_answered_from_the_cache_without_reading_a_file(
+    corpus, tmp_path, capsys, settled
+):
+    cache = str(tmp_path / "cache")
+    (corpus / "notes.py").write_text("print('no kernel here')\n")  # skipped by the prefilter
+    first = run_json(capsys, "--cache-dir", cache, "tree")
+    assert "notes.py" in settled and "copy_0.py" in settled
+    settled.clear()
+    assert run_json(capsys, "--cache-dir", cache, "tree") == first
+    assert settled == []  # the kept stats answered for every file, skipped ones too
+
+
+def test_a_file_rewritten_with_its_old_size_and_mtime_is_read_again(
+    corpus, tmp_path, capsys, settled
+):
+    import os
+
+    cache = str(tmp_path / "cache")
+    path = corpus / "copy_0.py"
+    first = run_json(capsys, "--cache-dir", cache, "tree/copy_0.py")
+    before = path.stat()
+    text = path.read_text()
+    # the same length (a launch option blanked out), and the mtime set back as some tools do
+    launch = "        num_warps=4, num_stages=2,"
+    path.write_text(text.replace(launch, " " * len(launch), 1))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    settled.clear()
+    second = run_json(capsys, "--cache-dir", cache, "tree/copy_0.py")
+    assert settled == ["copy_0.py"]  # ctime moved: the stat no longer answers
+    assert second != first
+
+
+def test_a_file_changed_just_before_the_run_keeps_no_stat(corpus, tmp_path, capsys, monkeypatch):
+    import ascend_lint.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "_SETTLED_NS", 10**15)  # every file is "just changed"
+    cache = tmp_path / "cache"
+    run_json(capsys, "--cache-dir", str(cache), "tree/copy_0.py")
+    (entry,) = json.loads(next(cache.rglob("lint-cache.json")).read_text()).values()
+    assert len(entry) == 2  # content key and findings: the next run hashes the bytes
