@@ -1,7 +1,9 @@
 """One 5 MB kernel file, linted and fixed, against Ruff on the same file in the same run;
-and `--fix` over the whole FLA tree. Writes the `bigfile` section of RESULTS.md.
+the lint's time per MB and peak memory from 50 KB to that size; and `--fix` over the
+whole FLA tree. Writes the `bigfile` section of RESULTS.md.
 
-    python benchmarks/bench_bigfile.py [--runs 3] [--mb 5] [--fla-mirror DIR] [--out benchmarks/RESULTS.md]
+    python benchmarks/bench_bigfile.py [--runs 3] [--mb 5] [--curve 0.05,0.224,1]
+        [--fla-mirror DIR] [--out benchmarks/RESULTS.md]
 
 The file is the shipped GPU-habit examples (`examples/gpu_habits/*.py`) concatenated
 again and again with every top-level name suffixed per copy (`benchmarks/bigfile.py`),
@@ -57,6 +59,62 @@ def peak_mib(cmd: list[str], cwd: Path) -> float:
     return int(out.stdout.strip()) / 1024  # KiB -> MiB
 
 
+def size_curve(
+    work: Path, sizes_mb: list[float], runs: int, ruff: str | None
+) -> list[tuple[float, float, float, float | None]]:
+    """(MB, lint s, peak MiB, ruff s) for a module of each size built like the big one."""
+    rows = []
+    for mb in sizes_mb:
+        module = work / f"curve_{mb:g}.py"
+        module.write_text(build_big_source(int(mb * 1_000_000)), encoding="utf-8")
+        lint = [*LINT, module.name]
+        peer = [ruff, "check", "--isolated", "--no-cache", "--select", "ALL", "-q", module.name]
+        lint_s, ruff_s = [], []
+        for _ in range(runs):
+            lint_s.append(run_timed(lint, work)[0])
+            if ruff:
+                ruff_s.append(run_timed(peer, work)[0])
+        rows.append(
+            (
+                module.stat().st_size / 1e6,
+                statistics.median(lint_s),
+                peak_mib(lint, work),
+                statistics.median(ruff_s) if ruff_s else None,
+            )
+        )
+    return rows
+
+
+def start_up_s(work: Path, runs: int) -> float:
+    """The lint of a one-kernel module: interpreter start, imports of every rule."""
+    module = work / "one_kernel.py"
+    module.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x):\n    tl.store(x, 1.0)\n",
+        encoding="utf-8",
+    )
+    return statistics.median(run_timed([*LINT, module.name], work)[0] for _ in range(runs))
+
+
+def curve_table(rows: list[tuple[float, float, float, float | None]], start_s: float) -> list[str]:
+    def per_mb(mb: float, lint_s: float) -> float:
+        return (lint_s - start_s) / mb
+
+    smallest = per_mb(rows[0][0], rows[0][1])
+    out = [
+        "| module MB | ascend-lint s | s per MB | s per MB after start-up | / smallest's "
+        "| peak MiB | ruff ALL s | / ruff |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for mb, lint_s, peak, ruff_s in rows:
+        peer = f"{ruff_s:.2f} | {lint_s / ruff_s:.1f}x" if ruff_s else "- | -"
+        out.append(
+            f"| {mb:.3f} | {lint_s:.2f} | {lint_s / mb:.2f} | {per_mb(mb, lint_s):.2f} "
+            f"| {per_mb(mb, lint_s) / smallest:.2f}x | {peak:.0f} | {peer} |"
+        )
+    return out
+
+
 def _digests(tree: Path) -> dict[str, str]:
     import hashlib
 
@@ -77,6 +135,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--mb", type=float, default=5.0)
+    parser.add_argument(
+        "--curve",
+        default="0.05,0.224,1",
+        help="smaller module sizes in MB, comma-separated, for the time-per-MB table",
+    )
     parser.add_argument(
         "--fla-mirror",
         type=Path,
@@ -122,6 +185,8 @@ def main() -> int:
         ).stdout
         n_findings = sum(int(row.split()[0]) for row in findings.splitlines() if row.strip())
         n_remaining = sum(int(row.split()[0]) for row in remaining.splitlines() if row.strip())
+        curve = size_curve(work, [float(x) for x in args.curve.split(",") if x], args.runs, ruff)
+        start_s = start_up_s(work, args.runs)
 
         fla = None
         if args.fla_mirror.is_dir():
@@ -143,7 +208,8 @@ def main() -> int:
     out = [
         "## One big kernel file",
         "",
-        f"* command: `python benchmarks/bench_bigfile.py --runs {args.runs} --mb {args.mb:g}`",
+        f"* command: `python benchmarks/bench_bigfile.py --runs {args.runs} --mb {args.mb:g} "
+        f"--curve {args.curve}`",
         f"* date: {now}; machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
         f"* ascend-lint {__version__}; {version([ruff, '--version']) if ruff else 'ruff not installed'}",
         f"* file: {size_mb:.1f} MB, {lines} lines, the `examples/gpu_habits/` kernels repeated with "
@@ -160,6 +226,16 @@ def main() -> int:
         out.append(
             f"| `ruff check --select ALL --no-cache` (peer) | {ruff_s:.2f} | {ruff_s / lint_s:.2f}x | | |"
         )
+    curve.append((size_mb, lint_s, lint_peak, ruff_s))
+    out += [
+        "",
+        "Time per MB and peak memory by module size (the same kind of module; medians of "
+        f"{args.runs} runs, interpreter start included; the last row is the {size_mb:.1f} MB "
+        f"file above). Start-up, the lint of a one-kernel module, takes {start_s:.2f} s and "
+        "weighs most on the smallest module: the per-MB ratio is taken after it.",
+        "",
+        *curve_table(curve, start_s),
+    ]
     if fla is not None:
         head, fla_lint, fla_fix, fla_code, changed = fla
         out += [
