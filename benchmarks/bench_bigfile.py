@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_lint import RESULTS_TITLE, materialise, version  # noqa: E402
+from bench_lint import RESULTS_TITLE, installed_layout, materialise, version  # noqa: E402
 from bigfile import build_big_source  # noqa: E402
 from results_file import write_section  # noqa: E402
 
@@ -150,6 +150,11 @@ def main() -> int:
     ruff = shutil.which("ruff")
     with tempfile.TemporaryDirectory(prefix="ascend-lint-bigfile-") as tmp:
         work = Path(tmp)
+        # The linter as `pip install` lays it out, its bytecode compiled: otherwise every
+        # timed run would first compile the linter's own modules (the commands below
+        # inherit this environment; PYTHONSAFEPATH keeps the working folder off sys.path).
+        staged = installed_layout(ROOT, work / "staged")
+        os.environ.update(PYTHONPATH=str(staged), PYTHONSAFEPATH="1")
         (work / "pyproject.toml").write_text("[project]\nname = 'bigfile'\n")
         source = build_big_source(int(args.mb * 1_000_000))
         big = work / "big_kernels.py"

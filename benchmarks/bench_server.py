@@ -49,6 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
+from bench_lint import installed_layout  # noqa: E402
 from bigfile import build_big_source  # noqa: E402
 from results_file import write_section  # noqa: E402
 
@@ -388,8 +389,16 @@ def main() -> int:
     texts = [small_text, *edits(small_text, args.edits)]
     commands = server_commands()
     results: dict[str, dict] = {name: {} for name in commands}
-    with tempfile.TemporaryDirectory(prefix="ascend-lint-bench-server-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="ascend-lint-bench-server-") as tmp,
+        tempfile.TemporaryDirectory(prefix="ascend-lint-stage-") as stage,
+    ):
         folder = Path(tmp)
+        # The server and the command-line peer as `pip install` lays the linter out, its
+        # bytecode compiled (else each start would compile the linter's modules first);
+        # the processes started below inherit this environment.
+        staged = installed_layout(ROOT, Path(stage) / "linter")
+        os.environ.update(PYTHONPATH=str(staged), PYTHONSAFEPATH="1")
         (folder / "pyproject.toml").write_text(
             f"[project]\nname = 'bench'\n\n{RUFF_TABLE}", encoding="utf-8"
         )

@@ -150,12 +150,17 @@ _FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", None)
 def fix_all_apart(buffer: LintedBuffer, unsafe: bool) -> tuple[str | None, int, str | None]:
     """Run on a thread of the server: `fix_all_text(buffer, unsafe)` in a new process.
 
-    Only the text and its settings cross over; the process lints the text again
-    itself, since pickling a big file's findings would hold the server's interpreter
-    lock for tens of milliseconds."""
-    from ascend_lint.server.worker_process import run_apart
+    A fork of the server has the buffer's findings already and starts from them (an
+    818 KB buffer's lint takes over a second). A new interpreter gets only the text and
+    its settings, and lints the text again itself: pickling a big file's findings would
+    hold the server's interpreter lock for tens of milliseconds."""
+    from ascend_lint.server.worker_process import FORK, run_apart
 
-    job = (_fix_all_job, buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe)
+    job: tuple
+    if FORK:
+        job = (fix_all_text, buffer, unsafe)
+    else:
+        job = (_fix_all_job, buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe)
     done, result = run_apart(job, len(buffer.text))
     if not done:
         if result == "timeout":
