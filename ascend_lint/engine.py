@@ -34,7 +34,7 @@ from ascend_lint.source import SourceDecodeError, SourceFile, parse_python, top_
 from ascend_lint.suppression import apply_noqa, file_exemption, silences, unused_noqa
 from ascend_lint.toolchain import split_lint_target
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
-from ascend_lint.units import Unit, by_unit, components, unit_of
+from ascend_lint.units import INERT, Unit, by_unit, components, unit_of
 
 # Every code a rule has, enabled or not (ASC000 included): a noqa code outside it is unknown.
 KNOWN_CODES = frozenset(RULES_BY_CODE) | {SYNTAX_ERROR_CODE}
@@ -187,11 +187,13 @@ def findings_in_parts(
 ) -> list[Diagnostic] | None:
     """The rules' findings on `source`, linted one group of components at a time: each
     group on a copy of the module with every other definition's lines left blank (rows
-    and columns unchanged), with all module-level code. None where the result cannot be
-    shown equal to a lint of the whole text, which the caller then does: a piece that
-    does not parse alone, a finding or a fix outside its component's definitions, a
-    part with nothing for a rule, a rule's internal error, a file-level noqa comment
-    inside a definition, a text that is not plain UTF-8 with LF line breaks."""
+    and columns unchanged), with the module-level code but its bare strings (docstrings:
+    nothing reads them, and a big module repeats them in every part otherwise). None
+    where the result cannot be shown equal to a lint of the whole text, which the caller
+    then does: a piece that does not parse alone, a finding or a fix outside its
+    component's definitions, a part with nothing for a rule, a rule's internal error, a
+    file-level noqa comment in a definition or a string, a text that is not plain UTF-8
+    with LF line breaks."""
     if source.encoding != "utf-8" or source.has_bom or "\r" in source.text:
         return None
     lines = source.lines
@@ -206,12 +208,18 @@ def findings_in_parts(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     component = components(units)
-    exemption = file_exemption(source)
-    found: list[Diagnostic] = []
-    context_only = list(lines)  # the module-level code, every definition left blank
+    context_only = list(lines)  # the module-level code, definitions and strings blank
     for u in units:
-        if u.definition:
+        if u.definition or u.kind == INERT:
             context_only[u.first - 1 : u.last] = [""] * (u.last - u.first + 1)
+    # A part's text lies between the module-level code alone and the whole text, and the
+    # file-level noqa comments of a text are a union: where those two agree, every part
+    # agrees with the whole (`run_rules` reads them for the fixes it leaves alone).
+    context_text = "\n".join(context_only)
+    context = SourceFile(source.path, context_text.encode("utf-8"), context_text, "utf-8", False)
+    if file_exemption(context) != file_exemption(source):
+        return None
+    found: list[Diagnostic] = []
     for group in _component_groups(units, component, lines):
         part_lines = list(context_only)
         for j in group:
@@ -219,8 +227,6 @@ def findings_in_parts(
             part_lines[u.first - 1 : u.last] = lines[u.first - 1 : u.last]
         text = "\n".join(part_lines)
         part = SourceFile(source.path, text.encode("utf-8"), text, "utf-8", False)
-        if file_exemption(part) != exemption:
-            return None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

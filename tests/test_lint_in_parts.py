@@ -150,3 +150,20 @@ def test_a_syntax_error_is_reported_as_for_the_whole_text(in_parts):
     assert expected[0][0][0]["c"] == "ASC000"
     in_parts(2_000)
     assert shape(lint_source("m.py", raw, CODES)) == expected
+
+
+def test_a_noqa_comment_in_a_module_string_lints_the_whole_text(in_parts):
+    # The file-level comment scan reads every line, strings too; the parts leave the
+    # module-level strings out, so their comments would differ: the whole text is linted.
+    text = MODULE_LEVEL_FINDING.replace(
+        "import triton\n", 'import triton\n\n"""\n# ascend-lint: noqa: ASC019\n"""\n', 1
+    ).replace('configs = [triton.Config({"BLOCK": 64}, num_warps=4)]', "configs = []")
+    raw = text.encode()
+    expected = shape(whole("m.py", raw))
+    taken = in_parts(10)
+    assert shape(lint_source("m.py", raw, CODES)) == expected
+    assert taken == [False]
+    taken.clear()
+    plain = text.replace("# ascend-lint: noqa: ASC019", "a note")
+    assert shape(lint_source("m.py", plain.encode(), CODES)) == shape(whole("m.py", plain.encode()))
+    assert taken == [True]
