@@ -99,11 +99,17 @@ def content_key(raw: bytes, options: LintOptions) -> str:
 # A file changed less than this long before it was read may change again within the
 # same timestamp tick unseen by its stat: its stat is not kept (it is hashed next time).
 _SETTLED_NS = 2_000_000_000
+# Windows reports a file's creation time as st_ctime: a rewrite with its mtime set back
+# would keep the whole stat, so there the bytes are always hashed.
+_CTIME_IS_CREATION = sys.platform == "win32"
 
 
 def stat_key(path: str, options: LintOptions) -> str | None:
     """The shortcut key of `path` as it is on disk now, linted with `options`, or None
-    (it cannot be stat-ed, or it changed too recently to be told apart by its stat)."""
+    (it cannot be stat-ed, or it changed too recently to be told apart by its stat;
+    on Windows, whose ctime is the creation time, every file is hashed)."""
+    if _CTIME_IS_CREATION:
+        return None
     try:
         st = os.stat(path)
     except OSError:
