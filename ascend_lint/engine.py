@@ -31,6 +31,7 @@ from ascend_lint.rules import (
     RuleContext,
 )
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python, top_level_pieces
+from ascend_lint.stopping import LintStopped, stop_signal
 from ascend_lint.suppression import apply_noqa, file_exemption, silences, unused_noqa
 from ascend_lint.toolchain import split_lint_target
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
@@ -325,7 +326,10 @@ def run_rules(
     ctx = RuleContext(index, source, get_target(soc), release)
     found: list[Diagnostic] = []
     exemption = None if ignore_noqa else file_exemption(source)
+    stop = stop_signal()
     for code in sorted(codes):
+        if stop is not None and stop.is_set():
+            raise LintStopped(source.path)
         rule_cls = RULES_BY_CODE.get(code)
         if rule_cls is None:
             continue

@@ -528,6 +528,83 @@ async def test_a_burst_during_a_lint_is_linted_once_at_its_newest_text(
     assert linted == [1, 2, last]
 
 
+STOPPABLE_LINTS = ClientServerConfig(
+    server_command=server_command(
+        # Slow rules (a lint of about 1.7 s), and the end of each lint, a line each in
+        # a file named after the server's process id: its version, and how it ended.
+        "import os, tempfile, time",
+        "import ascend_lint.engine as e",
+        "import ascend_lint.server.buffers as b",
+        "class SlowRules(dict):",
+        "    def get(self, key, default=None):",
+        "        time.sleep(0.05)",
+        "        return dict.get(self, key, default)",
+        "e.RULES_BY_CODE = SlowRules(e.RULES_BY_CODE)",
+        "real = b.lint_text",
+        "log = os.path.join(tempfile.gettempdir(), f'ascend-lint-ended-{os.getpid()}')",
+        "def logged(path, text, version, *args):",
+        "    try:",
+        "        linted = real(path, text, version, *args)",
+        "    except BaseException as exc:",
+        "        with open(log, 'a') as f: f.write(f'{version} {type(exc).__name__}\\n')",
+        "        raise",
+        "    with open(log, 'a') as f: f.write(f'{version} done\\n')",
+        "    return linted",
+        "b.lint_text = logged",
+    ),
+    client_factory=client_factory,
+)
+
+
+stoppable_lints = vscode_session(STOPPABLE_LINTS, "stoppable_lints")
+
+
+async def test_an_edit_stops_the_lint_of_the_text_it_replaced(stoppable_lints: LanguageClient):
+    e: Editor = stoppable_lints.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    await e.diagnostics(uri, 1)
+    clock = asyncio.get_running_loop()
+    began = clock.time()
+    # Each edit is in the launch: its component (launcher and kernel) is linted again.
+    first = e.change(uri, KERNEL.replace("num_warps=4", "num_warps=8"))
+    await e.diagnostics(uri, first)
+    one_lint = clock.time() - began  # about 2 s: the rules' waits
+    began = clock.time()
+    second = e.change(uri, KERNEL.replace("num_warps=4", "num_warps=2"))
+    await asyncio.sleep(0.3)  # the lint of the second version runs
+    last = e.change(uri, KERNEL.replace("num_warps=4", "num_warps=16"))
+    await e.diagnostics(uri, last)
+    took = clock.time() - began
+    log = Path(tempfile.gettempdir()) / f"ascend-lint-ended-{stoppable_lints._server.pid}"
+    ended = log.read_text().splitlines()
+    log.unlink()
+    assert ended == ["1 done", f"{first} done", f"{second} LintStopped", f"{last} done"]
+    # 0.3 s and one lint, not the rest of the replaced text's lint and then one more
+    assert took < 1.6 * one_lint, (took, one_lint)
+
+
+async def test_a_request_waiting_on_a_stopped_lint_is_answered_from_the_newest_text(
+    stoppable_lints: LanguageClient,
+):
+    e: Editor = stoppable_lints.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    await e.diagnostics(uri, 1)
+    e.change(uri, KERNEL.replace("num_warps=4", "num_warps=8"))
+    await asyncio.sleep(0.3)  # its lint runs; the request below waits for it
+    row = types.Range(types.Position(ROW_ASC004, 0), types.Position(ROW_ASC004, 0))
+    asked = asyncio.ensure_future(e.actions(uri, row))
+    await asyncio.sleep(0.1)
+    newest = KERNEL.replace("num_warps=4", "num_warps=16")
+    last = e.change(uri, newest)
+    actions = await asyncio.wait_for(asked, TIMEOUT)  # answered, not an error
+    assert [a.title for a in actions] == ["ascend-lint: Fix all safe"]
+    await e.diagnostics(uri, last)
+    log = Path(tempfile.gettempdir()) / f"ascend-lint-ended-{stoppable_lints._server.pid}"
+    ended = log.read_text().splitlines()
+    log.unlink()
+    assert ended == ["1 done", "2 LintStopped", f"{last} done"]
+
+
 async def test_each_edit_publishes_what_the_command_line_reports(vscode: LanguageClient):
     """Edits of a module of several kernels and launchers (linted incrementally by the
     server): every version's diagnostics are the command line's findings on its text."""

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,6 +30,7 @@ from ascend_lint.server.documents import Documents, TextDocument, unopened
 from ascend_lint.server.positions import UTF8, UTF16, UTF32, from_client
 from ascend_lint.server.rpc import Connection, ResponseError
 from ascend_lint.server.uris import path_of_uri
+from ascend_lint.stopping import LintStopped, stop_when
 
 if TYPE_CHECKING:
     from ascend_lint.server.buffers import LintedBuffer
@@ -106,6 +108,8 @@ class AscendLintServer:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ascend-lint-lint")
         self._fixer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ascend-lint-fix")
         self._in_flight: dict[tuple, asyncio.Future] = {}
+        # uri -> (version, stop event) of each lint of it that runs or waits to
+        self._stops: dict[str, list[tuple[int | None, threading.Event]]] = {}
         self._fixed: dict[str, tuple[tuple, asyncio.Future]] = {}  # uri -> (key, fix-all)
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._last_change: dict[str, float] = {}
@@ -212,8 +216,11 @@ class AscendLintServer:
         so neither `initialize` nor the first lint waits for it."""
         self._worker.submit(_import_engine)
 
-    async def buffer(self, uri: str) -> LintedBuffer:
-        """The lint of the document as it is now (from the last lint if nothing changed)."""
+    async def buffer(self, uri: str, *, retry_stopped: bool = True) -> LintedBuffer:
+        """The lint of the document as it is now (from the last lint if nothing changed).
+        A lint whose text an edit replaced stops between two rules (`did_change`); the
+        lint of the newest text is then returned, or with `retry_stopped` False, the
+        caller gets `LintStopped`."""
         from ascend_lint.discovery import PYTHON_SUFFIXES
         from ascend_lint.server.buffers import lint_text, unlinted
 
@@ -240,6 +247,7 @@ class AscendLintServer:
             loop = asyncio.get_running_loop()
             # From the last lint of this buffer (an edit re-lints only what it can change).
             previous = last if last is not None and last.path == str(path) else None
+            stop = threading.Event()
             future = loop.run_in_executor(
                 self._worker,
                 _lint_and_give_back,
@@ -249,11 +257,28 @@ class AscendLintServer:
                 version,
                 resolved,
                 previous,
+                stop,
             )
             self._in_flight[key] = future
-            future.add_done_callback(lambda _f: self._in_flight.pop(key, None))
+            running = (version, stop)
+            self._stops.setdefault(uri, []).append(running)
+
+            def done(_future: asyncio.Future) -> None:
+                self._in_flight.pop(key, None)
+                left = self._stops.get(uri, [])
+                if running in left:
+                    left.remove(running)
+                if not left:
+                    self._stops.pop(uri, None)
+
+            future.add_done_callback(done)
         # Shielded: a request cancelled while it waits leaves the lint to the others.
-        buffer = await asyncio.shield(future)
+        try:
+            buffer = await asyncio.shield(future)
+        except LintStopped:
+            if not retry_stopped:
+                raise
+            return await self.buffer(uri)  # changed meanwhile: the newest text's lint
         if buffer.error:
             self._report_once(f"{path}: {buffer.error}", ERROR_MESSAGE)
         if uri in self.documents:
@@ -334,7 +359,10 @@ class AscendLintServer:
         try:
             if uri not in self.documents:
                 return
-            buffer = await self.buffer(uri)
+            try:
+                buffer = await self.buffer(uri, retry_stopped=False)
+            except LintStopped:
+                return  # stopped by an edit: the newer lint publishes
             doc = self.documents.get(uri)
             if doc is None or doc.version != buffer.version or doc.text != buffer.text:
                 return  # changed while being linted: the newer lint publishes
@@ -437,7 +465,12 @@ class AscendLintServer:
 
     def did_change(self, params: dict) -> None:
         self.documents.change(params, self.encoding)
-        self.schedule(_uri_of(params), self.resolver.debounce_seconds)
+        uri = _uri_of(params)
+        doc = self.documents.get(uri)
+        for version, stop in self._stops.get(uri, ()):
+            if doc is None or version != doc.version:
+                stop.set()  # its text is gone: the next keystroke's lint need not wait
+        self.schedule(uri, self.resolver.debounce_seconds)
 
     def did_save(self, params: dict) -> None:
         uri = _uri_of(params)
@@ -563,13 +596,15 @@ class AscendLintServer:
 
 
 def _lint_and_give_back(
-    lint_text, path: str, text: str, version, resolved, previous
+    lint_text, path: str, text: str, version, resolved, previous, stop: threading.Event
 ) -> LintedBuffer:
-    """Lint on the worker; a whole lint of a big buffer runs in a process of its own
-    (`worker_process`), so its syntax tree and index never fragment the server's
-    memory. Should that process fail, the lint runs here, and the heap is trimmed after."""
+    """Lint on the worker, stopping before the next rule once `stop` is set; a whole
+    lint of a big buffer runs in a process of its own (`worker_process`), so its syntax
+    tree and index never fragment the server's memory. Should that process fail, the
+    lint runs here, and the heap is trimmed after."""
     big = len(text) >= BIG_BUFFER_CHARS
-    buffer = lint_text(path, text, version, resolved, previous, big)
+    with stop_when(stop):
+        buffer = lint_text(path, text, version, resolved, previous, big)
     if big and not (buffer.memo is not None and buffer.memo.from_previous):
         _trim_heap()
     return buffer
