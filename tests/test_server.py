@@ -528,6 +528,22 @@ async def test_a_burst_during_a_lint_is_linted_once_at_its_newest_text(
     assert linted == [1, 2, last]
 
 
+async def test_a_change_undone_before_its_lint_ends_is_not_linted_again(
+    slow_lints: LanguageClient,
+):
+    e: Editor = slow_lints.editor
+    uri = e.open(e.workspace / "kern.py", KERNEL)
+    first = await e.diagnostics(uri, 1)
+    e.change(uri, KERNEL.replace("num_warps=4", "num_warps=8"))
+    await asyncio.sleep(0.02)
+    undone = e.change(uri, KERNEL)  # undone while its lint runs: the opened text again
+    assert await e.diagnostics(uri, undone) == first
+    log = Path(tempfile.gettempdir()) / f"ascend-lint-linted-{slow_lints._server.pid}"
+    linted = [int(v) for v in log.read_text().split()]
+    log.unlink()
+    assert linted == [1, 2]  # the findings of version 1 stand for version 3
+
+
 STOPPABLE_LINTS = ClientServerConfig(
     server_command=server_command(
         # Slow rules (a lint of about 1.7 s), and the end of each lint, a line each in

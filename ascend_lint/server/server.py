@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -236,10 +237,15 @@ class AscendLintServer:
         last = self.linted.get(uri)
         if (
             last is not None
-            and last.version == version
             and last.text == text
             and last.resolved.key == resolved.key
+            and last.path == str(path)
         ):
+            if last.version != version:
+                # The same text again (an undo, a character typed and deleted): the
+                # same findings, now for this version.
+                last = dataclasses.replace(last, version=version)
+                self.linted[uri] = last
             return last
         key = (uri, version, hash(text), resolved.key)
         future = self._in_flight.get(key)
