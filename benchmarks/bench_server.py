@@ -71,12 +71,14 @@ def server_commands() -> dict[str, list[str]]:
 
 
 def edits(text: str, n: int) -> list[str]:
-    """`n` texts, each one launch option away from the one before: the first launch's
-    `num_warps=4` (the module docstring names the option too; that is not the edit)."""
+    """`n` texts, each one launch option away from the one before and none the same as
+    an earlier one (a server may answer a text it linted already from that lint): the
+    first launch's `num_warps=4` counts up (the module docstring names the option too;
+    that is not the edit)."""
     launch = re.search(r"^[ \t]+num_warps=4\b", text, re.M)
     assert launch is not None, "the kernel file has no launch with `num_warps=4` to edit"
     at = launch.end() - 1
-    return [text[:at] + str(4 + (i % 2) * 4) + text[at + 1 :] for i in range(1, n + 1)]
+    return [text[:at] + str(4 + i) + text[at + 1 :] for i in range(1, n + 1)]
 
 
 def ms(samples: list[float]) -> tuple[float, float]:
@@ -454,9 +456,10 @@ def main() -> int:
         + ", ".join(f"{n} {results[n]['findings']}" for n in names)
         + ". Quick fixes offered for the flagged line (most of the runs): "
         + ", ".join(f"{n} {results[n]['quick_fixes']}" for n in names)
-        + ". Each edit changes one launch option and sends the whole text; ascend-lint "
-        f"with its default `debounceMs` ({DEFAULT_DEBOUNCE_MS}): a change is linted at once, "
-        "the changes that arrive during a lint make one lint of the newest text.",
+        + ". Each edit changes one launch option to a value not used before and sends the "
+        f"whole text; ascend-lint with its default `debounceMs` ({DEFAULT_DEBOUNCE_MS}): a "
+        "change is linted at once, a change that arrives during a lint stops it before its "
+        "next rule, and the newest text is linted then.",
         "",
         header,
         rule,
