@@ -486,6 +486,15 @@ async def test_changes_during_a_lint_make_one_lint_of_the_newest_text(vscode: La
     assert len(published) < 5  # the burst was coalesced
 
 
+def server_log(client: LanguageClient, name: str) -> list[str]:
+    """The lines a patched server wrote to `ascend-lint-<name>-<its pid>` in the temporary
+    folder (the file is removed)."""
+    log = Path(tempfile.gettempdir()) / f"ascend-lint-{name}-{client._server.pid}"
+    lines = log.read_text().splitlines()
+    log.unlink()
+    return lines
+
+
 LINTED_VERSIONS = ClientServerConfig(
     server_command=server_command(
         # Lints of 0.3 s that say which version they linted, a line each in a file
@@ -520,9 +529,7 @@ async def test_a_burst_during_a_lint_is_linted_once_at_its_newest_text(
         await asyncio.sleep(0.02)
     await e.diagnostics(uri, last)
     await asyncio.sleep(0.5)  # a lint of a replaced text would end by now
-    log = Path(tempfile.gettempdir()) / f"ascend-lint-linted-{slow_lints._server.pid}"
-    linted = [int(v) for v in log.read_text().split()]
-    log.unlink()
+    linted = [int(v) for v in server_log(slow_lints, "linted")]
     # The open, the first change, then one lint of the newest text: no lint of a text
     # that was already replaced when its lint would start.
     assert linted == [1, 2, last]
@@ -538,9 +545,7 @@ async def test_a_change_undone_before_its_lint_ends_is_not_linted_again(
     await asyncio.sleep(0.02)
     undone = e.change(uri, KERNEL)  # undone while its lint runs: the opened text again
     assert await e.diagnostics(uri, undone) == first
-    log = Path(tempfile.gettempdir()) / f"ascend-lint-linted-{slow_lints._server.pid}"
-    linted = [int(v) for v in log.read_text().split()]
-    log.unlink()
+    linted = [int(v) for v in server_log(slow_lints, "linted")]
     assert linted == [1, 2]  # the findings of version 1 stand for version 3
 
 
@@ -591,9 +596,7 @@ async def test_an_edit_stops_the_lint_of_the_text_it_replaced(stoppable_lints: L
     last = e.change(uri, KERNEL.replace("num_warps=4", "num_warps=16"))
     await e.diagnostics(uri, last)
     took = clock.time() - began
-    log = Path(tempfile.gettempdir()) / f"ascend-lint-ended-{stoppable_lints._server.pid}"
-    ended = log.read_text().splitlines()
-    log.unlink()
+    ended = server_log(stoppable_lints, "ended")
     assert ended == ["1 done", f"{first} done", f"{second} LintStopped", f"{last} done"]
     # 0.3 s and one lint, not the rest of the replaced text's lint and then one more
     assert took < 1.6 * one_lint, (took, one_lint)
@@ -615,9 +618,7 @@ async def test_a_request_waiting_on_a_stopped_lint_is_answered_from_the_newest_t
     actions = await asyncio.wait_for(asked, TIMEOUT)  # answered, not an error
     assert [a.title for a in actions] == ["ascend-lint: Fix all safe"]
     await e.diagnostics(uri, last)
-    log = Path(tempfile.gettempdir()) / f"ascend-lint-ended-{stoppable_lints._server.pid}"
-    ended = log.read_text().splitlines()
-    log.unlink()
+    ended = server_log(stoppable_lints, "ended")
     assert ended == ["1 done", "2 LintStopped", f"{last} done"]
 
 
