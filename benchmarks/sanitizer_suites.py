@@ -114,8 +114,13 @@ SUITES = {
         paths=["python/sgl_kernel_npu", "tests/python/sgl_kernel_npu"],
         tests=[],  # _sgl_tests
         pythonpath=["python/sgl_kernel_npu"],
+        extra_args=["-k", "not test_move_intermediate_cache and not test_conv_state_rollback"],
         selection="the test modules that import the library's Python (Triton) kernels "
-        "(28 of 48 files); the other 20 test C++ operators of its NPU build only",
+        "(28 of 48 files; the other 20 test C++ operators of its NPU build only), less "
+        "test_mamba_state_update's test_move_intermediate_cache and test_conv_state_rollback "
+        "(`-k`): a run that included them was ended by the system's out-of-memory killer on "
+        "this 23 GB machine (test_move_intermediate_cache's 4 cases alone, with the "
+        "sanitizer and the gate off, peak at 19.3 GB under the interpreter)",
         packages="einops",
     ),
     "vllm-ascend": Suite(
