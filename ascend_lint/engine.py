@@ -35,7 +35,7 @@ from ascend_lint.stopping import LintStopped, stop_signal
 from ascend_lint.suppression import apply_noqa, file_exemption, silences, unused_noqa
 from ascend_lint.toolchain import split_lint_target
 from ascend_lint.ub_model import DEFAULT_TARGET, get_target
-from ascend_lint.units import INERT, Unit, by_unit, components, unit_of
+from ascend_lint.units import INERT, Unit, blank, by_unit, components, unit_of
 
 # Every code a rule has, enabled or not (ASC000 included): a noqa code outside it is unknown.
 KNOWN_CODES = frozenset(RULES_BY_CODE) | {SYNTAX_ERROR_CODE}
@@ -212,12 +212,12 @@ def findings_in_parts(
     context_only = list(lines)  # the module-level code, definitions and strings blank
     for u in units:
         if u.definition or u.kind == INERT:
-            context_only[u.first - 1 : u.last] = [""] * (u.last - u.first + 1)
+            blank(context_only, u)
     # A part's text lies between the module-level code alone and the whole text, and the
     # file-level noqa comments of a text are a union: where those two agree, every part
     # agrees with the whole (`run_rules` reads them for the fixes it leaves alone).
     context_text = "\n".join(context_only)
-    context = SourceFile(source.path, context_text.encode("utf-8"), context_text, "utf-8", False)
+    context = SourceFile.from_text(source.path, context_text)
     if file_exemption(context) != file_exemption(source):
         return None
     found: list[Diagnostic] = []
@@ -227,7 +227,7 @@ def findings_in_parts(
             u = units[j]
             part_lines[u.first - 1 : u.last] = lines[u.first - 1 : u.last]
         text = "\n".join(part_lines)
-        part = SourceFile(source.path, text.encode("utf-8"), text, "utf-8", False)
+        part = SourceFile.from_text(source.path, text)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

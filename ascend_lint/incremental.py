@@ -40,7 +40,7 @@ from ascend_lint.options import LintOptions
 from ascend_lint.session import lint_file
 from ascend_lint.source import SourceDecodeError, SourceFile, common_ends
 from ascend_lint.suppression import file_exemption
-from ascend_lint.units import BINDING, DEFINITION, INERT, Unit, by_unit, components, unit_of
+from ascend_lint.units import BINDING, DEFINITION, INERT, Unit, blank, by_unit, components, unit_of
 
 
 @dataclass
@@ -259,15 +259,14 @@ def _lint_part(
     lines = list(source.lines)
     for j, u in enumerate(units):
         if u.definition and j not in relinted:
-            lines[u.first - 1 : u.last] = [""] * (u.last - u.first + 1)
+            blank(lines, u)
     text = "\n".join(lines)
-    part = SourceFile(path, text.encode("utf-8"), text, "utf-8", False)
+    part = SourceFile.from_text(path, text)
     if file_exemption(part) != file_exemption(source):
         raise _Fallback("a file-level noqa comment inside a definition")
     reused = [stmt for j, stmt in parsed_nodes.items() if j in relinted or not units[j].definition]
     for j in parsed_nodes:
-        u = units[j]
-        lines[u.first - 1 : u.last] = [""] * (u.last - u.first + 1)
+        blank(lines, units[j])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -49,6 +49,12 @@ class SourceFile:
             raise SourceDecodeError(f"cannot decode as {encoding}: {exc}") from None
         return cls(path, raw, text, "utf-8" if has_bom else encoding, has_bom)
 
+    @classmethod
+    def from_text(cls, path: str, text: str) -> SourceFile:
+        """A module text made here (a part of a module, a copy with lines left blank):
+        UTF-8 bytes, no BOM."""
+        return cls(path, text.encode("utf-8"), text, "utf-8", False)
+
     @property
     def newline(self) -> str:
         """The file's line ending, for the lines a fix adds."""

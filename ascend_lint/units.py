@@ -152,3 +152,10 @@ def by_unit(
                 return None
         per_unit[i].append(d)
     return per_unit
+
+
+def blank(lines: list[str], unit: Unit) -> None:
+    """Leave the lines of `unit` empty in `lines` (a copy of the module's lines): the
+    other rows keep their numbers, so every node a part parses is where it is in the
+    whole text."""
+    lines[unit.first - 1 : unit.last] = [""] * (unit.last - unit.first + 1)
