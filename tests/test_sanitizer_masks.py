@@ -126,6 +126,16 @@ def test_masks_of_boxes_and_what_breaks_them():
     # a scalar condition splat over the block: all lanes or none
     flag = B.create_icmpSLT(scalar(3), scalar(4))
     assert masks.mark_of(B.create_and(B.create_splat(flag, [8]), high)) == masks.BOX
+    # the splat of a compare of scalars holds integers under an integer type, and so does
+    # an & whose left side is one (sgl-kernel-npu's causal_conv1d: `(lane_active & m_tok)`
+    # where m_tok = use_tail & (dst_tok < n) & (x_tok < m), lowered to a clipped copy)
+    both_splats = B.create_and(
+        B.create_splat(flag, [8]), B.create_and(B.create_splat(flag, [8]), high)
+    )
+    assert masks.mark_of(both_splats) == masks.BOX
+    assert why(B.create_or(B.create_splat(flag, [8]), B.create_splat(flag, [8]))) == (
+        CLIPS_NOT + "masks combined with |"
+    )
     rows = B.create_broadcast(B.create_expand_dims(low, 1), [8, 4])
     assert masks.mark_of(rows) == masks.BOX
     gt = B.create_icmpSGT(o, splat(scalar(2)))

@@ -118,12 +118,16 @@ def issued_reason(op: str, mask, shape: tuple[int, ...]) -> str | None:
 
 # -- what each builder op makes of its operands' marks --------------------------------------
 def _is_bool(*handles) -> bool:
-    """Any of the handles a boolean?  The interpreter keeps either sign: a compare's
-    result holds numpy booleans under its operands' integer type, a splat of a
-    condition holds integers under ``int1``."""
+    """Any of the handles a boolean?  The interpreter keeps either sign, or neither: a
+    compare's result holds numpy booleans under its operands' integer type, a splat of
+    a condition holds integers under ``int1`` -- or, when the condition is a compare of
+    scalars, integers under the compare's integer type, and so does an ``&`` whose left
+    side is such a splat.  Only booleans are ever marked a box, so the mark says it
+    where the types no longer do."""
     return any(
         getattr(h.data, "dtype", None) == np.bool_
         or getattr(h.dtype, "primitive_bitwidth", None) == 1
+        or mark_of(h) == BOX
         for h in handles
     )
 
