@@ -104,7 +104,8 @@ def parser(prog: str = "ascend-lint compile") -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=TYPE",
         help="a runtime argument's type (repeatable): *fp32, *bf16, *fp16, *i8, *i32, *i64, "
-        "i32, i64, fp32, i1; pointers default to *fp32, other runtime arguments to i32",
+        "i32, i64, fp32, i1, or None for an optional argument the launch leaves None "
+        "(bias=None); pointers default to *fp32, other runtime arguments to i32",
     )
     p.add_argument(
         "--option",
@@ -311,6 +312,8 @@ def _constexpr_value(name: str, text: str):
 
 
 def _runtime_value(name: str, typ: str):
+    if typ == "None":  # triton makes an argument passed as None a constant
+        return None
     if typ.startswith("*"):
         element = POINTER_ELEMENTS.get(typ[1:])
         if element is None:
@@ -354,6 +357,14 @@ def _sys_path(path: Path) -> list[str]:
 def _result(plan: dict, answer: dict) -> dict:
     from ascend_lint.lowering import ub_verdict
 
+    constants = answer.get("constants") or {}
+    # triton keeps an argument passed as None in the signature under a placeholder
+    # pointer type; it is a constant of the specialisation, listed there
+    signature = {
+        name: typ
+        for name, typ in (answer.get("signature") or plan["signature"]).items()
+        if not (name in constants and constants[name] is None)
+    }
     result = {
         "file": plan["path"],
         "kernel": plan["kernel"],
@@ -364,8 +375,8 @@ def _result(plan: dict, answer: dict) -> dict:
         "target": plan["target"].name,
         "stages": [],
         "error": None,
-        "signature": answer.get("signature") or plan["signature"],
-        "constants": answer.get("constants") or {},
+        "signature": signature,
+        "constants": constants,
         "largest": [],
     }
     if answer.get("loaded_from_source"):

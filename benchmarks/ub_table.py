@@ -149,7 +149,50 @@ VERL_ARGS = {
     },
 }
 
+# sgl-kernel-npu b872afda (#644), _argmax_prob_kernel: its commit message reports that a
+# 16,384-lane tile compiles for 2-byte logits on a 910B3 but overflows for fp32, and the
+# code sizes the tile to 32 KiB, "the widest tile that still compiles for a 4-byte dtype"
+SGL_ARGMAX = "python/sgl_kernel_npu/sgl_kernel_npu/sample/argmax_softmax_prob.py"
+SGL_ARGMAX_COMMIT = "b872afda5179ffb455736297bd6bdbbcf8a200d4"
+SGL_ARGMAX_ARGS = {"argmax_ptr": "*i64", "prob_ptr": "*fp32"}
+
 CASES = [
+    Case(
+        "sgl-kernel-npu _argmax_prob_kernel, bf16, 16,384-lane tile",
+        "_argmax_prob_kernel",
+        SGL_ARGMAX,
+        {"BLOCK_V": 16384},
+        "compiled",
+        "sgl-kernel-npu b872afda (#644): 16384 compiles for 2-byte dtypes (910B3)",
+        args={**SGL_ARGMAX_ARGS, "logits_ptr": "*bf16"},
+        repo=SGL,
+        commit=SGL_ARGMAX_COMMIT,
+        tree="python/sgl_kernel_npu",
+    ),
+    Case(
+        "sgl-kernel-npu _argmax_prob_kernel, fp32, 16,384-lane tile",
+        "_argmax_prob_kernel",
+        SGL_ARGMAX,
+        {"BLOCK_V": 16384},
+        "overflowed",
+        "sgl-kernel-npu b872afda (#644): 16384 overflows for fp32 (no bits printed)",
+        args={**SGL_ARGMAX_ARGS, "logits_ptr": "*fp32"},
+        repo=SGL,
+        commit=SGL_ARGMAX_COMMIT,
+        tree="python/sgl_kernel_npu",
+    ),
+    Case(
+        "sgl-kernel-npu _argmax_prob_kernel, fp32, 8,192-lane tile",
+        "_argmax_prob_kernel",
+        SGL_ARGMAX,
+        {"BLOCK_V": 8192},
+        "compiled",
+        "sgl-kernel-npu b872afda (#644): a 32 KiB tile compiles for fp32",
+        args={**SGL_ARGMAX_ARGS, "logits_ptr": "*fp32"},
+        repo=SGL,
+        commit=SGL_ARGMAX_COMMIT,
+        tree="python/sgl_kernel_npu",
+    ),
     Case(
         "sgl-kernel-npu move_cache_dynamic_last_kernel_h_block (main)",
         "move_cache_dynamic_last_kernel_h_block",
@@ -518,11 +561,12 @@ def table(rows: list[tuple[Case, dict | None]], argv: list[str]) -> str:
         "multibuffer inside scf.for loops, where the compiler multibuffers), a result "
         "taking a dying operand's place where it can, fills of run-time scalars and "
         "broadcasts that only element-wise arithmetic reads left out (the compiler folds "
-        "them in), plus each op's certain temporaries (compares, remainders, reductions, "
-        "broadcasts, narrowing casts, stride-aligned buffers); upper: the same with no "
-        "reuse between an op's operands and result, every broadcast, fills that a compare, "
-        "select, cast, store or reduction reads, and every temporary an op's rewrite "
-        "creates; on A5 (no multibuffer by default, no known reuse) the sum of all buffers "
+        "them in), an argmax's index input left out (the compiler's reduction makes its "
+        "own indices), plus each op's certain temporaries (compares, remainders, "
+        "reductions, broadcasts, narrowing casts, stride-aligned buffers); upper: the "
+        "same with no reuse between an op's operands and result, every broadcast, fills "
+        "that a compare, select, cast, store or reduction reads, the argmax's indices, "
+        "and every temporary an op's rewrite creates; on A5 (no multibuffer by default, no known reuse) the sum of all buffers "
         "(- where the IR hides buffers: a library call, an unknown op, a dynamic shape); "
         "rows padded to 32 bytes; verdict: overflows (lower > capacity), fits (upper <= "
         "capacity), else uncertain",

@@ -506,6 +506,61 @@ def test_a_reduction_holds_its_temporary_in_the_lower_bound():
     assert est.lower_bits == (2 * tile + tile // 2 + 64 * 4) * 8
 
 
+def _argmax(mark: bool) -> str:
+    """An argmax over a loaded tile as triton-ascend lowers `tl.argmax(x, 0)`: the indices
+    a `tl.arange` made before the loop, read by a `max_with_index` reduction."""
+    indices = (
+        "    %ie = tensor.empty() : tensor<4096xi32>\n"
+        '    %idx = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]} '
+        "outs(%ie : tensor<4096xi32>) {\n"
+        "    ^bb0(%out: i32):\n"
+        "      %i = linalg.index 0 : index\n"
+        "      %ic = arith.index_cast %i : index to i32\n"
+        "      linalg.yield %ic : i32\n"
+        "    } -> tensor<4096xi32>\n"
+    )
+    body = (
+        _typed_load(0, "%arg2", "4096", "f32")
+        + ("    annotation.mark %idx {UseIndexInput} : tensor<4096xi32>\n" if mark else "")
+        + "    %ve = tensor.empty() : tensor<f32>\n"
+        + "    %v0 = linalg.fill ins(%cst : f32) outs(%ve : tensor<f32>) -> tensor<f32>\n"
+        + "    %xe = tensor.empty() : tensor<i32>\n"
+        + "    %x0 = linalg.fill ins(%cm1 : i32) outs(%xe : tensor<i32>) -> tensor<i32>\n"
+        + "    %r:2 = linalg.reduce ins(%t0, %idx : tensor<4096xf32>, tensor<4096xi32>) "
+        "outs(%v0, %x0 : tensor<f32>, tensor<i32>) dimensions = [0]  "
+        '{reduce_mode = "max_with_index", tie_break_left = "true"}\n'
+        + "      (%in: f32, %in_1: i32, %init: f32, %init_2: i32) {\n"
+        + "        %g = arith.cmpf ogt, %in, %init : f32\n"
+        + "        %a = arith.select %g, %in, %init : f32\n"
+        + "        %b = arith.select %g, %in_1, %init_2 : i32\n"
+        + "        linalg.yield %a, %b : f32, i32\n"
+        + "      }\n"
+    )
+    loop = "    scf.for %iv = %c0 to %c8 step %c1 {\n" + body + "    }\n"
+    return (
+        "#map = affine_map<(d0) -> (d0)>\nmodule {\n"
+        "  func.func @k(%arg2: memref<?xf32>, %arg9: i32) "
+        'attributes {global_kernel = "local", mix_mode = "aiv"} {\n'
+        "    %1 = arith.index_cast %arg9 : i32 to index\n"
+        f"{indices}{loop}"
+        "    return\n  }\n}\n"
+    )
+
+
+def test_an_argmax_index_input_is_left_out_of_the_lower_bound_unless_marked():
+    # BiShengIR rewrites a max_with_index reduction to read its values only, unless
+    # its index input is marked UseIndexInput (sgl-kernel-npu's _argmax_prob_kernel:
+    # its author compiles a 16,384-lane bf16 tile on a 910B3; counting the 64 KiB
+    # of indices made it overflow)
+    dropped = ub_verdict.estimate(_argmax(mark=False), "k.py", A2)
+    kept = ub_verdict.estimate(_argmax(mark=True), "k.py", A2)
+    indices = 4096 * 32
+    assert kept.lower_bits - dropped.lower_bits == indices
+    # an older BiShengIR reads it: the upper bound keeps it either way
+    assert dropped.upper_bits == kept.upper_bits
+    assert dropped.upper_bits >= kept.lower_bits
+
+
 def test_a_value_yielded_to_a_loop_is_the_loop_buffer_in_the_lower_bound():
     body = (
         "    %e = tensor.empty() : tensor<4096xf32>\n"
@@ -646,6 +701,23 @@ def test_compile_json_for_an_overflowing_config():
 
 
 @needs_kernel_deps
+def test_compile_takes_none_for_an_optional_argument():
+    def lowered(*extra: str) -> dict:
+        run = _compile(
+            f"{UB_KERNELS}::scale_kernel", "--constexpr", "BLOCK=1024", *extra,
+            "--output-format", "json",
+        )  # fmt: skip
+        assert run.returncode == 0, run.stdout + run.stderr
+        return json.loads(run.stdout)
+
+    left_out = lowered("--arg", "scale=None")
+    assert left_out["constants"]["scale"] is None and left_out["verdict"] == "fits"
+    assert "scale" not in left_out["signature"]
+    given = lowered("--arg", "scale=*fp32")
+    assert given["signature"]["scale"] == "*fp32" and "scale" not in given["constants"]
+
+
+@needs_kernel_deps
 def test_compile_passes_compile_options_to_the_launch_and_the_bounds():
     run = _compile(
         f"{UB_KERNELS}::copy_kernel",
@@ -697,7 +769,10 @@ def test_compile_names_the_parameters_it_took_for_scalars():
     [
         (["kernels.py"], "write PATH::KERNEL"),
         (["missing.py::k"], "no such file"),
-        (["{ub}::nope"], "has no @triton.jit function 'nope' (it has: copy_kernel, flip_kernel)"),
+        (
+            ["{ub}::nope"],
+            "has no @triton.jit function 'nope' (it has: copy_kernel, flip_kernel, scale_kernel)",
+        ),
         (["{ub}::copy_kernel"], "BLOCK is a tl.constexpr without a default"),
         (["{ub}::copy_kernel", "--constexpr", "BLOCK"], "write NAME=VALUE"),
         (["{ub}::copy_kernel", "--constexpr", "n=4"], "n is a runtime argument"),

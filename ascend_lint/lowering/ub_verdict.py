@@ -15,7 +15,11 @@ compiler's rewrites and temporary buffers) is ``ub_model.op_temps``.
   so is a one-axis broadcast that only element-wise arithmetic reads (the compiler folds
   it into those ops, which read its input instead); DMA buffers and stored values count
   twice under multibuffer only inside ``scf.for`` loops, where the compiler multibuffers
-  them; each op adds its certain temporaries.  In a mixed cube/vector kernel
+  them; each op adds its certain temporaries.  The index input of an argmax or argmin
+  (a ``linalg.reduce`` in ``max_with_index`` / ``min_with_index`` mode) is no use: BiShengIR
+  drops it unless it is marked ``UseIndexInput`` (``LinalgToHFusionReduceWithIndex``, since
+  AscendNPU-IR e61369a; the reduction makes its own indices), and triton-ascend marks none,
+  so the ``tl.arange`` of indices is dead where nothing else reads it.  In a mixed cube/vector kernel
   (``mix_mode`` other than ``aiv``) the tiles that feed a matmul live in the cube's L1,
   not UB, and dim 0 of the others is split over two vector cores.
 * Upper bound: the peak of what may be live at once: no reuse between an op's operands
@@ -23,7 +27,7 @@ compiler's rewrites and temporary buffers) is ``ub_model.op_temps``.
   them (a store, a reduction, a loop, a compare, a select, a cast), every broadcast, DMA
   buffers and stored values twice under multibuffer, every temporary of each op's
   rewrite; on a target whose planning is not known to reuse dead buffers (A5), the sum of
-  them all.  A shape the IR leaves dynamic, an element type the model does not know, or
+  them all.  An argmax's index input is read (older BiShengIR keeps it).  A shape the IR leaves dynamic, an element type the model does not know, or
   an op it cannot size (a library call) makes the upper bound unknown.
 * A buffer that a DMA moves with a non-unit last stride, and every buffer of the
   lane-wise ops around it, gives each element of its last dimension a 32-byte block: in
@@ -131,6 +135,7 @@ _NO_FOLD = {
 }
 _MATMUL_OPS = {"linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_b"}
 _LOOPS = {"scf.for", "scf.while"}
+_WITH_INDEX = {"max_with_index", "min_with_index"}
 
 
 @dataclass
@@ -189,6 +194,10 @@ class _Value:
     lower_share: float = 1.0  # the part of it certain to be in this core's UB
     stored: bool = False
     carried: bool = False  # a loop's result: the buffer its iterations update
+    # the last use the lower bound counts (-1: none yet): a use the compiler may drop is
+    # left out, and a value read by such uses only is dead where they are dropped
+    certain_end: int = -1
+    droppable_uses: bool = False
     # a splat or broadcast read by an op it cannot be folded into: a real buffer
     materialized: bool = False
     aligned: str = ""  # "" | "upper" | "both": stride-aligned in which bounds
@@ -206,6 +215,12 @@ class _Value:
         if bound == "lower" and self.bits == 1:
             aligned = False  # how a stride-aligned mask is laid out is not certain
         return ub_model.buffer_bytes(dims, bits, stride_aligned=aligned)
+
+    def lower_end(self) -> int | None:
+        """The last use the lower bound counts; None: dead once droppable uses go."""
+        if self.certain_end >= 0:
+            return max(self.certain_end, self.start)
+        return None if self.droppable_uses else self.start
 
 
 @dataclass
@@ -280,8 +295,10 @@ def _lower_bound(walk: _Walk, values: list[_Value]) -> int:
     lane-wise ops read (they may be folded into those ops), and each op's certain
     temporaries while it runs."""
     start = {v.name: v.start for v in values}
-    end = _ends_with_folded_broadcasts(walk, values)
+    end = _ends_with_folded_broadcasts(walk, values, certain=True)
     merged = set(walk.yielded_into)
+    # read only where the compiler drops the read: no buffer once it does
+    merged |= {v.name for v in values if v.lower_end() is None}
     # a broadcast folded into its readers is no buffer: they read its input instead
     merged |= {v.name for v in values if v.kind == "broadcast" and not v.materialized}
     for record in walk.records:
@@ -323,14 +340,21 @@ def _lower_bound(walk: _Walk, values: list[_Value]) -> int:
     return _peak(intervals)
 
 
-def _ends_with_folded_broadcasts(walk: _Walk, values: list[_Value]) -> dict[str, int]:
-    """Each value's last use, where the input of a broadcast the compiler may fold into
-    its readers lives until the broadcast's last reader."""
-    end = {v.name: v.end for v in values}
+def _ends_with_folded_broadcasts(
+    walk: _Walk, values: list[_Value], certain: bool = False
+) -> dict[str, int]:
+    """Each value's last use (``certain``: the last one the compiler keeps), where the
+    input of a broadcast the compiler may fold into its readers lives until the
+    broadcast's last reader."""
+    if certain:
+        own = {v.name: v.start if v.lower_end() is None else v.lower_end() for v in values}
+    else:
+        own = {v.name: v.end for v in values}
+    end = dict(own)
     for value in values:
         source = walk.broadcast_sources.get(value.name)
         if source in end:
-            end[source] = max(end[source], value.end)
+            end[source] = max(end[source], own[value.name])
     return end
 
 
@@ -391,9 +415,12 @@ class _Walk:
         # both regions stay apart
         self.scope: dict[str, str] = {}
         self.broadcast_sources: dict[str, str] = {}  # a foldable broadcast -> its input
-        self.pending: dict[int, list[_Value]] = {}  # loop start -> buffers read inside it
+        # loop start -> buffers read inside it, and whether by a use the compiler keeps
+        self.pending: dict[int, list[tuple[_Value, bool]]] = {}
         self.loop_results: list[list[str]] = []  # the results of the loops we are in
         self.loops: list[str] = []  # the kinds of the loops we are in
+        # index tensors an `annotation.mark {UseIndexInput}` asks an argmax to read
+        self.marked_index_inputs: set[str] = set()
 
     def run(self, nodes: list, loops: tuple = ()) -> None:
         for node in nodes:
@@ -473,9 +500,16 @@ class _Walk:
         block_args = _block_args(rest) if region is not None else []
         for arg in block_args:
             self._bind(arg)
+        if name_of == "annotation.mark" and "UseIndexInput" in rest:
+            marked = _first_operand(rest)
+            if marked:
+                self.marked_index_inputs.add(self._key(marked))
+        droppable = _index_input(name_of, rest)
+        if droppable is not None and self._key(droppable) in self.marked_index_inputs:
+            droppable = None
         for name in _operands(rest):
             if name not in block_args:
-                self._use(name, loops, folds)
+                self._use(name, loops, folds, certain=name != droppable)
         results = [self._bind(name) for name in names]
         if op.result:
             self.defs[op.result] = op
@@ -674,10 +708,12 @@ class _Walk:
             seen += 1
         return name
 
-    def _use(self, name: str, loops: tuple, folds: bool = False) -> None:
+    def _use(self, name: str, loops: tuple, folds: bool = False, certain: bool = True) -> None:
         value = self.values.get(self._root(name))
         if value is None:
             return
+        if not certain:
+            value.droppable_uses = True
         if not folds:
             # a splat or a broadcast that only element-wise arithmetic reads may be folded
             # into it as a scalar or a broadcast operand; one a store, a reduction, a
@@ -686,16 +722,32 @@ class _Walk:
         end = self.position
         for _loop, start in loops:  # outermost first: the widest loop the def is outside
             if value.start < start:
-                self.pending.setdefault(start, []).append(value)
+                self.pending.setdefault(start, []).append((value, certain))
                 break
         value.end = max(value.end, end)
+        if certain:
+            value.certain_end = max(value.certain_end, end)
 
     def _close_loop(self, start: int, end: int) -> None:
-        for value in self.pending.pop(start, []):
+        for value, certain in self.pending.pop(start, []):
             value.end = max(value.end, end)
+            if certain:
+                value.certain_end = max(value.certain_end, end)
 
 
 # -- text -------------------------------------------------------------------------------
+def _index_input(name_of: str, rest: str) -> str | None:
+    """The index input of an argmax or argmin reduction, which BiShengIR drops unless an
+    annotation asks for it (see the module's doc), or None."""
+    if name_of != "linalg.reduce":
+        return None
+    mode = re.search(r'\breduce_mode\s*=\s*"(\w+)"', rest)
+    if mode is None or mode.group(1) not in _WITH_INDEX:
+        return None
+    ins = _operands(rest.split("outs(", 1)[0])
+    return ins[1] if len(ins) == 2 else None
+
+
 def _understood(name: str) -> bool:
     if name in _KNOWN_OPS or name.startswith(_KNOWN_DIALECTS):
         return True
