@@ -11,18 +11,22 @@ hashed again, and answers from the cache when its bytes did not change."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from ascend_lint import __version__
 from ascend_lint.diagnostics import Diagnostic
 from ascend_lint.options import LintOptions
+
+try:
+    # hashlib loads OpenSSL on import (2 ms, on every start); the built-in BLAKE2 module
+    # is what hashlib.blake2b returns anyway
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without it
+    from hashlib import blake2b
 
 CACHE_DIR_NAME = ".ascend_lint_cache"
 _FILE = "lint-cache.json"
@@ -46,7 +50,7 @@ def _tool_fingerprint() -> str:
             seen.add(module)
             st = os.stat(module)
             parts.append(f"{module}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
+    return blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
 
 
 def _modules_under(folder: str) -> list[str]:
@@ -91,7 +95,7 @@ def _options_part(options: LintOptions) -> bytes:
 
 def content_key(raw: bytes, options: LintOptions) -> str:
     """The cache key of linting `raw` with `options`."""
-    digest = hashlib.blake2b(raw, digest_size=16)
+    digest = blake2b(raw, digest_size=16)
     digest.update(_options_part(options))
     return digest.hexdigest()
 
@@ -116,7 +120,7 @@ def stat_key(path: str, options: LintOptions) -> str | None:
         return None
     if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED_NS:
         return None
-    digest = hashlib.blake2b(
+    digest = blake2b(
         f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode(), digest_size=16
     )
     digest.update(_options_part(options))
@@ -154,6 +158,9 @@ class Cache:
         self.path = folder / f"v{__version__}" / _FILE
         self.entries: dict[str, list] = {}
         self.dirty = False
+        # entries are kept by absolute path; os.path.abspath asks the OS for the working
+        # folder on each call (a run looks up every file it finds, twice)
+        self._cwd = os.getcwd()
         try:
             with open(self.path, encoding="utf-8") as fh:
                 data = json.load(fh)
@@ -167,10 +174,15 @@ class Cache:
         except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
             sys.stderr.write(f"warning: ignoring unreadable cache {self.path}: {exc}\n")
 
+    def _absolute(self, path: str) -> str:
+        if os.path.isabs(path):
+            return os.path.normpath(path)
+        return os.path.normpath(os.path.join(self._cwd, path))
+
     def get(self, path: str, key: str, stat: str | None = None) -> list[Diagnostic] | None:
         """The findings kept for `path` with content key `key`; a hit keeps `stat`
         (`stat_key`) beside them for the next run."""
-        entry = self.entries.get(os.path.abspath(path))
+        entry = self.entries.get(self._absolute(path))
         if entry is None or entry[0] != key or entry[1] is None:
             return None
         found = self._diagnostics(path, entry[1])
@@ -182,7 +194,7 @@ class Cache:
     def by_stat(self, path: str, stat: str) -> list[Diagnostic] | bool | None:
         """What is kept for `path` when its stat key is still `stat`: its findings,
         False for a file the prefilter skipped, None when unknown or changed."""
-        entry = self.entries.get(os.path.abspath(path))
+        entry = self.entries.get(self._absolute(path))
         if entry is None or entry[2:] != [stat]:
             return None
         return False if entry[1] is None else self._diagnostics(path, entry[1])
@@ -198,12 +210,12 @@ class Cache:
         self, path: str, key: str, diagnostics: list[Diagnostic], stat: str | None = None
     ) -> None:
         entry: list = [key, [d.to_dict() for d in diagnostics]]
-        self.entries[os.path.abspath(path)] = [*entry, stat] if stat else entry
+        self.entries[self._absolute(path)] = [*entry, stat] if stat else entry
         self.dirty = True
 
     def put_skipped(self, path: str, stat: str | None) -> None:
         """Remember that the prefilter skipped `path` (only by its stat: no bytes kept)."""
-        absolute = os.path.abspath(path)
+        absolute = self._absolute(path)
         if stat is None:
             if absolute in self.entries:
                 del self.entries[absolute]
@@ -218,6 +230,9 @@ class Cache:
         name and renamed, so a concurrent run never sees it without CACHEDIR.TAG (and
         mistakes it for a folder that is not a cache). A run that loses the race to
         create it drops its own copy."""
+        import shutil
+        import tempfile
+
         self.folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=self.folder.parent, prefix=".ascend-lint-"))
         (staging / ".gitignore").write_text("# Automatically created by ascend-lint.\n*\n")
@@ -247,6 +262,8 @@ class Cache:
             tag = self.folder / CACHE_TAG
             if not tag.exists():
                 tag.write_text(_TAG_TEXT)
+            import tempfile  # only when there is something to write
+
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(self.entries, fh, separators=(",", ":"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ascend_lint.diagnostics import Applicability, Diagnostic
-from ascend_lint.ub_model import DEFAULT_TARGET
+from ascend_lint.toolchain import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)

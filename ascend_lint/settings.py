@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import re
@@ -18,8 +17,12 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 from ascend_lint.options import LintOptions
 from ascend_lint.reporters import OUTPUT_FORMATS
 from ascend_lint.rules import RULE_CODES, SYNTAX_ERROR_CODE
-from ascend_lint.toolchain import DEFAULT_TRITON_ASCEND, lint_target, parse_version
-from ascend_lint.ub_model import DEFAULT_TARGET, get_target, target_names
+from ascend_lint.toolchain import (
+    DEFAULT_TARGET,
+    DEFAULT_TRITON_ASCEND,
+    lint_target,
+    parse_version,
+)
 
 ALL_CODES = frozenset(RULE_CODES)
 DEFAULT_EXCLUDE = (
@@ -222,7 +225,7 @@ def expand_codes(items: list[str] | str, where: str) -> list[str]:
                 continue
             matched = sorted(c for c in ALL_CODES if c.startswith(item))
             if not matched:
-                hint = difflib.get_close_matches(item, sorted(ALL_CODES), n=1)
+                hint = _close_matches(item, sorted(ALL_CODES))
                 suggestion = (
                     f"; did you mean `{hint[0]}`?"
                     if hint
@@ -233,12 +236,23 @@ def expand_codes(items: list[str] | str, where: str) -> list[str]:
     return out
 
 
+def _close_matches(word: str, choices) -> list[str]:
+    """The nearest spelling for a "did you mean" hint (difflib is imported only when a
+    setting is wrong: every run reads settings, few get one wrong)."""
+    import difflib
+
+    return difflib.get_close_matches(word, choices, n=1)
+
+
 def check_target(value: str, where: str) -> str:
     """The canonical name of the target `value` spells (`A2` -> `ascend910b`)."""
+    # the UB model only where a project names a target
+    from ascend_lint.ub_model import get_target, target_names
+
     try:
         return get_target(value).name
     except ValueError:
-        hint = difflib.get_close_matches(value.lower(), target_names(), n=1)
+        hint = _close_matches(value.lower(), target_names())
         suggestion = (
             f"; did you mean `{hint[0]}`?"
             if hint
@@ -313,7 +327,7 @@ def apply_table(settings: Settings, table: dict, source: str, base: Path) -> Non
     path = source
     for key, value in table.items():
         if key not in _KEYS:
-            hint = difflib.get_close_matches(key, list(_KEYS), n=1)
+            hint = _close_matches(key, list(_KEYS))
             suggestion = (
                 f"; did you mean `{hint[0]}`?" if hint else f"; known keys: {', '.join(_KEYS)}"
             )
@@ -347,7 +361,7 @@ def apply_table(settings: Settings, table: dict, source: str, base: Path) -> Non
             settings.triton_ascend = check_triton_ascend(value, where)
         elif key == "output-format":
             if value not in OUTPUT_FORMATS:
-                hint = difflib.get_close_matches(value, OUTPUT_FORMATS, n=1)
+                hint = _close_matches(value, OUTPUT_FORMATS)
                 raise ConfigError(
                     f"{where}: unknown format `{value}`"
                     + (f"; did you mean `{hint[0]}`?" if hint else "")

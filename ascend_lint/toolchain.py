@@ -23,6 +23,10 @@ import functools
 import re
 
 DEFAULT_TRITON_ASCEND = "3.2.0"
+# The SoC whose Unified Buffer the UB checks budget for when a project names none (910B,
+# Atlas A2; `ub_model` has the targets). Here rather than in `ub_model` so that settings
+# and options, which every run reads, need not import the model to know its default.
+DEFAULT_TARGET = "ascend910b"
 EMPTY_GRID_GUARDED = (3, 2, 2)
 
 _SEPARATOR = ";triton-ascend="

@@ -39,6 +39,8 @@ import functools
 import math
 from dataclasses import dataclass
 
+from ascend_lint import toolchain
+
 ALIGN_BYTES = 32
 """The last dimension of every UB buffer is padded to this many bytes."""
 
@@ -88,7 +90,7 @@ TARGETS: dict[str, UbTarget] = {
     ),
 }
 
-DEFAULT_TARGET = "ascend910b"
+DEFAULT_TARGET = toolchain.DEFAULT_TARGET  # a canonical name of TARGETS
 
 
 def target_names() -> tuple[str, ...]:

@@ -9,20 +9,35 @@ rule API (`Rule`, `Finding`, ...) are imported on first use.
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
 _CODE_FOLDER = re.compile(r"asc\d{3}")
 
-RULE_CODES: tuple[str, ...] = tuple(
-    sorted(
-        module.name.upper()
-        for module in pkgutil.iter_modules(__path__)
-        if module.ispkg and _CODE_FOLDER.fullmatch(module.name)
-    )
-)
+
+def _code_folders() -> set[str]:
+    """The rule folders' names (os.scandir: this runs on every start, and importing
+    pkgutil costs more than the listing; pkgutil only where the package is no folder)."""
+    names: set[str] = set()
+    for folder in __path__:
+        try:
+            with os.scandir(folder) as entries:
+                names.update(
+                    e.name
+                    for e in entries
+                    if _CODE_FOLDER.fullmatch(e.name)
+                    and os.path.isfile(os.path.join(e.path, "__init__.py"))
+                )
+        except NotADirectoryError:  # a zip import
+            import pkgutil
+
+            names.update(m.name for m in pkgutil.iter_modules([folder]) if m.ispkg)
+    return {n for n in names if _CODE_FOLDER.fullmatch(n)}
+
+
+RULE_CODES: tuple[str, ...] = tuple(sorted(name.upper() for name in _code_folders()))
 # Reported by the engine itself: a file no rule could check (its rule, ASC000, says so).
 SYNTAX_ERROR_CODE = "ASC000"
 # Reported by the engine after suppression: a noqa code that silenced nothing (ASC100).

@@ -65,6 +65,25 @@ def test_corrupt_cache_is_ignored_with_a_warning(corpus, tmp_path, capsys):
     assert json.loads(out) == baseline
 
 
+def test_a_damaged_cached_fix_is_linted_again(corpus, tmp_path, capsys):
+    """Cached fixes are decoded when first read (a warm run reads none): a damaged one
+    must still send its file back to the linter, not fail later in the output."""
+    cache = tmp_path / "cache"
+    baseline = run_json(capsys, "--cache-dir", str(cache), "tree/copy_0.py")
+    assert any(d["fix"] for d in baseline)
+    (kept,) = cache.rglob("*.json")
+    entries = json.loads(kept.read_text())
+    damaged = 0
+    for entry in entries.values():
+        for diagnostic in entry[1] or ():
+            if diagnostic["f"]:
+                diagnostic["f"][2] = [edit[:3] for edit in diagnostic["f"][2]]
+                damaged += 1
+    assert damaged
+    kept.write_text(json.dumps(entries))
+    assert run_json(capsys, "--cache-dir", str(cache), "tree/copy_0.py") == baseline
+
+
 def test_clean_removes_the_cache(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
