@@ -390,7 +390,7 @@ def _check_command(argv: list[str], watching: bool = False) -> int:
         for message in found.errors:
             sys.stderr.write(f"error: {message}\n")
         if args.show_files:
-            for f in sorted(found.files):
+            for f in sorted(found.files, key=Path):  # by path components, as Ruff lists
                 print(f)
             return EXIT_ERROR if found.errors else EXIT_CLEAN
         results, read = lint_files(

@@ -14,7 +14,9 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 
 @dataclass
 class Discovery:
-    files: list[Path] = field(default_factory=list)
+    # as they are shown: a named file as `str(Path(name))`, a found one joined to its
+    # folder's (strings: a Path per file costs more than the rest of a cached run's walk)
+    files: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # missing paths, unreadable folders
     warnings: list[str] = field(default_factory=list)
 
@@ -36,9 +38,11 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
     found = Discovery()
     seen: set[str] = set()
     force_excluded = 0
+    cwd = os.getcwd()  # once: os.path.abspath asks the OS for it on every call
 
-    def add(p: Path) -> None:
-        key = os.path.normcase(os.path.abspath(p))  # the same file named twice is linted once
+    def add(p: str) -> None:
+        # the same file named twice is linted once
+        key = os.path.normcase(os.path.normpath(os.path.join(cwd, p)))
         if key not in seen:
             seen.add(key)
             found.files.append(p)
@@ -55,7 +59,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool = False) 
             force_excluded += 1
             continue
         if path.is_file():
-            add(path)  # a file named explicitly is linted whatever its name or excludes
+            add(str(path))  # a file named explicitly is linted whatever its name or excludes
             continue
         if not path.is_dir():
             # A FIFO, socket or device: reading it could block or never end.
@@ -157,6 +161,8 @@ def _walk(root: Path, settings: Settings, found: Discovery, add) -> None:
     visited: set[tuple[int, int]] = set()
     gitignore = GitIgnore(root) if settings.respect_gitignore else None
     stack = [str(root)]
+    # a found file is shown as Path would show it: the walk of `.` yields `./x.py`
+    strip = len(os.curdir + os.sep) if stack[0] == os.curdir else 0
     while stack:
         folder = stack.pop()
         try:
@@ -185,12 +191,12 @@ def _walk(root: Path, settings: Settings, found: Discovery, add) -> None:
                 continue
             if gitignore and gitignore.ignored(entry.path, False):
                 continue
-            candidate = Path(entry.path)
             try:
                 regular = entry.is_file()
             except OSError:
                 regular = False
             if not regular:
+                candidate = Path(entry.path)
                 if entry.is_symlink() and not os.path.exists(entry.path):
                     found.warnings.append(f"{candidate}: {dangling_link(candidate)}, skipped")
                 else:  # reading a FIFO would block forever
@@ -198,5 +204,5 @@ def _walk(root: Path, settings: Settings, found: Discovery, add) -> None:
                         f"{candidate}: not a regular file (FIFO, socket or device), skipped"
                     )
                 continue
-            add(candidate)
+            add(entry.path[strip:])
         stack.extend(reversed(subfolders))

@@ -10,7 +10,6 @@ blocked handing back a result no one reads would otherwise hold the exit).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ascend_lint.cache import Cache, content_key, stat_key
 from ascend_lint.options import LintOptions
@@ -50,7 +49,7 @@ def _job(args: tuple[str, bytes, LintOptions]) -> FileResult:
 
 
 def lint_files(
-    files: list[Path],
+    files: list[str],
     settings: Settings,
     jobs: int | None = None,
     cache: Cache | None = None,
@@ -68,8 +67,7 @@ def lint_files(
     read: dict[str, bytes] = {}
     pending: list[tuple[int, str, bytes, LintOptions]] = []
     stats: dict[str, str | None] = {}  # the stat key each file had before it was read
-    for f in files:
-        path = str(f)
+    for path in files:
         options = settings.options_for(
             path, fix=fix, unsafe_fixes=unsafe_fixes, ignore_noqa=ignore_noqa
         )

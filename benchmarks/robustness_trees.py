@@ -122,10 +122,10 @@ def count_files(tree: Path, report: TreeReport) -> None:
     settings = load_settings(None, tree)
     found = discover([str(tree)], settings)
     report.files = len(found.files)
-    report.paths = [str(p) for p in found.files]
+    report.paths = list(found.files)
     for path in found.files:
         try:
-            data = path.read_bytes()
+            data = Path(path).read_bytes()
         except OSError:
             continue
         report.python_bytes += len(data)
