@@ -154,44 +154,27 @@ VERL_ARGS = {
 # code sizes the tile to 32 KiB, "the widest tile that still compiles for a 4-byte dtype"
 SGL_ARGMAX = "python/sgl_kernel_npu/sgl_kernel_npu/sample/argmax_softmax_prob.py"
 SGL_ARGMAX_COMMIT = "b872afda5179ffb455736297bd6bdbbcf8a200d4"
-SGL_ARGMAX_ARGS = {"argmax_ptr": "*i64", "prob_ptr": "*fp32"}
+SGL_ARGMAX_ARGS = {"argmax_ptr": "*i64", "prob_ptr": "*fp32"}  # logits: per case
 
 CASES = [
-    Case(
-        "sgl-kernel-npu _argmax_prob_kernel, bf16, 16,384-lane tile",
-        "_argmax_prob_kernel",
-        SGL_ARGMAX,
-        {"BLOCK_V": 16384},
-        "compiled",
-        "sgl-kernel-npu b872afda (#644): 16384 compiles for 2-byte dtypes (910B3)",
-        args={**SGL_ARGMAX_ARGS, "logits_ptr": "*bf16"},
-        repo=SGL,
-        commit=SGL_ARGMAX_COMMIT,
-        tree="python/sgl_kernel_npu",
-    ),
-    Case(
-        "sgl-kernel-npu _argmax_prob_kernel, fp32, 16,384-lane tile",
-        "_argmax_prob_kernel",
-        SGL_ARGMAX,
-        {"BLOCK_V": 16384},
-        "overflowed",
-        "sgl-kernel-npu b872afda (#644): 16384 overflows for fp32 (no bits printed)",
-        args={**SGL_ARGMAX_ARGS, "logits_ptr": "*fp32"},
-        repo=SGL,
-        commit=SGL_ARGMAX_COMMIT,
-        tree="python/sgl_kernel_npu",
-    ),
-    Case(
-        "sgl-kernel-npu _argmax_prob_kernel, fp32, 8,192-lane tile",
-        "_argmax_prob_kernel",
-        SGL_ARGMAX,
-        {"BLOCK_V": 8192},
-        "compiled",
-        "sgl-kernel-npu b872afda (#644): a 32 KiB tile compiles for fp32",
-        args={**SGL_ARGMAX_ARGS, "logits_ptr": "*fp32"},
-        repo=SGL,
-        commit=SGL_ARGMAX_COMMIT,
-        tree="python/sgl_kernel_npu",
+    *(
+        Case(
+            f"sgl-kernel-npu _argmax_prob_kernel, {dtype}, {block:,}-lane tile",
+            "_argmax_prob_kernel",
+            SGL_ARGMAX,
+            {"BLOCK_V": block},
+            outcome,
+            f"sgl-kernel-npu b872afda (#644): {reported}",
+            args={**SGL_ARGMAX_ARGS, "logits_ptr": f"*{dtype}"},
+            repo=SGL,
+            commit=SGL_ARGMAX_COMMIT,
+            tree="python/sgl_kernel_npu",
+        )
+        for dtype, block, outcome, reported in (
+            ("bf16", 16384, "compiled", "16384 compiles for 2-byte dtypes (910B3)"),
+            ("fp32", 16384, "overflowed", "16384 overflows for fp32 (no bits printed)"),
+            ("fp32", 8192, "compiled", "a 32 KiB tile compiles for fp32"),
+        )
     ),
     Case(
         "sgl-kernel-npu move_cache_dynamic_last_kernel_h_block (main)",
