@@ -170,7 +170,9 @@ SUITES = {
         ],
         pythonpath=["."],
         extra_args=["-k", "not shape4"],
-        packages="einops",
+        # pydantic: mojo_opset.runtime's config; without it the operator discovery stops
+        # part-way and half the ttx operators are never registered (their tests skip)
+        packages="einops, pydantic",
         selection="the activation and normalization operator accuracy tests less the 6 "
         "normalization tests of shape (7762, 18778) (`-k 'not shape4'`: 146 M elements, "
         "0.6 GB a float32 tensor; the run that included them was ended by the system's "
