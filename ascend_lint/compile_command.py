@@ -212,7 +212,10 @@ def _plan(args) -> dict:
             raise UsageError(f"{name} is a tl.constexpr: give it with --constexpr {name}=VALUE")
     for name in constexprs:
         if name not in fn.constexpr_params:
-            raise UsageError(f"{name} is a runtime argument: give its type with --arg {name}=TYPE")
+            hint = f" (or --arg {name}=None)" if constexprs[name] == "None" else ""
+            raise UsageError(
+                f"{name} is a runtime argument: give its type with --arg {name}=TYPE{hint}"
+            )
     pointers = index.values.of(fn).pointers
     kwargs: dict = {}
     signature: dict[str, str] = {}

@@ -776,6 +776,7 @@ def test_compile_names_the_parameters_it_took_for_scalars():
         (["{ub}::copy_kernel"], "BLOCK is a tl.constexpr without a default"),
         (["{ub}::copy_kernel", "--constexpr", "BLOCK"], "write NAME=VALUE"),
         (["{ub}::copy_kernel", "--constexpr", "n=4"], "n is a runtime argument"),
+        (["{ub}::scale_kernel", "--constexpr", "scale=None"], "(or --arg scale=None)"),
         (["{ub}::copy_kernel", "--arg", "BLOCK=i32"], "BLOCK is a tl.constexpr"),
         (["{ub}::copy_kernel", "--arg", "y=i32"], "has no parameter 'y'"),
         (["{ub}::copy_kernel", "--constexpr", "BLOCK=8", "--arg", "x=*fp128"], "unknown pointer"),
