@@ -15,20 +15,21 @@ compiler's rewrites and temporary buffers) is ``ub_model.op_temps``.
   so is a one-axis broadcast that only element-wise arithmetic reads (the compiler folds
   it into those ops, which read its input instead); DMA buffers and stored values count
   twice under multibuffer only inside ``scf.for`` loops, where the compiler multibuffers
-  them; each op adds its certain temporaries.  The index input of an argmax or argmin
-  (a ``linalg.reduce`` in ``max_with_index`` / ``min_with_index`` mode) is no use: BiShengIR
-  drops it unless it is marked ``UseIndexInput`` (``LinalgToHFusionReduceWithIndex``, since
-  AscendNPU-IR e61369a; the reduction makes its own indices), and triton-ascend marks none,
-  so the ``tl.arange`` of indices is dead where nothing else reads it.  In a mixed cube/vector kernel
-  (``mix_mode`` other than ``aiv``) the tiles that feed a matmul live in the cube's L1,
-  not UB, and dim 0 of the others is split over two vector cores.
+  them; each op adds its certain temporaries.  The index input of an argmax or argmin (a
+  ``linalg.reduce`` in ``max_with_index`` / ``min_with_index`` mode) is no use: BiShengIR
+  drops it unless it is marked ``UseIndexInput`` (``LinalgToHFusionReduceWithIndex``,
+  since AscendNPU-IR e61369a; the reduction makes its own indices), and triton-ascend
+  marks none, so the ``tl.arange`` of indices is dead where nothing else reads it.  In a
+  mixed cube/vector kernel (``mix_mode`` other than ``aiv``) the tiles that feed a matmul
+  live in the cube's L1, not UB, and dim 0 of the others is split over two vector cores.
 * Upper bound: the peak of what may be live at once: no reuse between an op's operands
   and its result, run-time fills wherever an op other than element-wise arithmetic reads
   them (a store, a reduction, a loop, a compare, a select, a cast), every broadcast, DMA
   buffers and stored values twice under multibuffer, every temporary of each op's
   rewrite; on a target whose planning is not known to reuse dead buffers (A5), the sum of
-  them all.  An argmax's index input is read (older BiShengIR keeps it).  A shape the IR leaves dynamic, an element type the model does not know, or
-  an op it cannot size (a library call) makes the upper bound unknown.
+  them all.  An argmax's index input is read (older BiShengIR keeps it).  A shape the IR
+  leaves dynamic, an element type the model does not know, or an op it cannot size (a
+  library call) makes the upper bound unknown.
 * A buffer that a DMA moves with a non-unit last stride, and every buffer of the
   lane-wise ops around it, gives each element of its last dimension a 32-byte block: in
   both bounds for a static stride, in the upper one for a stride known only at run time.
