@@ -76,8 +76,8 @@ _OPTIONS_PARTS: dict[LintOptions, bytes] = {}  # a run has one or a few options
 
 
 def _options_part(options: LintOptions) -> bytes:
-    """What besides the bytes the findings depend on: the rule code, the codes, which of
-    them offer fixes, and the target."""
+    """What besides the bytes the findings depend on: the linter's own code (its
+    fingerprint), the codes, which of them offer fixes, and the target."""
     global _FINGERPRINT
     found = _OPTIONS_PARTS.get(options)
     if found is None:
@@ -175,9 +175,7 @@ class Cache:
             sys.stderr.write(f"warning: ignoring unreadable cache {self.path}: {exc}\n")
 
     def _absolute(self, path: str) -> str:
-        if os.path.isabs(path):
-            return os.path.normpath(path)
-        return os.path.normpath(os.path.join(self._cwd, path))
+        return os.path.normpath(os.path.join(self._cwd, path))  # an absolute path stays
 
     def get(self, path: str, key: str, stat: str | None = None) -> list[Diagnostic] | None:
         """The findings kept for `path` with content key `key`; a hit keeps `stat`

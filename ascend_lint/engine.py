@@ -7,7 +7,6 @@ import bisect
 import gc
 import sys
 import threading
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -149,9 +148,7 @@ def _lint_source(
         found = findings_in_parts(result, source, codes, target, ignore_noqa)
     if found is None:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours
-                tree = parse_python(source.text, filename=path)
+            tree = parse_python(source.text, filename=path)
         except SyntaxError as exc:
             row = exc.lineno or 1
             col = _syntax_error_column(source, row, exc.offset)
@@ -199,13 +196,11 @@ def findings_in_parts(
         return None
     lines = source.lines
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            units = [
-                unit_of(stmt, lines)
-                for piece in top_level_pieces(source.text, source.path)
-                for stmt in piece
-            ]  # each piece's tree is dropped once its units are read
+        units = [
+            unit_of(stmt, lines)
+            for piece in top_level_pieces(source.text, source.path)
+            for stmt in piece
+        ]  # each piece's tree is dropped once its units are read
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     component = components(units)
@@ -229,9 +224,7 @@ def findings_in_parts(
         text = "\n".join(part_lines)
         part = SourceFile.from_text(source.path, text)
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = parse_python(text, filename=source.path)
+            tree = parse_python(text, filename=source.path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         part_found = rule_findings(result, part, tree, codes, target, ignore_noqa)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import gc
-import warnings
 from dataclasses import dataclass
 
 from ascend_lint.diagnostics import Diagnostic, Edit, Fix, FixGroup, Position
@@ -38,7 +37,7 @@ from ascend_lint.engine import (
 )
 from ascend_lint.options import LintOptions
 from ascend_lint.session import lint_file
-from ascend_lint.source import SourceDecodeError, SourceFile, common_ends
+from ascend_lint.source import SourceDecodeError, SourceFile, common_ends, parse_python
 from ascend_lint.suppression import file_exemption
 from ascend_lint.units import BINDING, DEFINITION, INERT, Unit, blank, by_unit, components, unit_of
 
@@ -155,9 +154,7 @@ def _relint(memo: ModuleMemo, raw: bytes) -> tuple[FileResult, ModuleMemo | None
 
     piece = "\n" * (start - 1) + "\n".join(new[start - 1 : stop])
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            body = ast.parse(piece, filename=memo.path).body
+        body = parse_python(piece, filename=memo.path).body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise _Fallback("the edited statements do not parse alone") from exc
     parsed = [unit_of(stmt, new) for stmt in body]
@@ -268,9 +265,7 @@ def _lint_part(
     for j in parsed_nodes:
         blank(lines, units[j])
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rest = ast.parse("\n".join(lines), filename=path).body
+        rest = parse_python("\n".join(lines), filename=path).body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise _Fallback("the part does not parse") from exc
     body = sorted([*rest, *reused], key=lambda stmt: stmt.lineno)

@@ -65,13 +65,13 @@ def lint_files(
         cache = None
     results: list[FileResult] = []
     read: dict[str, bytes] = {}
-    pending: list[tuple[int, str, bytes, LintOptions]] = []
-    stats: dict[str, str | None] = {}  # the stat key each file had before it was read
+    # (result slot, path, bytes, options, the stat key the file had before it was read)
+    pending: list[tuple[int, str, bytes, LintOptions, str | None]] = []
     for path in files:
         options = settings.options_for(
             path, fix=fix, unsafe_fixes=unsafe_fixes, ignore_noqa=ignore_noqa
         )
-        stat = stats[path] = stat_key(path, options) if cache is not None else None
+        stat = stat_key(path, options) if cache is not None else None
         if cache is not None and stat is not None:  # unchanged since cached: not read
             known = cache.by_stat(path, stat)
             if known is False:
@@ -96,16 +96,16 @@ def lint_files(
             results.append(FileResult(path, cached, content_key=key))
             continue
         results.append(FileResult(path))  # placeholder, filled below
-        pending.append((len(results) - 1, path, raw, options))
+        pending.append((len(results) - 1, path, raw, options, stat))
 
     jobs = jobs or min(os.cpu_count() or 1, 8)
-    size = sum(len(raw) for _, _, raw, _ in pending)
-    work = [(path, raw, options) for _, path, raw, options in pending]
+    size = sum(len(raw) for _, _, raw, _, _ in pending)
+    work = [(path, raw, options) for _, path, raw, options, _ in pending]
     if jobs <= 1 or len(pending) < _POOL_MIN_FILES or size < _POOL_MIN_BYTES:
         linted = [_job(w) for w in work]
     else:
         linted = _in_pool(work, jobs)
-    for (slot, path, raw, options), result in zip(pending, linted):
+    for (slot, path, raw, options, stat), result in zip(pending, linted):
         results[slot] = result
         if ignore_noqa:
             continue  # with --ignore-noqa the findings are not what the comments leave
@@ -114,8 +114,9 @@ def lint_files(
         result.content_key = content_key(described, options)
         if cache is not None and result.error is None and result.fix_error is None:
             # fixed bytes are written after this: their stat is not known yet
-            stat = stats[path] if result.fixed is None else None
-            cache.put(path, result.content_key, result.diagnostics, stat)
+            cache.put(
+                path, result.content_key, result.diagnostics, stat if result.fixed is None else None
+            )
     if cache is not None:
         cache.save()
     return results, read

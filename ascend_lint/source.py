@@ -8,6 +8,7 @@ import gc
 import io
 import re
 import tokenize
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -126,7 +127,9 @@ _TOP_LEVEL_START = re.compile(r"\n\n(?=(?:@|def |class |async def ))")
 
 def parse_python(text: str, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse` of `text` as the interpreter reads it, with a peak memory about the
-    size of the tree it returns. Raises what `ast.parse` raises."""
+    size of the tree it returns, and without the compiler's warnings about it (an invalid
+    escape sequence is the linted code's, not the linter's). Raises what `ast.parse`
+    raises."""
     # A syntax tree has no reference cycles: the cycle collector would only re-scan
     # it, again and again as it grows (a 5 MB module parses 3x slower with it on).
     paused = gc.isenabled()
@@ -141,14 +144,20 @@ def parse_python(text: str, filename: str = "<unknown>") -> ast.Module:
 def _parse_python(text: str, filename: str) -> ast.Module:
     text = as_python_reads_it(text)
     if len(text) <= PIECE_CHARS:
-        return ast.parse(text, filename=filename)
+        return _quiet_parse(text, filename)
     body: list[ast.stmt] = []
     try:
         for piece in _pieces(text, filename):
             body += piece
     except SyntaxError:
-        return ast.parse(text, filename=filename)  # the error as the whole file has it
+        return _quiet_parse(text, filename)  # the error as the whole file has it
     return ast.Module(body=body, type_ignores=[])
+
+
+def _quiet_parse(text: str, filename: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=filename)
 
 
 def top_level_pieces(text: str, filename: str = "<unknown>") -> Iterator[list[ast.stmt]]:
@@ -168,5 +177,5 @@ def _pieces(text: str, filename: str) -> Iterator[list[ast.stmt]]:
     row = 0  # newlines before the piece: its rows are then the file's rows
     for start, end in zip(cuts, cuts[1:]):
         piece = text[start:end]
-        yield ast.parse("\n" * row + piece, filename=filename).body
+        yield _quiet_parse("\n" * row + piece, filename).body
         row += piece.count("\n")
