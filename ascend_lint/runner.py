@@ -67,44 +67,62 @@ def lint_files(
     read: dict[str, bytes] = {}
     # (result slot, path, bytes, options, the stat key the file had before it was read)
     pending: list[tuple[int, str, bytes, LintOptions, str | None]] = []
-    for path in files:
-        options = settings.options_for(
-            path, fix=fix, unsafe_fixes=unsafe_fixes, ignore_noqa=ignore_noqa
-        )
-        stat = stat_key(path, options) if cache is not None else None
-        if cache is not None and stat is not None:  # unchanged since cached: not read
-            known = cache.by_stat(path, stat)
-            if known is False:
-                results.append(FileResult(path, skipped=True))
-                continue
-            if known is not None and not (fix and options.would_fix(known)):
-                results.append(FileResult(path, known))
-                continue
-        raw = read_source(path, options.codes)
-        if isinstance(raw, FileResult):
-            results.append(raw)
-            continue
-        if not worth_reading(raw, options.codes):
-            results.append(FileResult(path, skipped=True))
-            if cache is not None:
-                cache.put_skipped(path, stat)
-            continue
-        read[path] = raw
-        key = content_key(raw, options) if cache is not None else None
-        cached = cache.get(path, key, stat) if cache is not None else None
-        if cached is not None and not (fix and options.would_fix(cached)):
-            results.append(FileResult(path, cached, content_key=key))
-            continue
-        results.append(FileResult(path))  # placeholder, filled below
-        pending.append((len(results) - 1, path, raw, options, stat))
-
     jobs = jobs or min(os.cpu_count() or 1, 8)
-    size = sum(len(raw) for _, _, raw, _, _ in pending)
-    work = [(path, raw, options) for _, path, raw, options, _ in pending]
-    if jobs <= 1 or len(pending) < _POOL_MIN_FILES or size < _POOL_MIN_BYTES:
-        linted = [_job(w) for w in work]
-    else:
-        linted = _in_pool(work, jobs)
+    pool = None
+    size = 0  # bytes to lint
+    try:
+        for path in files:
+            options = settings.options_for(
+                path, fix=fix, unsafe_fixes=unsafe_fixes, ignore_noqa=ignore_noqa
+            )
+            stat = stat_key(path, options) if cache is not None else None
+            if cache is not None and stat is not None:  # unchanged since cached: not read
+                known = cache.by_stat(path, stat)
+                if known is False:
+                    results.append(FileResult(path, skipped=True))
+                    continue
+                if known is not None and not (fix and options.would_fix(known)):
+                    results.append(FileResult(path, known))
+                    continue
+            raw = read_source(path, options.codes)
+            if isinstance(raw, FileResult):
+                results.append(raw)
+                continue
+            if not worth_reading(raw, options.codes):
+                results.append(FileResult(path, skipped=True))
+                if cache is not None:
+                    cache.put_skipped(path, stat)
+                continue
+            read[path] = raw
+            key = content_key(raw, options) if cache is not None else None
+            cached = cache.get(path, key, stat) if cache is not None else None
+            if cached is not None and not (fix and options.would_fix(cached)):
+                results.append(FileResult(path, cached, content_key=key))
+                continue
+            results.append(FileResult(path))  # placeholder, filled below
+            pending.append((len(results) - 1, path, raw, options, stat))
+            size += len(raw)
+            if (
+                pool is None
+                and jobs > 1
+                and len(pending) >= _POOL_MIN_FILES
+                and size >= _POOL_MIN_BYTES
+            ):
+                # enough work to share: the workers load the rules while the rest is read
+                pool = _start_pool(jobs)
+        work = [(path, raw, options) for _, path, raw, options, _ in pending]
+        if pool is None:
+            linted = [_job(w) for w in work]
+        else:
+            linted = _in_pool(pool, work)
+    except BaseException:
+        # Ctrl-C (or a failure): stop the workers now; waiting for them could wait on a
+        # worker blocked writing a result nobody will read
+        if pool is not None:
+            _stop(pool)
+        raise
+    if pool is not None:
+        pool.shutdown(wait=True)
     for (slot, path, raw, options, stat), result in zip(pending, linted):
         results[slot] = result
         if ignore_noqa:
@@ -122,22 +140,25 @@ def lint_files(
     return results, read
 
 
-def _in_pool(work: list[tuple[str, bytes, LintOptions]], jobs: int) -> list[FileResult]:
+def _load_rules() -> None:
+    import ascend_lint.session  # noqa: F401  (the rules, imported once per worker)
+
+
+def _start_pool(jobs: int):
     from concurrent.futures import ProcessPoolExecutor  # only when there is work to share
 
+    pool = ProcessPoolExecutor(max_workers=jobs)
+    for _ in range(jobs):
+        pool.submit(_load_rules)  # starts the workers now
+    return pool
+
+
+def _in_pool(pool, work: list[tuple[str, bytes, LintOptions]]) -> list[FileResult]:
     # Largest files first, so one big file does not finish alone at the end.
     order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
     linted: list = [None] * len(work)
-    pool = ProcessPoolExecutor(max_workers=jobs)
-    try:
-        for i, result in zip(order, pool.map(_job, [work[i] for i in order], chunksize=2)):
-            linted[i] = result
-    except BaseException:
-        # Ctrl-C (or a failure): stop the workers now; waiting for them could wait on a
-        # worker blocked writing a result nobody will read
-        _stop(pool)
-        raise
-    pool.shutdown(wait=True)
+    for i, result in zip(order, pool.map(_job, [work[i] for i in order], chunksize=2)):
+        linted[i] = result
     return linted
 
 
