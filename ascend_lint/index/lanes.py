@@ -115,6 +115,9 @@ _BLOCK_POINTERS = frozenset({f"{LANGUAGE}.make_block_ptr", f"{LANGUAGE}.advance"
 _WHERE = f"{LANGUAGE}.where"
 
 
+_MISSING = object()
+
+
 class Memo:
     """Memoised recursion over definitions that may refer to themselves (`acc = acc + x`
     in a loop). A query that meets a value still being computed takes `default` for it
@@ -127,8 +130,9 @@ class Memo:
         self._cut = False
 
     def get(self, key: tuple, default, compute):
-        if key in self._done:
-            return self._done[key]
+        value = self._done.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
         if key in self._busy:
             self._cut = True
             return default

@@ -152,6 +152,16 @@ def children(node: ast.AST) -> list[ast.AST]:
         return [node.func, *node.args, *node.keywords]
     if kind is ast.Subscript:
         return [node.value, node.slice]
+    if kind is ast.Tuple or kind is ast.List:
+        return list(node.elts)
+    if kind is ast.Name or kind is ast.Constant:
+        return []
+    if kind is ast.Slice:
+        return [part for part in (node.lower, node.upper, node.step) if part is not None]
+    if kind is ast.Compare:
+        return [node.left, *node.comparators]
+    if kind is ast.Assign:
+        return [*node.targets, node.value]
     fields = _FIELDS.get(kind)
     if fields is None:
         fields = _FIELDS[kind] = tuple(f for f in node._fields if f not in _SCALAR_FIELDS)

@@ -217,6 +217,10 @@ class KernelValues:
         # keeps both (and the module's tree) alive until the cycle collector runs.
         self._fn = weakref.ref(fn)
         self.aliases = aliases
+        # The rules ask this of every name they follow: the kernel's reaching
+        # definitions, without the calls through the kernel in between (the compile-time
+        # model holds no reference to the kernel, so this makes no cycle).
+        self.reaching = fn.compile_time.reaching
         self._binding_width: dict[int, bool | None] = {}
         self._binding_may: dict[int, bool] = {}
         self._binding_pid: dict[int, bool] = {}
@@ -230,10 +234,6 @@ class KernelValues:
         return fn
 
     # -- definitions ---------------------------------------------------------------------
-    def reaching(self, name: str, order: int) -> tuple[Definition, ...]:
-        """The definitions of `name` that some path brings to statement `order`."""
-        return self.fn.reaching(name, order)
-
     def only_definition(self, name: str, order: int) -> Definition | None:
         """The one definition of `name` every path to statement `order` brings, or None
         (several reach it, or it is a parameter or loop target with no value)."""
