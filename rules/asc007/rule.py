@@ -142,9 +142,9 @@ class LateInt64Cast(Rule):
     def _receiver_message(
         inner: ast.AST, values: KernelValues, order: int, int_kind: IntKind
     ) -> str | None:
-        text = ast.unparse(inner)
         if values.is_int64(inner, order):
             return None  # already int64 on every path: the cast changes nothing
+        text = ast.unparse(inner)
         if values.is_program_id(inner, order):
             return (
                 f"`.to(tl.int64)` on `{text}`, a program id: a program id is a runtime int32 "
