@@ -201,7 +201,8 @@ class KernelLanes:
         self.aliases = facts.core.aliases
         self.values = kernel_values(fn, self.aliases)
         self._sides: dict[int, frozenset[tuple[object, bool]]] = {}
-        self._parents: dict[int, ast.AST] | None = None
+        self._parents: dict[int, ast.AST] = {}  # filled per statement (`parent`)
+        self._parented: set[int] = set()  # id() of the statements in `_parents`
         self._statement_of: dict[int, ast.stmt] | None = None
         self._readers: dict[str, list[tuple[ast.Name, int]]] | None = None
         self._quals: dict[int, str | None] = {}
@@ -586,30 +587,37 @@ class KernelLanes:
         return self._statement_of.get(id(node))
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        if self._parents is None:
-            self._index_nodes()
-        assert self._parents is not None
+        """The node whose child `node` is (the statement, for one of its roots)."""
+        stmt = self.statement_of(node)
+        if stmt is None:
+            return None
+        # Parents are indexed one statement at a time, when a node of it is asked
+        # about: the rules ask of few statements, and the index of all of them costs
+        # a walk of every child of every node.
+        if id(stmt) not in self._parented:
+            self._parented.add(id(stmt))
+            parents = self._parents
+            for owner in own_nodes(stmt):
+                kind = type(owner)
+                if kind is not ast.Name and kind is not ast.Constant:  # leaves
+                    for child in children(owner):
+                        parents[id(child)] = owner
+            for root in statement_roots(stmt):
+                parents[id(root)] = stmt
         return self._parents.get(id(node))
 
     def _index_nodes(self) -> None:
-        parents: dict[int, ast.AST] = {}
         statement_of: dict[int, ast.stmt] = {}
         readers: dict[str, list[tuple[ast.Name, int]]] = {}
         for order, stmt in enumerate(self.fn.statements):
-            for node in own_nodes(stmt):
-                statement_of[id(node)] = stmt
-                kind = type(node)
-                if kind is ast.Name:  # a leaf, like a constant: no children to index
-                    if type(node.ctx) is ast.Load:
-                        readers.setdefault(node.id, []).append((node, order))
-                elif kind is not ast.Constant:
-                    for child in children(node):
-                        parents[id(child)] = node
-            for root in statement_roots(stmt):
-                parents[id(root)] = stmt
+            nodes = own_nodes(stmt)
+            statement_of.update(dict.fromkeys(map(id, nodes), stmt))
+            for node in nodes:
+                if type(node) is ast.Name and type(node.ctx) is ast.Load:
+                    readers.setdefault(node.id, []).append((node, order))
             if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
                 readers.setdefault(stmt.target.id, []).append((stmt.target, order))
-        self._parents, self._statement_of, self._readers = parents, statement_of, readers
+        self._statement_of, self._readers = statement_of, readers
 
     def loops(self, stmt: ast.stmt) -> list:
         """The loops around `stmt` that repeat it: all but `tl.parallel` ones, whose
