@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import lint_source
 from ascend_lint.line_wrap import width, wrap_lines
+from ascend_lint.results import FileResult
 from ascend_lint.source import SourceDecodeError, SourceFile, parse_python
 from ascend_lint.ub_model import DEFAULT_TARGET
 
@@ -394,17 +395,25 @@ def fix_source(
     first: list[Diagnostic] | None = None,
     target: str = DEFAULT_TARGET,
     line_length: int | None = None,
+    lint: Callable[[bytes], FileResult] | None = None,
 ) -> FixOutcome:
     """Fix, re-lint and repeat until nothing changes. On any failure the original bytes
     are returned untouched with an error naming the rules whose fixes were involved.
     With `line_length`, the lines a round makes longer than that are split inside their
     brackets (`wrap_lengthened_lines`).
 
-    `first` are the findings of `raw` when the caller has linted it already. Each round
+    `first` are the findings of `raw` when the caller has linted it already; `lint`
+    lints a round's fixed bytes again (by default a whole lint, `lint_source`; an editor
+    passes one that starts from its last lint, `incremental`). Each round
     applies every non-overlapping fix at once, parses the result once with `ast` (and
     the touched statements with libcst), then lints it once: a file is parsed at most
     `2 * MAX_ROUNDS + 1` times, and twice when its fixes do not overlap."""
     outcome = FixOutcome(path, raw, raw)
+    if lint is None:
+
+        def lint(data: bytes) -> FileResult:
+            return lint_source(path, data, codes, target=target)
+
     try:
         source = SourceFile.from_bytes(path, raw)
     except SourceDecodeError as exc:
@@ -420,7 +429,7 @@ def fix_source(
         if len(data) > _COLLECT_ABOVE_BYTES:
             gc.collect()
         if diagnostics is None:
-            result = lint_source(path, data, codes, target=target)
+            result = lint(data)
             if result.error:
                 outcome.remaining = result.diagnostics
                 break
@@ -468,7 +477,7 @@ def fix_source(
         data = encode_like(source, text)
         source = SourceFile.from_bytes(path, data)
     else:  # out of rounds: what remains is what the last fixed text has
-        outcome.remaining = lint_source(path, data, codes, target=target).diagnostics
+        outcome.remaining = lint(data).diagnostics
     outcome.fixed = data
     outcome.applied = applied
     return outcome

@@ -67,10 +67,15 @@ def lint_buffer(
 
 
 def fix_file(
-    path: str, raw: bytes, options: LintOptions, first: list[Diagnostic] | None = None
+    path: str,
+    raw: bytes,
+    options: LintOptions,
+    first: list[Diagnostic] | None = None,
+    lint: Callable[[bytes], FileResult] | None = None,
 ) -> FixOutcome:
     """The allowed fixes applied to a fixed point; `first`: the findings of `raw`, when
-    the caller has them."""
+    the caller has them; `lint`: how each round's fixed bytes are linted again
+    (`fixes.fix_source`)."""
     outcome = fix_source(
         path,
         raw,
@@ -80,6 +85,7 @@ def fix_file(
         first,
         target=options.target,
         line_length=ruff_line_length(path),
+        lint=lint,
     )
     options.drop_unfixable(outcome.remaining)
     return outcome

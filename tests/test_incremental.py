@@ -295,3 +295,40 @@ def test_a_whole_lint_whose_process_hangs_is_done_here(monkeypatch, fork: bool):
     assert time.monotonic() - started < 20
     assert shape(result) == shape(lint_source("m.py", raw, CODES))
     assert memo is not None
+
+
+def test_a_fix_all_lints_each_round_from_the_buffers_last_lint(monkeypatch, tmp_path):
+    """An editor's fix-all lints the fixed text again from the buffer's lint: only the
+    definitions the fixes changed (and those linked to them), never the whole text,
+    and with the same result as the command line's `--fix`, which lints it whole."""
+    from ascend_lint.server import buffers
+    from ascend_lint.server.config import SettingsResolver
+    from ascend_lint.session import fix_file
+
+    path = tmp_path / "big.py"
+    text = build_big_source(60_000)
+    path.write_text(text, encoding="utf-8")
+    resolved = SettingsResolver().for_path(path)
+    buffer = buffers.lint_text(str(path), text, 1, resolved)
+    assert buffer.memo is not None and buffer.diagnostics
+
+    relinted: list[int] = []  # rows the rounds linted again
+    real = incremental._lint_part
+
+    def spy(path, source, units, chosen, *args):
+        relinted.extend(units[j].first for j in chosen)
+        return real(path, source, units, chosen, *args)
+
+    def no_whole_lint(*args):
+        raise AssertionError("a round linted the whole text")
+
+    monkeypatch.setattr(incremental, "_lint_part", spy)
+    monkeypatch.setattr(buffers, "lint_whole", no_whole_lint)
+    fixed, count, error = buffers.fix_all_text(buffer, unsafe=False)
+    assert error is None and fixed is not None and count > 0
+    units = buffer.memo.units
+    assert 0 < len(set(relinted)) < sum(u.definition for u in units)  # some kept theirs
+
+    options = resolved.settings.options_for(str(path), fix=True, unsafe_fixes=False)
+    whole = fix_file(str(path), text.encode(), options)
+    assert fixed == whole.fixed.decode() and count == len(whole.applied)
