@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ascend_lint.diagnostics import Diagnostic, Edit, Fix, FixGroup, Position
@@ -111,6 +112,28 @@ def lint_whole(path: str, raw: bytes, options: LintOptions) -> tuple[FileResult,
         return result, None
     memo = ModuleMemo(path, options, source.lines, units, findings, file_exemption(source))
     return result, memo
+
+
+def lint_again(
+    path: str, options: LintOptions, memo: ModuleMemo | None
+) -> Callable[[bytes], FileResult]:
+    """How the rounds of an editor's fix-all lint their fixed text again
+    (`fixes.fix_source`): from `memo`, the lint of the text before, then from each
+    round's (only the definitions the fixes changed, and those linked to them, are
+    linted again; the result equals a whole lint). A round that cannot start from the
+    one before is linted whole."""
+
+    def lint(data: bytes) -> FileResult:
+        nonlocal memo
+        if memo is not None:
+            again = relint(memo, path, data, options)
+            if again is not None:
+                result, memo = again
+                return result
+        result, memo = lint_whole(path, data, options)
+        return result
+
+    return lint
 
 
 def _memo_ready(source: SourceFile) -> bool:

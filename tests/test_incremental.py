@@ -323,7 +323,7 @@ def test_a_fix_all_lints_each_round_from_the_buffers_last_lint(monkeypatch, tmp_
         raise AssertionError("a round linted the whole text")
 
     monkeypatch.setattr(incremental, "_lint_part", spy)
-    monkeypatch.setattr(buffers, "lint_whole", no_whole_lint)
+    monkeypatch.setattr(incremental, "lint_whole", no_whole_lint)
     fixed, count, error = buffers.fix_all_text(buffer, unsafe=False)
     assert error is None and fixed is not None and count > 0
     units = buffer.memo.units

@@ -7,15 +7,12 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ascend_lint.add_noqa import comment_row
 from ascend_lint.diagnostics import Diagnostic, Fix
-from ascend_lint.incremental import ModuleMemo, lint_whole, relint
-from ascend_lint.options import LintOptions
-from ascend_lint.results import FileResult
+from ascend_lint.incremental import ModuleMemo, lint_again, lint_whole, relint
 from ascend_lint.server.config import Resolved
 from ascend_lint.session import fix_file
 from ascend_lint.source import SourceDecodeError, SourceFile
@@ -180,25 +177,6 @@ def _fix_all_job(path: str, text: str, version: int | None, resolved: Resolved, 
     return fix_all_text(unlinted(path, text, version, resolved), unsafe, relint=True)
 
 
-def _lint_again(buffer: LintedBuffer, options: LintOptions) -> Callable[[bytes], FileResult]:
-    """How a fix-all lints each round's fixed text: from the buffer's last lint, then
-    from the round before (`incremental`: only the definitions the fixes changed, and
-    those linked to them, are linted again; the result equals a whole lint)."""
-    memo = buffer.memo
-
-    def lint(data: bytes) -> FileResult:
-        nonlocal memo
-        if memo is not None:
-            again = relint(memo, buffer.path, data, options)
-            if again is not None:
-                result, memo = again
-                return result
-        result, memo = lint_whole(buffer.path, data, options)
-        return result
-
-    return lint
-
-
 def fix_all_text(
     buffer: LintedBuffer, unsafe: bool, relint: bool = False
 ) -> tuple[str | None, int, str | None]:
@@ -210,7 +188,9 @@ def fix_all_text(
     options = settings.options_for(buffer.path, fix=True, unsafe_fixes=unsafe)
     raw = buffer_bytes(buffer.text)
     first = None if relint or buffer.error else buffer.diagnostics
-    outcome = fix_file(buffer.path, raw, options, first, lint=_lint_again(buffer, options))
+    outcome = fix_file(
+        buffer.path, raw, options, first, lint=lint_again(buffer.path, options, buffer.memo)
+    )
     if outcome.error:
         return None, 0, outcome.error
     if not outcome.changed:
