@@ -27,6 +27,7 @@ import datetime
 import gc
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -157,6 +158,77 @@ def version(cmd: list[str]) -> str:
         return "not installed"
 
 
+def phase_ms(tree: Path, runs: int) -> dict[str, float]:
+    """Where one process's cold lint of a tree spends its time, in the steps
+    `engine.lint_source` takes (the rules of the default selection, shared facts charged
+    to the rules that ask first): the least of `runs` passes over the files, each phase
+    summed over them."""
+    sys.path.insert(0, str(ROOT))
+    from ascend_lint.engine import FileResult, build_index, finish_findings, run_rules
+    from ascend_lint.results import RULE_TOKENS, may_contain_kernels, worth_reading
+    from ascend_lint.settings import Settings
+    from ascend_lint.source import SourceFile, parse_python
+
+    paths = sorted(str(p) for p in tree.rglob("*.py"))
+    codes = Settings().options_for(paths[0]).codes
+    best: dict[str, float] = {}
+    paused = gc.isenabled()
+    gc.disable()  # as a lint runs
+    try:
+        for _ in range(runs):
+            spent = dict.fromkeys(
+                ("read", "decode", "parse", "index", "rules", "finish", "free"), 0.0
+            )
+            clock = time.perf_counter
+            for path in paths:
+                t = clock()
+                with open(path, "rb") as fh:
+                    raw = fh.read()
+                spent["read"] += clock() - t
+                if not worth_reading(raw, codes):
+                    continue
+                t = clock()
+                source = SourceFile.from_bytes(path, raw)
+                spent["decode"] += clock() - t
+                t = clock()
+                try:
+                    tree_ = parse_python(source.text, filename=path)
+                except (SyntaxError, ValueError):
+                    continue
+                spent["parse"] += clock() - t
+                index = found = None
+                if may_contain_kernels(raw) and any(token in raw for token in RULE_TOKENS):
+                    t = clock()
+                    index = build_index(FileResult(path), tree_)
+                    spent["index"] += clock() - t
+                    if index is not None:
+                        t = clock()
+                        found = run_rules(FileResult(path), source, index, codes)
+                        spent["rules"] += clock() - t
+                        t = clock()
+                        finish_findings(source, found, codes)
+                        spent["finish"] += clock() - t
+                t = clock()
+                del tree_, index, found  # the trees and indexes are freed file by file
+                spent["free"] += clock() - t
+            for phase, seconds in spent.items():
+                best[phase] = min(best.get(phase, seconds), seconds)
+    finally:
+        if paused:
+            gc.enable()
+    return {phase: seconds * 1e3 for phase, seconds in best.items()}
+
+
+def cpu_seconds(command: list[str], cwd: Path) -> float:
+    """User and system CPU time of one run of `command` and its children."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def per_rule_ms(tree: Path) -> dict[str, float]:
     """Each rule's own time over a tree's candidate files, index built once per file."""
     sys.path.insert(0, str(ROOT))
@@ -281,6 +353,30 @@ def main() -> int:
             peak = peak_tree_rss_mib([*lint, "--no-cache", str(tree)], neutral)
             rows.append((name, stats, cold, warm, ruff_s, fixit_s, peak, code, base_s))
         fla_rules = per_rule_ms(trees["FLA"])
+        fla_phases = phase_ms(trees["FLA"], 3)
+        lint_cpu = min(
+            cpu_seconds([*lint, "--no-cache", str(trees["FLA"])], neutral) for _ in range(3)
+        )
+        ruff_cpu = (
+            min(
+                cpu_seconds(
+                    [
+                        ruff,
+                        "check",
+                        "--select",
+                        "ALL",
+                        "--no-cache",
+                        "--exit-zero",
+                        "-q",
+                        str(trees["FLA"]),
+                    ],
+                    neutral,
+                )
+                for _ in range(3)
+            )
+            if ruff
+            else float("nan")
+        )
         kernel_file = max(
             (
                 p
@@ -339,6 +435,24 @@ def main() -> int:
         "",
         f"* one {kernel_kb:.0f} KB kernel file (`{kernel_file.relative_to(trees['FLA'])}` of FLA), as pre-commit "
         f"passes it: {one_file:.2f} s; `ascend-lint --version`: {version_s:.3f} s",
+        "",
+        "## Where a cold lint of FLA spends its time",
+        "",
+        f"CPU time of the command line (all its processes, least of 3 runs): ascend-lint "
+        f"{lint_cpu:.2f} s, `ruff check --select ALL` {ruff_cpu:.2f} s ({ratio(lint_cpu, ruff_cpu)}). "
+        "The steps of one process's lint of the same files (`phase_ms`: the least of 3 passes, "
+        "each step summed over the files; the rules of the default selection, the facts they "
+        "share charged to the first rule that asks):",
+        "",
+        "| step | ms | share | / ruff's CPU |",
+        "| --- | ---: | ---: | ---: |",
+        *[
+            f"| {step} | {ms:.0f} | {ms / sum(fla_phases.values()):.0%} | "
+            f"{ratio(ms / 1e3, ruff_cpu)} |"
+            for step, ms in fla_phases.items()
+        ],
+        f"| all | {sum(fla_phases.values()):.0f} | 100% | "
+        f"{ratio(sum(fla_phases.values()) / 1e3, ruff_cpu)} |",
         "",
         "## Time per rule on FLA (ms, index built once; shared facts computed beforehand)",
         "",
