@@ -236,3 +236,54 @@ def test_each_findings_fix_removes_only_its_own_keyword(tmp_path, capsys):
     multi_line = [f for f in findings if f["location"]["row"] != findings[0]["location"]["row"]]
     warps = next(f for f in multi_line if "num_warps" in f["message"])
     assert [e["content"] for e in warps["fix"]["edits"]] == [""]
+
+
+def test_a_big_texts_fix_rounds_read_its_statements_a_piece_at_a_time(monkeypatch):
+    """The rounds' checks (libcst's objection, splitting lengthened lines) read only the
+    statements of the fixed text: a big one is parsed a piece at a time and keeps no
+    expression, and the fixes write what a parse of the whole text leads to."""
+    import sys
+    from pathlib import Path
+
+    from ascend_lint import fixes
+    from ascend_lint.diagnostics import Applicability
+    from ascend_lint.rules import ALL_RULES
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bigfile import build_big_source
+
+    raw = build_big_source(120_000).encode()
+    codes = frozenset(r.code for r in ALL_RULES)
+    allowed = frozenset({Applicability.SAFE, Applicability.UNSAFE})
+    # a short line limit: some rounds split the lines their fixes lengthened
+    expected = fixes.fix_source("big.py", raw, codes, allowed, line_length=60)
+    assert expected.error is None and expected.changed
+
+    whole_parses: list[int] = []
+    real = fixes.parsed
+
+    def parsed(text: str):
+        whole_parses.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(fixes, "PARTS_ABOVE_CHARS", 1)  # every text is big
+    monkeypatch.setattr(ascend_lint.source, "PIECE_CHARS", 8_000)  # several pieces
+    monkeypatch.setattr(fixes, "parsed", parsed)
+    got = fixes.fix_source("big.py", raw, codes, allowed, line_length=60)
+    assert whole_parses == []
+    assert got.error is None
+    assert got.fixed == expected.fixed
+    assert [d.code for d in got.applied] == [d.code for d in expected.applied]
+    text = got.fixed.decode()
+    tree = fixes.statements_of(text)
+    assert not isinstance(tree, str) and len(tree.body) > 50
+
+    def statements(module: ast.Module) -> list[tuple]:
+        return [
+            (type(s).__name__, s.lineno, s.end_lineno, fixes._first_line(s))
+            for s in ast.walk(module)
+            if isinstance(s, ast.stmt)
+        ]
+
+    assert statements(tree) == statements(ast.parse(text))  # nested ones too
+    assert all(s.value is None for s in ast.walk(tree) if isinstance(s, ast.Assign))
