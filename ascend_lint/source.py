@@ -11,6 +11,7 @@ import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -85,7 +86,11 @@ class SourceFile:
     def offset(self, row: int, char_col: int) -> int:
         """Absolute code-point offset in `text` of (1-based row, 0-based column)."""
         if self._line_starts is None:
-            self._line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+            if "\r" in self.text:
+                self._line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+            else:  # "\n" ends each line: the starts are running sums of lengths + 1
+                lengths = map((1).__add__, map(len, self.lines[:-1]))
+                self._line_starts = list(accumulate(lengths, initial=0))
         return self._line_starts[row - 1] + char_col
 
     def position_of(self, offset: int):
