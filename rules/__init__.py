@@ -33,8 +33,12 @@ def _code_folders() -> set[str]:
         except NotADirectoryError:  # a zip import
             import pkgutil
 
-            names.update(m.name for m in pkgutil.iter_modules([folder]) if m.ispkg)
-    return {n for n in names if _CODE_FOLDER.fullmatch(n)}
+            names.update(
+                m.name
+                for m in pkgutil.iter_modules([folder])
+                if m.ispkg and _CODE_FOLDER.fullmatch(m.name)
+            )
+    return names
 
 
 RULE_CODES: tuple[str, ...] = tuple(sorted(name.upper() for name in _code_folders()))
