@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,7 @@ class Reference:
         return None
 
 
+@functools.cache  # a report asks once per finding; a rule's references never change
 def rule_references(code: str) -> tuple[Reference, ...]:
     """The reference functions of rule `code` (none for a code no rule class carries)."""
     # The folder's identity, not the rule class: the reporters describe findings that
@@ -103,6 +105,7 @@ def rule_references(code: str) -> tuple[Reference, ...]:
     return tuple(Reference.parse(r) for r in info.references) if info is not None else ()
 
 
+@functools.cache
 def describe_references(references: tuple[Reference, ...]) -> str:
     """`gate_base, gate_block_ptr in ascend_lint/reference_kernels/chunk_o.py`: the
     functions grouped by the file they are in, in the rule's order."""

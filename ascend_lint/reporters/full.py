@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TextIO
 
 from ascend_lint.diagnostics import Diagnostic
@@ -51,10 +52,16 @@ def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
             out.write("\n".join(_frame(d, lines)) + "\n")
         if d.fix is not None:
             out.write(f"  = {_FIX_LABEL[d.fix.applicability.value]}: {d.fix.message}\n")
-        references = rule_references(d.code)
-        if references:
-            out.write(
-                f"  = help: corrected pattern: {describe_references(references)}, "
-                f"shown by `ascend-lint rule {d.code}`\n"
-            )
+        out.write(_help(d.code))
         out.write("\n")
+
+
+@functools.cache
+def _help(code: str) -> str:
+    references = rule_references(code)
+    if not references:
+        return ""
+    return (
+        f"  = help: corrected pattern: {describe_references(references)}, "
+        f"shown by `ascend-lint rule {code}`\n"
+    )
