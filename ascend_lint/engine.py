@@ -47,21 +47,23 @@ def lint_source(
     ignore_noqa: bool = False,
     target: str = DEFAULT_TARGET,
     observe: Callable[[Linted], None] | None = None,
+    tree: ast.Module | None = None,
 ) -> FileResult:
     """Lint one file's bytes with the rules of `codes`; `target` names the SoC whose
     Unified Buffer the budget rule checks against (and, `toolchain.lint_target`, the
     triton-ascend release). `observe` sees the parsed module, its
     kernel index and the rules' findings before noqa comments apply (an incremental lint
-    starts there; the gate's IR checks read the same index)."""
+    starts there; the gate's IR checks read the same index). `tree`: `ast`'s whole tree
+    of the bytes' text, where the caller has parsed it already (a fix round has)."""
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
     paused = gc.isenabled()
     gc.disable()
     try:
-        result = _lint_source(path, raw, codes, ignore_noqa, target, observe)
+        result = _lint_source(path, raw, codes, ignore_noqa, target, observe, tree)
         if result.error and _TOO_DEEP in result.error:
             result = _retry_deep(
-                lambda: _lint_source(path, raw, codes, ignore_noqa, target, observe), result
+                lambda: _lint_source(path, raw, codes, ignore_noqa, target, observe, tree), result
             )
         return result
     finally:
@@ -132,6 +134,7 @@ def _lint_source(
     ignore_noqa: bool = False,
     target: str = DEFAULT_TARGET,
     observe: Callable[[Linted], None] | None = None,
+    tree: ast.Module | None = None,
 ) -> FileResult:
     result = FileResult(path)
     kernel_candidate = may_contain_kernels(raw)
@@ -143,18 +146,19 @@ def _lint_source(
     except SourceDecodeError as exc:
         return unparsable(result, codes, f"file is not valid source text: {exc}")
     relevant = kernel_candidate and any(token in raw for token in RULE_TOKENS)
-    found = index = tree = None
-    if relevant and observe is None and len(source.text) >= PARTS_ABOVE_CHARS:
+    found = index = None
+    if relevant and observe is None and tree is None and len(source.text) >= PARTS_ABOVE_CHARS:
         found = findings_in_parts(result, source, codes, target, ignore_noqa)
     if found is None:
-        try:
-            tree = parse_python(source.text, filename=path)
-        except SyntaxError as exc:
-            row = exc.lineno or 1
-            col = _syntax_error_column(source, row, exc.offset)
-            return unparsable(result, codes, f"SyntaxError: {exc.msg}", row, col)
-        except (ValueError, RecursionError, MemoryError) as exc:
-            return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
+        if tree is None:
+            try:
+                tree = parse_python(source.text, filename=path)
+            except SyntaxError as exc:
+                row = exc.lineno or 1
+                col = _syntax_error_column(source, row, exc.offset)
+                return unparsable(result, codes, f"SyntaxError: {exc.msg}", row, col)
+            except (ValueError, RecursionError, MemoryError) as exc:
+                return unparsable(result, codes, f"cannot parse: {type(exc).__name__}: {exc}")
         if relevant:
             index = build_index(result, tree)
             if index is not None:

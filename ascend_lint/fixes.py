@@ -432,7 +432,7 @@ def fix_source(
     first: list[Diagnostic] | None = None,
     target: str = DEFAULT_TARGET,
     line_length: int | None = None,
-    lint: Callable[[bytes], FileResult] | None = None,
+    lint: Callable[[bytes, ast.Module | None], FileResult] | None = None,
 ) -> FixOutcome:
     """Fix, re-lint and repeat until nothing changes. On any failure the original bytes
     are returned untouched with an error naming the rules whose fixes were involved.
@@ -440,16 +440,18 @@ def fix_source(
     brackets (`wrap_lengthened_lines`).
 
     `first` are the findings of `raw` when the caller has linted it already; `lint`
-    lints a round's fixed bytes again (by default a whole lint, `lint_source`; an editor
-    passes one that starts from its last lint, `incremental`). Each round
+    lints a round's fixed bytes again, given `ast`'s tree of them when the round's check
+    parsed them whole (by default a whole lint, `lint_source`; an editor passes one
+    that starts from its last lint, `incremental`). Each round
     applies every non-overlapping fix at once, parses the result once with `ast` (and
-    the touched statements with libcst), then lints it once: a file is parsed at most
-    `2 * MAX_ROUNDS + 1` times, and twice when its fixes do not overlap."""
+    the touched statements with libcst), then lints it once, from that tree: a file
+    under 1 MiB is parsed at most `MAX_ROUNDS + 1` times, and twice when its fixes do
+    not overlap (a bigger one's check keeps no expressions: its lint parses again)."""
     outcome = FixOutcome(path, raw, raw)
     if lint is None:
 
-        def lint(data: bytes) -> FileResult:
-            return lint_source(path, data, codes, target=target)
+        def lint(data: bytes, tree: ast.Module | None) -> FileResult:
+            return lint_source(path, data, codes, target=target, tree=tree)
 
     try:
         source = SourceFile.from_bytes(path, raw)
@@ -459,6 +461,7 @@ def fix_source(
     applied: list[Diagnostic] = []
     data = raw
     diagnostics = first
+    tree: ast.Module | str | None = None  # the last round's check's tree of `data`
     for _ in range(MAX_ROUNDS):
         # The last lint's index leaves reference cycles (the lint pauses the cycle
         # collector); freeing them before the next parse keeps a big file's peak at
@@ -466,7 +469,8 @@ def fix_source(
         if len(data) > _COLLECT_ABOVE_BYTES:
             gc.collect()
         if diagnostics is None:
-            result = lint(data)
+            result = lint(data, tree)
+            tree = None  # the lint may have annotated it; the next round parses anew
             if result.error:
                 outcome.remaining = result.diagnostics
                 break
@@ -502,7 +506,10 @@ def fix_source(
         wrapped = text
         if problem is None and line_length is not None:
             wrapped = wrap_lengthened_lines(source.text, text, tree, edits, line_length)
-        del tree  # the next lint builds its own; never hold two trees of a big file
+        if wrapped is not text or len(text) >= PARTS_ABOVE_CHARS:
+            # Another text, or statements without their expressions: the next lint
+            # parses its own (and never holds two trees of a big file).
+            tree = None
         if problem is not None:
             rules = ", ".join(sorted({candidates[i].code for i in used}))
             outcome.error = f"internal error: fixes by {rules} produced code libcst rejects ({problem}); file left unchanged"
@@ -510,11 +517,12 @@ def fix_source(
             return outcome
         if wrapped is not text and not isinstance(statements_of(wrapped), str):
             text = wrapped  # each split statement reads the same; the whole file parses
+            tree = None
         applied += [candidates[i] for i in used]
         data = encode_like(source, text)
         source = SourceFile.from_bytes(path, data)
     else:  # out of rounds: what remains is what the last fixed text has
-        outcome.remaining = lint(data).diagnostics
+        outcome.remaining = lint(data, tree).diagnostics
     outcome.fixed = data
     outcome.applied = applied
     return outcome

@@ -36,6 +36,7 @@ from ascend_lint.engine import (
     may_contain_kernels,
     rule_findings,
 )
+from ascend_lint.forks import forked
 from ascend_lint.options import LintOptions
 from ascend_lint.session import lint_file
 from ascend_lint.source import SourceDecodeError, SourceFile, common_ends, parse_python
@@ -74,9 +75,17 @@ def lint_text(
 
 
 def relint(
-    memo: ModuleMemo, path: str, raw: bytes, options: LintOptions
+    memo: ModuleMemo,
+    path: str,
+    raw: bytes,
+    options: LintOptions,
+    workers: int = 1,
+    tree: ast.Module | None = None,
 ) -> tuple[FileResult, ModuleMemo] | None:
-    """`lint_text` from `memo`, or None where the text must be linted whole."""
+    """`lint_text` from `memo`, or None where the text must be linted whole. `workers`:
+    how many processes may share a big lint again (this one and forks of it; only a
+    process that may fork, one thread and no open editor pipes, passes more than 1).
+    `tree`: `ast`'s whole tree of `raw`, where the caller has parsed it already."""
     if memo.path != path or memo.options != _not_fixing(options):
         return None
     # As in a whole lint: the trees are acyclic, the cycle collector would only re-scan
@@ -84,7 +93,7 @@ def relint(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _relint(memo, raw)
+        return _relint(memo, raw, workers, tree)
     except _Fallback:
         return None
     finally:
@@ -115,18 +124,18 @@ def lint_whole(path: str, raw: bytes, options: LintOptions) -> tuple[FileResult,
 
 
 def lint_again(
-    path: str, options: LintOptions, memo: ModuleMemo | None
-) -> Callable[[bytes], FileResult]:
+    path: str, options: LintOptions, memo: ModuleMemo | None, workers: int = 1
+) -> Callable[[bytes, ast.Module | None], FileResult]:
     """How the rounds of an editor's fix-all lint their fixed text again
     (`fixes.fix_source`): from `memo`, the lint of the text before, then from each
     round's (only the definitions the fixes changed, and those linked to them, are
     linted again; the result equals a whole lint). A round that cannot start from the
-    one before is linted whole."""
+    one before is linted whole. `workers`: as for `relint`."""
 
-    def lint(data: bytes) -> FileResult:
+    def lint(data: bytes, tree: ast.Module | None = None) -> FileResult:
         nonlocal memo
         if memo is not None:
-            again = relint(memo, path, data, options)
+            again = relint(memo, path, data, options, workers, tree)
             if again is not None:
                 result, memo = again
                 return result
@@ -145,7 +154,9 @@ def _not_fixing(options: LintOptions) -> LintOptions:
     return dataclasses.replace(options, fix=False) if options.fix else options
 
 
-def _relint(memo: ModuleMemo, raw: bytes) -> tuple[FileResult, ModuleMemo | None]:
+def _relint(
+    memo: ModuleMemo, raw: bytes, workers: int = 1, tree: ast.Module | None = None
+) -> tuple[FileResult, ModuleMemo | None]:
     options = memo.options
     try:
         source = SourceFile.from_bytes(memo.path, raw)
@@ -175,11 +186,14 @@ def _relint(memo: ModuleMemo, raw: bytes) -> tuple[FileResult, ModuleMemo | None
     stop = (units[after[0]].first + delta - 1) if after else len(new)
     redone = range(keep_before[-1] + 1 if keep_before else 0, after[0] if after else len(units))
 
-    piece = "\n" * (start - 1) + "\n".join(new[start - 1 : stop])
-    try:
-        body = parse_python(piece, filename=memo.path).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise _Fallback("the edited statements do not parse alone") from exc
+    if tree is not None:
+        body = _statements_within(tree, start, stop)
+    else:
+        piece = "\n" * (start - 1) + "\n".join(new[start - 1 : stop])
+        try:
+            body = parse_python(piece, filename=memo.path).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            raise _Fallback("the edited statements do not parse alone") from exc
     parsed = [unit_of(stmt, new) for stmt in body]
 
     # Old statements of the parsed stretch that come back with the same text keep
@@ -251,7 +265,8 @@ def _relint(memo: ModuleMemo, raw: bytes) -> tuple[FileResult, ModuleMemo | None
 
     result = FileResult(memo.path)
     if relinted:
-        fresh = _lint_part(memo.path, source, new_units, relinted, parsed_nodes, options, result)
+        groups = _groups(new, new_units, component, relinted, workers)
+        fresh = _lint_groups(memo.path, source, new_units, groups, parsed_nodes, options, result)
         per_unit = by_unit(new_units, component, fresh)
         if per_unit is None:
             raise _Fallback("a finding outside its component")
@@ -262,6 +277,60 @@ def _relint(memo: ModuleMemo, raw: bytes) -> tuple[FileResult, ModuleMemo | None
     result.diagnostics = finish_findings(source, found, options.codes, options.ignore_noqa)
     options.drop_unfixable(result.diagnostics)  # as `session.lint_file` does
     return result, ModuleMemo(memo.path, options, new, new_units, findings, memo.exemption, True)
+
+
+# Below this many characters of definitions to lint again, a second process costs more
+# (the fork, pickling its findings back) than it saves: ~1.2 ms of lint per KB.
+SPLIT_ABOVE_CHARS = 128 * 1024
+
+
+def _groups(
+    lines: list[str], units: list[Unit], component: list[int], relinted: set[int], workers: int
+) -> list[set[int]]:
+    """`relinted` in at most `workers` groups of whole components, of about equal size
+    (each component's findings depend on it and the module-level code alone)."""
+    size: dict[int, int] = {}
+    for j in relinted:
+        u = units[j]
+        chars = sum(map(len, lines[u.first - 1 : u.last])) + u.last - u.first + 1
+        size[component[j]] = size.get(component[j], 0) + chars
+    if workers < 2 or len(size) < 2 or sum(size.values()) < SPLIT_ABOVE_CHARS:
+        return [relinted]
+    bins: list[list] = [[0, set()] for _ in range(min(workers, len(size)))]
+    for c in sorted(size, key=lambda c: (-size[c], c)):  # the largest first, to the least full
+        least = min(bins, key=lambda b: b[0])
+        least[0] += size[c]
+        least[1].add(c)
+    return [{j for j in relinted if component[j] in members} for _, members in bins]
+
+
+def _lint_groups(
+    path: str,
+    source: SourceFile,
+    units: list[Unit],
+    groups: list[set[int]],
+    parsed_nodes: dict[int, ast.stmt],
+    options: LintOptions,
+    result: FileResult,
+) -> list[Diagnostic]:
+    """`_lint_part` of each group, the first in this process and each other one in a
+    fork of it at the same time; a fork that fails leaves its group to this process."""
+
+    def lint(group: set[int], into: FileResult) -> list[Diagnostic]:
+        return _lint_part(path, source, units, group, parsed_nodes, options, into)
+
+    if len(groups) == 1:
+        return lint(groups[0], result)
+    forks = [forked(lambda group=group: lint(group, FileResult(path))) for group in groups[1:]]
+    try:
+        found = lint(groups[0], result)
+        for group, fork in zip(groups[1:], forks):
+            done, outcome = fork.result()  # raises what the lint raised there
+            found += outcome if done else lint(group, result)  # type: ignore[operator]
+    finally:
+        for fork in forks:
+            fork.abandon()
+    return found
 
 
 def _lint_part(
@@ -297,6 +366,20 @@ def _lint_part(
     if found is None or result.error:
         raise _Fallback("nothing to check in the part, or a rule failed")
     return found
+
+
+def _statements_within(tree: ast.Module, start: int, stop: int) -> list[ast.stmt]:
+    """The top-level statements of `tree` on rows `start`..`stop`: what a parse of those
+    rows alone gives, when no statement runs across either end."""
+    inside = []
+    for stmt in tree.body:
+        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        last = stmt.end_lineno or stmt.lineno
+        if start <= first and last <= stop:
+            inside.append(stmt)
+        elif first <= stop and last >= start:
+            raise _Fallback("the edited statements do not parse alone")
+    return inside
 
 
 def _edited(unit: Unit) -> set[str]:

@@ -10,6 +10,7 @@ result carries the fixed bytes and what remains, for the caller to write or to d
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def fix_file(
     raw: bytes,
     options: LintOptions,
     first: list[Diagnostic] | None = None,
-    lint: Callable[[bytes], FileResult] | None = None,
+    lint: Callable[[bytes, ast.Module | None], FileResult] | None = None,
 ) -> FixOutcome:
     """The allowed fixes applied to a fixed point; `first`: the findings of `raw`, when
     the caller has them; `lint`: how each round's fixed bytes are linted again

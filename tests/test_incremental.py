@@ -9,6 +9,8 @@ cannot pass by always falling back.
 
 from __future__ import annotations
 
+import ast
+import os
 import random
 import re
 import sys
@@ -22,6 +24,7 @@ import ascend_lint.incremental as incremental
 from ascend_lint.engine import lint_source
 from ascend_lint.incremental import lint_text
 from ascend_lint.rules import ALL_RULES
+from ascend_lint.units import components, unit_of
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -332,3 +335,130 @@ def test_a_fix_all_lints_each_round_from_the_buffers_last_lint(monkeypatch, tmp_
     options = resolved.settings.options_for(str(path), fix=True, unsafe_fixes=False)
     whole = fix_file(str(path), text.encode(), options)
     assert fixed == whole.fixed.decode() and count == len(whole.applied)
+
+
+def _fix_all_in_forks(monkeypatch, tmp_path, forked):
+    """(fix_all_text with 3 workers, with 1 worker, the groups the first one made)."""
+    from ascend_lint.server import buffers
+    from ascend_lint.server.config import SettingsResolver
+
+    path = tmp_path / "big.py"
+    text = build_big_source(60_000)
+    path.write_text(text, encoding="utf-8")
+    buffer = buffers.lint_text(str(path), text, 1, SettingsResolver().for_path(path))
+    alone = buffers.fix_all_text(buffer, unsafe=False)
+    groups: list[list[set[int]]] = []
+    real_groups = incremental._groups
+
+    def spy(*args):
+        groups.append(real_groups(*args))
+        return groups[-1]
+
+    monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)  # a small text splits too
+    monkeypatch.setattr(incremental, "_groups", spy)
+    monkeypatch.setattr(incremental, "forked", forked)
+    shared = buffers.fix_all_text(buffer, unsafe=False, workers=3)
+    return shared, alone, groups
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
+def test_a_fix_all_round_linted_by_several_processes_fixes_as_one_does(monkeypatch, tmp_path):
+    """A fix process lints a round's changed definitions in groups of whole components,
+    one group per core, the others in forks of itself: the same fixed text."""
+    from ascend_lint import forks
+
+    started: list[int] = []
+
+    def counted(job):
+        fork = forks.forked(job)
+        started.append(fork.pid)
+        return fork
+
+    shared, alone, groups = _fix_all_in_forks(monkeypatch, tmp_path, counted)
+    assert shared == alone and shared[0] is not None and shared[2] is None
+    split = [g for g in groups if len(g) > 1]
+    assert split and len(started) == sum(len(g) - 1 for g in split)
+    for group_list in split:
+        assert len(group_list) == 3 and all(group_list)
+        assert sum(map(len, group_list)) == len(set().union(*group_list))  # disjoint
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
+def test_an_edit_linted_again_by_several_processes_lints_as_the_whole_text(monkeypatch):
+    text = build_big_source(60_000)
+    memo = lint_text("big.py", text.encode(), OPTIONS)[1]
+    assert memo is not None
+    edited = text.replace("num_warps=4", "num_warps=8").encode()  # in most launchers
+    monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)
+    forked: list[object] = []
+    real = incremental.forked
+    monkeypatch.setattr(incremental, "forked", lambda job: forked.append(job) or real(job))
+    relinted = incremental.relint(memo, "big.py", edited, OPTIONS, workers=3)
+    assert relinted is not None and len(forked) == 2
+    assert shape(relinted[0]) == shape(lint_source("big.py", edited, CODES))
+    again = edited.replace(b"num_warps=8", b"num_warps=2")  # and from that lint's memo
+    relinted = incremental.relint(relinted[1], "big.py", again, OPTIONS, workers=3)
+    assert relinted is not None and len(forked) == 4
+    assert shape(relinted[0]) == shape(lint_source("big.py", again, CODES))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
+def test_a_group_whose_fork_dies_is_linted_here(monkeypatch, tmp_path):
+    from ascend_lint import forks
+
+    def dying(job):
+        return forks.forked(lambda: os._exit(9))
+
+    shared, alone, groups = _fix_all_in_forks(monkeypatch, tmp_path, dying)
+    assert any(len(g) > 1 for g in groups)
+    assert shared == alone
+
+
+def test_groups_are_whole_components_of_about_equal_size():
+    text = build_big_source(200_000)
+    lines = text.split("\n")
+    units = [unit_of(stmt, lines) for stmt in ast.parse(text).body]
+    component = components(units)
+    relinted = {j for j, u in enumerate(units) if u.definition}
+    assert incremental._groups(lines, units, component, relinted, 1) == [relinted]
+    groups = incremental._groups(lines, units, component, relinted, 2)
+    assert len(groups) == 2 and groups[0] | groups[1] == relinted
+    assert {component[j] for j in groups[0]}.isdisjoint(component[j] for j in groups[1])
+    sizes = [sum(map(len, lines[units[j].first - 1 : units[j].last])) for j in relinted]
+    assert max(sizes) < 0.2 * sum(sizes)  # so a greedy split comes out even
+    chars = [
+        sum(len(line) + 1 for j in g for line in lines[units[j].first - 1 : units[j].last])
+        for g in groups
+    ]
+    assert max(chars) < 1.25 * min(chars)
+    few = {j for j in relinted if units[j].last - units[j].first < 40}
+    small = {j for j in few if component[j] == component[min(few)]}
+    assert incremental._groups(lines, units, component, small, 2) == [small]  # one component
+
+
+def test_an_edit_linted_again_from_the_callers_tree_lints_as_from_its_own_parse():
+    """A fix round hands its check's tree of the fixed text to the lint again: the
+    statements around the edit are taken from it instead of parsed again."""
+    text = build_big_source(30_000)
+    memo = lint_text("big.py", text.encode(), OPTIONS)[1]
+    assert memo is not None
+    for old, new in (("num_warps=4", "num_warps=8"), ("tl.program_id(0)", "tl.program_id(1)")):
+        edited = text.replace(old, new, 3)
+        assert edited != text
+        given = incremental.relint(memo, "big.py", edited.encode(), OPTIONS, tree=ast.parse(edited))
+        parsed = incremental.relint(memo, "big.py", edited.encode(), OPTIONS)
+        assert given is not None and parsed is not None
+        assert (
+            shape(given[0])
+            == shape(parsed[0])
+            == shape(lint_source("big.py", edited.encode(), CODES))
+        )
+        assert given[1].units == parsed[1].units
+
+
+def test_statements_across_the_edited_rows_are_not_taken_from_the_tree():
+    tree = ast.parse("a = 1\n\n\ndef f():\n    return (\n        1\n    )\n\n\nb = 2\n")
+    assert [type(s).__name__ for s in incremental._statements_within(tree, 2, 9)] == ["FunctionDef"]
+    for start, stop in ((5, 10), (2, 6), (1, 4)):
+        with pytest.raises(incremental._Fallback):
+            incremental._statements_within(tree, start, stop)

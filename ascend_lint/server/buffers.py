@@ -154,6 +154,7 @@ def fix_all_apart(buffer: LintedBuffer, unsafe: bool) -> tuple[str | None, int, 
     818 KB buffer's lint takes over a second). A new interpreter gets only the text and
     its settings, and lints the text again itself: pickling a big file's findings would
     hold the server's interpreter lock for tens of milliseconds."""
+    from ascend_lint.forks import cores
     from ascend_lint.server.worker_process import FORK, run_apart
 
     job: tuple
@@ -162,7 +163,9 @@ def fix_all_apart(buffer: LintedBuffer, unsafe: bool) -> tuple[str | None, int, 
         # import): imported here once, every later fork starts with it.
         import libcst  # noqa: F401
 
-        job = (fix_all_text, buffer, unsafe)
+        # The fork may fork again: the definitions its fixes changed are linted again
+        # by as many processes as there are cores.
+        job = (fix_all_text, buffer, unsafe, False, cores())
     else:
         job = (_fix_all_job, buffer.path, buffer.text, buffer.version, buffer.resolved, unsafe)
     done, result = run_apart(job, len(buffer.text))
@@ -178,18 +181,23 @@ def _fix_all_job(path: str, text: str, version: int | None, resolved: Resolved, 
 
 
 def fix_all_text(
-    buffer: LintedBuffer, unsafe: bool, relint: bool = False
+    buffer: LintedBuffer, unsafe: bool, relint: bool = False, workers: int = 1
 ) -> tuple[str | None, int, str | None]:
     """The buffer with every applicable fix applied, round after round, exactly as
     `--fix` would write it: (new text or None when nothing changes, fixes applied, error).
     The first round starts from the buffer's own lint, unless `relint` (its findings
-    are not at hand) or a rule failed in it."""
+    are not at hand) or a rule failed in it. `workers`: how many processes may lint a
+    round's text again (more than 1 only in a process that may fork: `forks`)."""
     settings = buffer.resolved.settings
     options = settings.options_for(buffer.path, fix=True, unsafe_fixes=unsafe)
     raw = buffer_bytes(buffer.text)
     first = None if relint or buffer.error else buffer.diagnostics
     outcome = fix_file(
-        buffer.path, raw, options, first, lint=lint_again(buffer.path, options, buffer.memo)
+        buffer.path,
+        raw,
+        options,
+        first,
+        lint=lint_again(buffer.path, options, buffer.memo, workers),
     )
     if outcome.error:
         return None, 0, outcome.error

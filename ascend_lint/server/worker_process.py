@@ -14,21 +14,17 @@ only pipes to the server (none to the editor) and ends with its one job.
 from __future__ import annotations
 
 import contextlib
-import os
 import pickle
-import signal
 import subprocess
 import sys
-import threading
-import warnings
 
+from ascend_lint.forks import CAN_FORK, end_all, forked
 from ascend_lint.options import LintOptions
 
 _running: list[subprocess.Popen] = []
-_forked: list[int] = []
 # On Linux the job runs in a fork of the server: the engine is already imported there
 # (a new interpreter takes ~0.3 s to start and import it). Elsewhere, a new interpreter.
-FORK = sys.platform.startswith("linux") and hasattr(os, "fork")
+FORK = CAN_FORK
 # A job still running after this long is ended (and, for a lint, done in the server):
 # generous for a real job, whose time grows with the text, but a bound on a hung one.
 TIMEOUT_S = 60.0
@@ -66,42 +62,10 @@ def _run_spawned(job: tuple, timeout: float) -> tuple[bool, object]:
 
 
 def _run_forked(job: tuple, timeout: float) -> tuple[bool, object]:
-    read_end, write_end = os.pipe()
-    with warnings.catch_warnings():
-        # Python 3.12 warns of forking a process with threads: the child runs only this
-        # job, on the engine's pure-Python code, and leaves with os._exit.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(read_end)
-            quiet = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):  # never the editor's pipes
-                os.dup2(quiet, fd)
-            data = pickle.dumps(_do(job), protocol=pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(write_end, "wb") as out:
-                out.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    _forked.append(pid)
-    # Ending a child that overran closes its end of the pipe: the read below returns.
-    watchdog = threading.Timer(timeout, _end, (pid,))
-    watchdog.daemon = True
-    watchdog.start()
     try:
-        with os.fdopen(read_end, "rb") as pipe:
-            data = pipe.read()
-        _, status = os.waitpid(pid, 0)
-    finally:
-        watchdog.cancel()
-        _forked.remove(pid)
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        return False, "timeout" if code == -signal.SIGKILL else code
-    return True, pickle.loads(data)
+        return forked(lambda: _do(job), quiet=True).result(timeout)
+    except Exception:  # what the job raised: the process failed at its job
+        return False, 1
 
 
 def lint_whole_in_process(path: str, raw: bytes, options: LintOptions, lines: list[str]):
@@ -123,13 +87,7 @@ def end_running() -> None:
     for process in list(_running):
         with contextlib.suppress(OSError):
             process.kill()
-    for pid in list(_forked):
-        _end(pid)
-
-
-def _end(pid: int) -> None:
-    with contextlib.suppress(OSError):  # already gone
-        os.kill(pid, signal.SIGKILL)
+    end_all()
 
 
 def _do(job: tuple) -> object:
