@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Diagnostic, Position, compact_citations
+from ascend_lint.forks import CAN_FORK, forked
 from ascend_lint.index import KernelIndex
 from ascend_lint.results import (
     RULE_TOKENS,
@@ -48,22 +49,26 @@ def lint_source(
     target: str = DEFAULT_TARGET,
     observe: Callable[[Linted], None] | None = None,
     tree: ast.Module | None = None,
+    workers: int = 1,
 ) -> FileResult:
     """Lint one file's bytes with the rules of `codes`; `target` names the SoC whose
     Unified Buffer the budget rule checks against (and, `toolchain.lint_target`, the
     triton-ascend release). `observe` sees the parsed module, its
     kernel index and the rules' findings before noqa comments apply (an incremental lint
     starts there; the gate's IR checks read the same index). `tree`: `ast`'s whole tree
-    of the bytes' text, where the caller has parsed it already (a fix round has)."""
+    of the bytes' text, where the caller has parsed it already (a fix round has).
+    `workers`: how many processes may share a module linted in parts (this one and
+    forks of it: only a caller with one thread passes more than 1)."""
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
     paused = gc.isenabled()
     gc.disable()
     try:
-        result = _lint_source(path, raw, codes, ignore_noqa, target, observe, tree)
+        result = _lint_source(path, raw, codes, ignore_noqa, target, observe, tree, workers)
         if result.error and _TOO_DEEP in result.error:
             result = _retry_deep(
-                lambda: _lint_source(path, raw, codes, ignore_noqa, target, observe, tree), result
+                lambda: _lint_source(path, raw, codes, ignore_noqa, target, observe, tree, workers),
+                result,
             )
         return result
     finally:
@@ -135,6 +140,7 @@ def _lint_source(
     target: str = DEFAULT_TARGET,
     observe: Callable[[Linted], None] | None = None,
     tree: ast.Module | None = None,
+    workers: int = 1,
 ) -> FileResult:
     result = FileResult(path)
     kernel_candidate = may_contain_kernels(raw)
@@ -148,7 +154,7 @@ def _lint_source(
     relevant = kernel_candidate and any(token in raw for token in RULE_TOKENS)
     found = index = None
     if relevant and observe is None and tree is None and len(source.text) >= PARTS_ABOVE_CHARS:
-        found = findings_in_parts(result, source, codes, target, ignore_noqa)
+        found = findings_in_parts(result, source, codes, target, ignore_noqa, workers)
     if found is None:
         if tree is None:
             try:
@@ -178,6 +184,9 @@ def _lint_source(
 # cost more per kernel than of several small ones.
 PARTS_ABOVE_CHARS = 1024 * 1024
 PART_CHARS = 256 * 1024  # of definitions per group (the module-level code comes on top)
+# Each fork that shares the parts adds ~80 MiB (its part's tree and index, and the pages
+# of the module's text it touches): three processes keep a 5 MB module under 300 MiB.
+PART_WORKERS = 3
 
 
 def findings_in_parts(
@@ -186,6 +195,7 @@ def findings_in_parts(
     codes: frozenset[str],
     target: str = DEFAULT_TARGET,
     ignore_noqa: bool = False,
+    workers: int = 1,
 ) -> list[Diagnostic] | None:
     """The rules' findings on `source`, linted one group of components at a time: each
     group on a copy of the module with every other definition's lines left blank (rows
@@ -195,7 +205,8 @@ def findings_in_parts(
     then does: a piece that does not parse alone, a finding or a fix outside its
     component's definitions, a part with nothing for a rule, a rule's internal error, a
     file-level noqa comment in a definition or a string, a text that is not plain UTF-8
-    with LF line breaks."""
+    with LF line breaks. With `workers` > 1 the groups are shared among this process
+    and forks of it, each taking every `workers`-th group."""
     if source.encoding != "utf-8" or source.has_bom or "\r" in source.text:
         return None
     lines = source.lines
@@ -219,27 +230,50 @@ def findings_in_parts(
     context = SourceFile.from_text(source.path, context_text)
     if file_exemption(context) != file_exemption(source):
         return None
-    found: list[Diagnostic] = []
-    for group in _component_groups(units, component, lines):
-        part_lines = list(context_only)
-        for j in group:
-            u = units[j]
-            part_lines[u.first - 1 : u.last] = lines[u.first - 1 : u.last]
-        text = "\n".join(part_lines)
-        part = SourceFile.from_text(source.path, text)
-        try:
-            tree = parse_python(text, filename=source.path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        part_found = rule_findings(result, part, tree, codes, target, ignore_noqa)
-        del tree  # never two parts' trees at once
-        if result.error is not None or part_found is None:
-            result.error = None  # the whole lint says it again, if it is there
-            return None
-        if by_unit(units, component, part_found) is None:
-            return None
-        found += part_found
-    return found
+    groups = _component_groups(units, component, lines)
+
+    def lint_parts(share: list[set[int]], into: FileResult) -> list[list[Diagnostic]] | None:
+        found = []
+        for group in share:
+            part_lines = list(context_only)
+            for j in group:
+                u = units[j]
+                part_lines[u.first - 1 : u.last] = lines[u.first - 1 : u.last]
+            text = "\n".join(part_lines)
+            part = SourceFile.from_text(source.path, text)
+            try:
+                tree = parse_python(text, filename=source.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            part_found = rule_findings(into, part, tree, codes, target, ignore_noqa)
+            del tree  # never two parts' trees at once
+            if into.error is not None or part_found is None:
+                into.error = None  # the whole lint says it again, if it is there
+                return None
+            if by_unit(units, component, part_found) is None:
+                return None
+            found.append(part_found)
+        return found
+
+    workers = max(1, min(workers, len(groups), PART_WORKERS)) if CAN_FORK else 1
+    forks = [
+        forked(lambda k=k: lint_parts(groups[k::workers], FileResult(source.path)))
+        for k in range(1, workers)
+    ]
+    try:
+        shares = [lint_parts(groups[0::workers], result)]
+        for k, fork in enumerate(forks, 1):
+            if shares[-1] is None:
+                return None  # the whole lint follows: the other forks are ended
+            done, share = fork.result()
+            shares.append(share if done else lint_parts(groups[k::workers], result))  # type: ignore[arg-type]
+    finally:
+        for fork in forks:
+            fork.abandon()
+    if shares[-1] is None:
+        return None
+    # back in source order: group i is the (i // workers)-th of share i % workers
+    return [d for i in range(len(groups)) for d in shares[i % workers][i // workers]]  # type: ignore[index]
 
 
 def _component_groups(units: list[Unit], component: list[int], lines: list[str]) -> list[set[int]]:

@@ -433,11 +433,13 @@ def fix_source(
     target: str = DEFAULT_TARGET,
     line_length: int | None = None,
     lint: Callable[[bytes, ast.Module | None], FileResult] | None = None,
+    workers: int = 1,
 ) -> FixOutcome:
     """Fix, re-lint and repeat until nothing changes. On any failure the original bytes
     are returned untouched with an error naming the rules whose fixes were involved.
     With `line_length`, the lines a round makes longer than that are split inside their
-    brackets (`wrap_lengthened_lines`).
+    brackets (`wrap_lengthened_lines`). `workers`: as for `lint_source`, whose lint the
+    rounds use unless the caller passes its own `lint`.
 
     `first` are the findings of `raw` when the caller has linted it already; `lint`
     lints a round's fixed bytes again, given `ast`'s tree of them when the round's check
@@ -451,7 +453,7 @@ def fix_source(
     if lint is None:
 
         def lint(data: bytes, tree: ast.Module | None) -> FileResult:
-            return lint_source(path, data, codes, target=target, tree=tree)
+            return lint_source(path, data, codes, target=target, tree=tree, workers=workers)
 
     try:
         source = SourceFile.from_bytes(path, raw)

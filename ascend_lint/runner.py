@@ -42,10 +42,10 @@ def lint_path(path: str, options: LintOptions | frozenset[str]) -> FileResult:
     return lint_file(path, raw, options)
 
 
-def _job(args: tuple[str, bytes, LintOptions]) -> FileResult:
+def _job(args: tuple[str, bytes, LintOptions], workers: int = 1) -> FileResult:
     from ascend_lint.session import lint_file
 
-    return lint_file(*args)
+    return lint_file(*args, workers=workers)
 
 
 def lint_files(
@@ -112,7 +112,8 @@ def lint_files(
                 pool = _start_pool(jobs)
         work = [(path, raw, options) for _, path, raw, options, _ in pending]
         if pool is None:
-            linted = [_job(w) for w in work]
+            # Linted here, one at a time: a big module's parts may use the other cores.
+            linted = [_job(w, jobs) for w in work]
         else:
             linted = _in_pool(pool, work)
     except BaseException:

@@ -28,14 +28,22 @@ def lint_file(
     raw: bytes,
     options: LintOptions,
     observe: Callable[[Linted], None] | None = None,
+    workers: int = 1,
 ) -> FileResult:
-    """Lint (and with `options.fix`, fix) the bytes `raw` of the file `path`."""
+    """Lint (and with `options.fix`, fix) the bytes `raw` of the file `path`. `workers`:
+    how many processes may share a module linted in parts (`engine.lint_source`)."""
     result = lint_source(
-        path, raw, options.codes, options.ignore_noqa, options.target, observe=observe
+        path,
+        raw,
+        options.codes,
+        options.ignore_noqa,
+        options.target,
+        observe=observe,
+        workers=workers,
     )
     options.drop_unfixable(result.diagnostics)
     if options.fix and result.error is None and options.would_fix(result.diagnostics):
-        outcome = fix_file(path, raw, options, first=result.diagnostics)
+        outcome = fix_file(path, raw, options, first=result.diagnostics, workers=workers)
         if outcome.error:
             result.fix_error = outcome.error
         elif outcome.changed:
@@ -73,10 +81,11 @@ def fix_file(
     options: LintOptions,
     first: list[Diagnostic] | None = None,
     lint: Callable[[bytes, ast.Module | None], FileResult] | None = None,
+    workers: int = 1,
 ) -> FixOutcome:
     """The allowed fixes applied to a fixed point; `first`: the findings of `raw`, when
     the caller has them; `lint`: how each round's fixed bytes are linted again
-    (`fixes.fix_source`)."""
+    (`fixes.fix_source`); `workers`: as for `lint_file`."""
     outcome = fix_source(
         path,
         raw,
@@ -87,6 +96,7 @@ def fix_file(
         target=options.target,
         line_length=ruff_line_length(path),
         lint=lint,
+        workers=workers,
     )
     options.drop_unfixable(outcome.remaining)
     return outcome

@@ -30,7 +30,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_lint import RESULTS_TITLE, installed_layout, materialise, version  # noqa: E402
+from bench_lint import (  # noqa: E402
+    RESULTS_TITLE,
+    installed_layout,
+    materialise,
+    peak_tree_rss_mib,
+    version,
+)
 from bigfile import build_big_source  # noqa: E402
 from results_file import write_section  # noqa: E402
 
@@ -47,16 +53,10 @@ def run_timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
 
 
 def peak_mib(cmd: list[str], cwd: Path) -> float:
-    """Max RSS of `cmd` (a single process: one file is never sent to a worker pool)."""
-    probe = (
-        "import resource, subprocess, sys; "
-        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", probe, *cmd], cwd=cwd, capture_output=True, text=True
-    )
-    return int(out.stdout.strip()) / 1024  # KiB -> MiB
+    """Peak RSS of `cmd`, summed over it and its forks (a module linted in parts shares
+    them among `-j` processes; pages the forks share with it count twice: an upper
+    bound)."""
+    return peak_tree_rss_mib(cmd, cwd)
 
 
 def size_curve(
@@ -220,7 +220,9 @@ def main() -> int:
         f"* file: {size_mb:.1f} MB, {lines} lines, the `examples/gpu_habits/` kernels repeated with "
         f"unique names (`benchmarks/bigfile.py`); {n_findings} findings, {n_remaining} left after `--fix`",
         f"* medians of {args.runs} wall-clock runs (`--no-cache`, interpreter start included), lint and "
-        "`--fix` taking turns; peak = max resident set of the process, separate run",
+        "`--fix` taking turns; peak = largest resident set summed over the process and its "
+        "forks (an upper bound: shared pages count once per process), separate run; a module "
+        "of 1 MiB or more is linted in parts shared among the default `-j` (a process per core)",
         "",
         "| command | s | / lint | peak MiB | exit |",
         "| --- | ---: | ---: | ---: | ---: |",

@@ -167,3 +167,59 @@ def test_a_noqa_comment_in_a_module_string_lints_the_whole_text(in_parts):
     plain = text.replace("# ascend-lint: noqa: ASC019", "a note")
     assert shape(lint_source("m.py", plain.encode(), CODES)) == shape(whole("m.py", plain.encode()))
     assert taken == [True]
+
+
+@pytest.mark.skipif(not engine.CAN_FORK, reason="forks only on Linux")
+@pytest.mark.parametrize("workers", [2, 3, 8])
+def test_parts_shared_among_forks_lint_as_the_whole_text(in_parts, monkeypatch, workers):
+    """Each process takes every `workers`-th part (at most `PART_WORKERS` processes,
+    for the memory each holds); the findings are those of one process."""
+    text = build_big_source(200_000)
+    expected = shape(whole("big.py", text.encode()))
+    taken = in_parts(20_000)
+    started: list[int] = []
+    real = engine.forked
+
+    def counted(job):
+        fork = real(job)
+        started.append(fork.pid)
+        return fork
+
+    monkeypatch.setattr(engine, "forked", counted)
+    got = shape(lint_source("big.py", text.encode(), CODES, workers=workers))
+    assert taken == [True] and len(started) == min(workers, engine.PART_WORKERS) - 1
+    assert got == expected
+
+
+@pytest.mark.skipif(not engine.CAN_FORK, reason="forks only on Linux")
+def test_a_share_whose_fork_dies_is_linted_here(in_parts, monkeypatch):
+    import os
+
+    text = build_big_source(100_000)
+    expected = shape(whole("big.py", text.encode()))
+    taken = in_parts(20_000)
+    real = engine.forked
+    monkeypatch.setattr(engine, "forked", lambda job: real(lambda: os._exit(9)))
+    assert shape(lint_source("big.py", text.encode(), CODES, workers=2)) == expected
+    assert taken == [True]
+
+
+@pytest.mark.skipif(not engine.CAN_FORK, reason="forks only on Linux")
+def test_the_command_line_shares_one_big_module_among_its_jobs(tmp_path, monkeypatch):
+    """`-j N` on a module linted in parts forks N - 1 times; `-j 1` never forks, with
+    `--fix` too."""
+    from ascend_lint.cli import main
+
+    monkeypatch.setattr(engine, "PARTS_ABOVE_CHARS", 1)
+    monkeypatch.setattr(engine, "PART_CHARS", 20_000)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    path = tmp_path / "big.py"
+    path.write_text(build_big_source(100_000), encoding="utf-8")
+    started: list[object] = []
+    real = engine.forked
+    monkeypatch.setattr(engine, "forked", lambda job: started.append(job) or real(job))
+    main(["--no-cache", "-q", "--exit-zero", "-j", "2", str(path)])
+    assert len(started) == 1
+    started.clear()
+    main(["--no-cache", "-q", "--exit-zero", "-j", "1", "--fix", str(path)])
+    assert started == []
