@@ -101,9 +101,23 @@ def relint(
             gc.enable()
 
 
-def lint_whole(path: str, raw: bytes, options: LintOptions) -> tuple[FileResult, ModuleMemo | None]:
-    """A lint of the whole text, and the memo an edit of it starts from."""
+def lint_whole(
+    path: str, raw: bytes, options: LintOptions, workers: int = 1
+) -> tuple[FileResult, ModuleMemo | None]:
+    """A lint of the whole text, and the memo an edit of it starts from. `workers`: as
+    for `relint` (a big text's definitions are then shared among forks, in groups of
+    whole components, as a lint again of all of them)."""
     options = _not_fixing(options)
+    if workers > 1 and len(raw) >= SPLIT_ABOVE_CHARS:
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return _lint_whole_in_groups(path, raw, options, workers)
+        except _Fallback:
+            pass  # linted whole below
+        finally:
+            if paused:
+                gc.enable()
     seen: dict = {}
 
     def keep(linted: Linted) -> None:
@@ -139,7 +153,7 @@ def lint_again(
             if again is not None:
                 result, memo = again
                 return result
-        result, memo = lint_whole(path, data, options)
+        result, memo = lint_whole(path, data, options, workers)
         return result
 
     return lint
@@ -277,6 +291,43 @@ def _relint(
     result.diagnostics = finish_findings(source, found, options.codes, options.ignore_noqa)
     options.drop_unfixable(result.diagnostics)  # as `session.lint_file` does
     return result, ModuleMemo(memo.path, options, new, new_units, findings, memo.exemption, True)
+
+
+def _lint_whole_in_groups(
+    path: str, raw: bytes, options: LintOptions, workers: int
+) -> tuple[FileResult, ModuleMemo]:
+    """`lint_whole` with every definition linted again, in groups shared among forks:
+    the findings of each component are those of the whole text (as for any lint again),
+    and the module is parsed once, its statements reused by every group."""
+    try:
+        source = SourceFile.from_bytes(path, raw)
+    except SourceDecodeError as exc:
+        raise _Fallback("not text") from exc
+    if not _memo_ready(source):
+        raise _Fallback("encoding or line breaks")
+    if not may_contain_kernels(raw) or not any(token in raw for token in RULE_TOKENS):
+        raise _Fallback("nothing for a rule in the text")  # a whole lint stops early
+    try:
+        body = parse_python(source.text, filename=path).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise _Fallback("the text does not parse") from exc
+    lines = source.lines
+    units = [unit_of(stmt, lines) for stmt in body]
+    component = components(units)
+    definitions = {j for j, u in enumerate(units) if u.definition}
+    groups = _groups(lines, units, component, definitions, workers)
+    if len(groups) < 2:
+        raise _Fallback("nothing to share")
+    result = FileResult(path)
+    fresh = _lint_groups(path, source, units, groups, dict(enumerate(body)), options, result)
+    per_unit = by_unit(units, component, fresh)
+    if per_unit is None:
+        raise _Fallback("a finding outside its component")
+    found = [dataclasses.replace(d) for unit in per_unit for d in unit]
+    found.sort(key=lambda d: d.code)  # the rules' order, as a whole lint runs them
+    result.diagnostics = finish_findings(source, found, options.codes, options.ignore_noqa)
+    options.drop_unfixable(result.diagnostics)  # as `session.lint_file` does
+    return result, ModuleMemo(path, options, lines, units, per_unit, file_exemption(source))
 
 
 # Below this many characters of definitions to lint again, a second process costs more

@@ -462,3 +462,32 @@ def test_statements_across_the_edited_rows_are_not_taken_from_the_tree():
     for start, stop in ((5, 10), (2, 6), (1, 4)):
         with pytest.raises(incremental._Fallback):
             incremental._statements_within(tree, start, stop)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
+def test_a_whole_lint_shared_among_forks_is_the_one_here(monkeypatch):
+    """The server's process for a big buffer's whole lint shares its definitions among
+    forks: the same findings, and a memo the next edit starts from as from its own."""
+    text = build_big_source(60_000)
+    raw = text.encode()
+    alone, alone_memo = incremental.lint_whole("big.py", raw, OPTIONS)
+    monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)
+    forked: list[object] = []
+    real = incremental.forked
+    monkeypatch.setattr(incremental, "forked", lambda job: forked.append(job) or real(job))
+    shared, memo = incremental.lint_whole("big.py", raw, OPTIONS, workers=2)
+    assert len(forked) == 1
+    assert shape(shared) == shape(alone) == shape(lint_source("big.py", raw, CODES))
+    assert memo is not None and alone_memo is not None and memo.units == alone_memo.units
+    assert [[d.to_dict() for d in unit] for unit in memo.findings] == [
+        [d.to_dict() for d in unit] for unit in alone_memo.findings
+    ]
+    edited = text.replace("num_warps=4", "num_warps=8", 2).encode()
+    relinted = incremental.relint(memo, "big.py", edited, OPTIONS)
+    assert relinted is not None and relinted[1].from_previous
+    assert shape(relinted[0]) == shape(lint_source("big.py", edited, CODES))
+    # a finding in module-level code: no part can show it equal, the text is linted whole
+    module_level = text + "\nCONFIGS = [triton.Config({}, num_warps=4)]\n"
+    whole, no_memo = incremental.lint_whole("big.py", module_level.encode(), OPTIONS, workers=2)
+    assert no_memo is None and len(forked) == 2
+    assert shape(whole) == shape(lint_source("big.py", module_level.encode(), CODES))

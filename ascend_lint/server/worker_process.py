@@ -18,7 +18,7 @@ import pickle
 import subprocess
 import sys
 
-from ascend_lint.forks import CAN_FORK, end_all, forked
+from ascend_lint.forks import CAN_FORK, cores, end_all, forked
 from ascend_lint.options import LintOptions
 
 _running: list[subprocess.Popen] = []
@@ -98,7 +98,8 @@ def _do(job: tuple) -> object:
 def _lint_whole_job(path: str, raw: bytes, options: LintOptions):
     from ascend_lint.incremental import lint_whole
 
-    outcome, memo = lint_whole(path, raw, options)
+    # This process runs only the job: it may fork to share the lint among the cores.
+    outcome, memo = lint_whole(path, raw, options, cores() if CAN_FORK else 1)
     if memo is not None:
         memo.lines = []  # the server has its own copy of the text's lines
     return outcome, memo
