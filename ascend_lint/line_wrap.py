@@ -251,11 +251,16 @@ def wrap_lines(lines: list[str], long: list[int], limit: int) -> list[str] | Non
             candidates.discard(target)
             continue
         lines[target : target + 1] = split
-        joined = _join_after(lines, target + len(split) - 1, limit)
-        if joined is not None:
-            lines[target + len(split) - 1 : target + len(split) + 2] = [joined]
-        shift = len(split) - 1
-        candidates = {c if c < target else c + shift for c in candidates if c != target}
-        candidates |= set(range(target, target + len(split)))
+        last = target + len(split) - 1  # the split's last line, its closing bracket's
+        joined = _join_after(lines, last, limit)
+        if joined is not None:  # it took the two lines after it
+            lines[last : last + 3] = [joined]
+        merged = 2 if joined is not None else 0
+        candidates = {
+            c if c < target else c + len(split) - 1 - merged
+            for c in candidates
+            if c != target and not target < c <= target + merged
+        }
+        candidates |= set(range(target, last + 1))
         changed = True
     return lines if changed else None

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ascend_lint.cli import main
 from ascend_lint.diagnostics import Applicability
 from ascend_lint.fixes import fix_source
-from ascend_lint.line_wrap import RUFF_DEFAULT_LINE_LENGTH, ruff_line_length, wrap_lines
+from ascend_lint.line_wrap import RUFF_DEFAULT_LINE_LENGTH, ruff_line_length, width, wrap_lines
 
 BOTH = frozenset({Applicability.SAFE, Applicability.UNSAFE})
 ASC019 = frozenset({"ASC019"})
@@ -179,6 +179,16 @@ def test_a_split_statement_reads_as_it_did(expression, limit, indent):
     module = "if 1:\n" if indent else ""
     assert ast.dump(ast.parse(module + "".join(split))) == ast.dump(ast.parse(module + line))
     assert "".join(split).count("# note") == 1
+
+
+def test_a_split_whose_closing_line_takes_the_next_two_keeps_the_line_count_right():
+    """`) + f(` joined with `k0=a, k1=a, k2=a` and `)` leaves two lines fewer: the lines
+    still to split are counted from there (an index past the end raised IndexError)."""
+    line = "a((f(k0=a) + f(k0=a, k1=a) + f(k0=a, k1=a, k2=a)))\n"
+    split = wrap_lines([line], [0], 31)
+    assert split is not None and ") + f(k0=a, k1=a, k2=a)\n" in [s.lstrip() for s in split]
+    assert ast.dump(ast.parse("".join(split))) == ast.dump(ast.parse(line))
+    assert all(width(s) <= 31 for s in split)
 
 
 def test_a_line_without_brackets_to_split_is_left():
