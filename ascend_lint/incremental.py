@@ -172,14 +172,7 @@ def _relint(
     memo: ModuleMemo, raw: bytes, workers: int = 1, tree: ast.Module | None = None
 ) -> tuple[FileResult, ModuleMemo | None]:
     options = memo.options
-    try:
-        source = SourceFile.from_bytes(memo.path, raw)
-    except SourceDecodeError as exc:
-        raise _Fallback("not text") from exc
-    if not _memo_ready(source):
-        raise _Fallback("encoding or line breaks")
-    if not may_contain_kernels(raw) or not any(token in raw for token in RULE_TOKENS):
-        raise _Fallback("nothing for a rule in the text")  # a whole lint stops early
+    source = _source_in_pieces(memo.path, raw)
     if file_exemption(source) != memo.exemption:
         # Rules read them too (a fix leaves silenced code alone): every finding may change.
         raise _Fallback("the file-level noqa comments changed")
@@ -286,19 +279,13 @@ def _relint(
             raise _Fallback("a finding outside its component")
         for j in relinted:
             findings[j] = per_unit[j]
-    found = [dataclasses.replace(d) for unit in findings for d in unit]
-    found.sort(key=lambda d: d.code)  # the rules' order, as a whole lint runs them
-    result.diagnostics = finish_findings(source, found, options.codes, options.ignore_noqa)
-    options.drop_unfixable(result.diagnostics)  # as `session.lint_file` does
+    _finish(result, source, options, findings)
     return result, ModuleMemo(memo.path, options, new, new_units, findings, memo.exemption, True)
 
 
-def _lint_whole_in_groups(
-    path: str, raw: bytes, options: LintOptions, workers: int
-) -> tuple[FileResult, ModuleMemo]:
-    """`lint_whole` with every definition linted again, in groups shared among forks:
-    the findings of each component are those of the whole text (as for any lint again),
-    and the module is parsed once, its statements reused by every group."""
+def _source_in_pieces(path: str, raw: bytes) -> SourceFile:
+    """The text of `raw`, where a lint of it a few definitions at a time can be shown
+    equal to a lint of the whole (else `_Fallback`)."""
     try:
         source = SourceFile.from_bytes(path, raw)
     except SourceDecodeError as exc:
@@ -307,6 +294,26 @@ def _lint_whole_in_groups(
         raise _Fallback("encoding or line breaks")
     if not may_contain_kernels(raw) or not any(token in raw for token in RULE_TOKENS):
         raise _Fallback("nothing for a rule in the text")  # a whole lint stops early
+    return source
+
+
+def _finish(
+    result: FileResult, source: SourceFile, options: LintOptions, per_unit: list[list[Diagnostic]]
+) -> None:
+    """`result`'s diagnostics from the rules' findings per unit, as a whole lint's."""
+    found = [dataclasses.replace(d) for unit in per_unit for d in unit]
+    found.sort(key=lambda d: d.code)  # the rules' order, as a whole lint runs them
+    result.diagnostics = finish_findings(source, found, options.codes, options.ignore_noqa)
+    options.drop_unfixable(result.diagnostics)  # as `session.lint_file` does
+
+
+def _lint_whole_in_groups(
+    path: str, raw: bytes, options: LintOptions, workers: int
+) -> tuple[FileResult, ModuleMemo]:
+    """`lint_whole` with every definition linted again, in groups shared among forks:
+    the findings of each component are those of the whole text (as for any lint again),
+    and the module is parsed once, its statements reused by every group."""
+    source = _source_in_pieces(path, raw)
     try:
         body = parse_python(source.text, filename=path).body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -323,10 +330,7 @@ def _lint_whole_in_groups(
     per_unit = by_unit(units, component, fresh)
     if per_unit is None:
         raise _Fallback("a finding outside its component")
-    found = [dataclasses.replace(d) for unit in per_unit for d in unit]
-    found.sort(key=lambda d: d.code)  # the rules' order, as a whole lint runs them
-    result.diagnostics = finish_findings(source, found, options.codes, options.ignore_noqa)
-    options.drop_unfixable(result.diagnostics)  # as `session.lint_file` does
+    _finish(result, source, options, per_unit)
     return result, ModuleMemo(path, options, lines, units, per_unit, file_exemption(source))
 
 
