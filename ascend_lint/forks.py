@@ -79,14 +79,23 @@ class Fork:
 
 def forked(job: Callable[[], object], quiet: bool = False) -> Fork:
     """Start `job` in a fork of this process. `quiet`: the fork's standard streams go
-    to /dev/null (the server's are the editor's pipes)."""
-    read_end, write_end = os.pipe()
+    to /dev/null (the server's are the editor's pipes). Where no fork can be made (out
+    of processes or memory), the Fork returned is not done: its caller does the job."""
+    try:
+        read_end, write_end = os.pipe()
+    except OSError as exc:
+        return _NotStarted(exc)
     parent = os.getpid()
-    with warnings.catch_warnings():
-        # Python 3.12 warns of forking a process with threads: the fork runs only the
-        # job, on the engine's pure-Python code, and leaves with os._exit.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12 warns of forking a process with threads: the fork runs only the
+            # job, on the engine's pure-Python code, and leaves with os._exit.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError as exc:
+        os.close(read_end)
+        os.close(write_end)
+        return _NotStarted(exc)
     if pid == 0:  # the fork: never returns
         code = 1
         try:
@@ -114,6 +123,17 @@ def forked(job: Callable[[], object], quiet: bool = False) -> Fork:
     os.close(write_end)
     _live.add(pid)
     return Fork(pid, read_end)
+
+
+class _NotStarted(Fork):
+    """A fork that could not be made."""
+
+    def __init__(self, why: OSError) -> None:
+        self.pid, self._read_end, self._reaped = 0, None, True
+        self.why = f"no fork: {why}"
+
+    def result(self, timeout: float | None = None) -> tuple[bool, object]:
+        return False, self.why
 
 
 def cores() -> int:

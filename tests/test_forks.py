@@ -86,3 +86,14 @@ def _alive(pid: int) -> bool:
 
 def test_cores_is_what_this_process_may_use():
     assert 1 <= forks.cores() <= min(len(os.sched_getaffinity(0)), 8)
+
+
+def test_a_fork_that_cannot_be_made_is_not_done(monkeypatch):
+    def refuse():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    fork = forks.forked(lambda: 1)
+    done, why = fork.result()
+    assert not done and "Resource temporarily unavailable" in why
+    fork.abandon()  # nothing to end

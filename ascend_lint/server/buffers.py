@@ -172,6 +172,8 @@ def fix_all_apart(buffer: LintedBuffer, unsafe: bool) -> tuple[str | None, int, 
     if not done:
         if result == "timeout":
             return None, 0, "the fix process ran out of time"
+        if isinstance(result, str):  # `forks`: no process could be made
+            return None, 0, f"internal error: the fix process did not start ({result})"
         return None, 0, f"internal error: the fix process ended with code {result}"
     return result  # type: ignore[return-value]
 
