@@ -105,7 +105,6 @@ def rule_references(code: str) -> tuple[Reference, ...]:
     return tuple(Reference.parse(r) for r in info.references) if info is not None else ()
 
 
-@functools.cache
 def describe_references(references: tuple[Reference, ...]) -> str:
     """`gate_base, gate_block_ptr in ascend_lint/reference_kernels/chunk_o.py`: the
     functions grouped by the file they are in, in the rule's order."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import gc
 import sys
 import threading
 from collections.abc import Callable
@@ -12,7 +11,7 @@ from dataclasses import dataclass
 
 from ascend_lint.codemods import node_span
 from ascend_lint.diagnostics import Diagnostic, Position, compact_citations
-from ascend_lint.forks import CAN_FORK, forked
+from ascend_lint.forks import shared
 from ascend_lint.index import KernelIndex
 from ascend_lint.results import (
     RULE_TOKENS,
@@ -30,7 +29,13 @@ from ascend_lint.rules import (
     Rule,
     RuleContext,
 )
-from ascend_lint.source import SourceDecodeError, SourceFile, parse_python, top_level_pieces
+from ascend_lint.source import (
+    SourceDecodeError,
+    SourceFile,
+    collector_paused,
+    parse_python,
+    top_level_pieces,
+)
 from ascend_lint.stopping import LintStopped, stop_signal
 from ascend_lint.suppression import apply_noqa, file_exemption, silences, unused_noqa
 from ascend_lint.toolchain import split_lint_target
@@ -61,9 +66,7 @@ def lint_source(
     forks of it: only a caller with one thread passes more than 1)."""
     # Syntax trees are acyclic and freed by reference counting; the cycle collector
     # would only re-scan them (about 15% of the run time on large trees).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         result = _lint_source(path, raw, codes, ignore_noqa, target, observe, tree, workers)
         if result.error and _TOO_DEEP in result.error:
             result = _retry_deep(
@@ -71,9 +74,6 @@ def lint_source(
                 result,
             )
         return result
-    finally:
-        if paused:
-            gc.enable()
 
 
 # `ast.parse` accepts nesting about three times deeper than the recursion limit lets the
@@ -232,7 +232,7 @@ def findings_in_parts(
         return None
     groups = _component_groups(units, component, lines)
 
-    def lint_parts(share: list[set[int]], into: FileResult) -> list[list[Diagnostic]] | None:
+    def lint_parts(share: list[set[int]]) -> list[list[Diagnostic]]:
         found = []
         for group in share:
             part_lines = list(context_only)
@@ -243,37 +243,31 @@ def findings_in_parts(
             part = SourceFile.from_text(source.path, text)
             try:
                 tree = parse_python(text, filename=source.path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return None
-            part_found = rule_findings(into, part, tree, codes, target, ignore_noqa)
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                raise _NotInParts from exc
+            part_found = rule_findings(result, part, tree, codes, target, ignore_noqa)
             del tree  # never two parts' trees at once
-            if into.error is not None or part_found is None:
-                into.error = None  # the whole lint says it again, if it is there
-                return None
+            if result.error is not None or part_found is None:
+                result.error = None  # the whole lint says it again, if it is there
+                raise _NotInParts
             if by_unit(units, component, part_found) is None:
-                return None
+                raise _NotInParts
             found.append(part_found)
         return found
 
-    workers = max(1, min(workers, len(groups), PART_WORKERS)) if CAN_FORK else 1
-    forks = [
-        forked(lambda k=k: lint_parts(groups[k::workers], FileResult(source.path)))
-        for k in range(1, workers)
-    ]
+    workers = max(1, min(workers, len(groups), PART_WORKERS))
     try:
-        shares = [lint_parts(groups[0::workers], result)]
-        for k, fork in enumerate(forks, 1):
-            if shares[-1] is None:
-                return None  # the whole lint follows: the other forks are ended
-            done, share = fork.result()
-            shares.append(share if done else lint_parts(groups[k::workers], result))  # type: ignore[arg-type]
-    finally:
-        for fork in forks:
-            fork.abandon()
-    if shares[-1] is None:
+        # the first share here, the others in forks; one that cannot be shown equal
+        # ends the others: the whole lint follows
+        shares = shared([lambda k=k: lint_parts(groups[k::workers]) for k in range(workers)])
+    except _NotInParts:
         return None
     # back in source order: group i is the (i // workers)-th of share i % workers
-    return [d for i in range(len(groups)) for d in shares[i % workers][i // workers]]  # type: ignore[index]
+    return [d for i in range(len(groups)) for d in shares[i % workers][i // workers]]
+
+
+class _NotInParts(Exception):
+    """A part's findings cannot be shown equal to the whole lint's."""
 
 
 def _component_groups(units: list[Unit], component: list[int], lines: list[str]) -> list[set[int]]:

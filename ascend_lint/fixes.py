@@ -19,7 +19,13 @@ from ascend_lint.diagnostics import Applicability, Diagnostic, Fix
 from ascend_lint.engine import PARTS_ABOVE_CHARS, lint_source
 from ascend_lint.line_wrap import width, wrap_lines
 from ascend_lint.results import FileResult
-from ascend_lint.source import SourceDecodeError, SourceFile, parse_python, top_level_pieces
+from ascend_lint.source import (
+    SourceDecodeError,
+    SourceFile,
+    collector_paused,
+    parse_python,
+    top_level_pieces,
+)
 from ascend_lint.ub_model import DEFAULT_TARGET
 
 _COLLECT_ABOVE_BYTES = 1 << 20
@@ -394,19 +400,15 @@ def statements_of(text: str) -> ast.Module | str:
     alone (a cut inside a string) gets the whole text's verdict."""
     if len(text) < PARTS_ABOVE_CHARS:
         return parsed(text)
-    paused = gc.isenabled()
-    gc.disable()  # as `parse_python`: the collector would re-scan the trees as they grow
+    body: list[ast.stmt] = []
     try:
-        body: list[ast.stmt] = []
-        for piece in top_level_pieces(text):
-            for stmt in piece:
-                _drop_expressions(stmt)
-            body += piece
+        with collector_paused():
+            for piece in top_level_pieces(text):
+                for stmt in piece:
+                    _drop_expressions(stmt)
+                body += piece
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return parsed(text)
-    finally:
-        if paused:
-            gc.enable()
     return ast.Module(body=body, type_ignores=[])
 
 
@@ -519,7 +521,6 @@ def fix_source(
             return outcome
         if wrapped is not text and not isinstance(statements_of(wrapped), str):
             text = wrapped  # each split statement reads the same; the whole file parses
-            tree = None
         applied += [candidates[i] for i in used]
         data = encode_like(source, text)
         source = SourceFile.from_bytes(path, data)

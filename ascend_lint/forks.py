@@ -15,7 +15,10 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # Forking needs `os.fork`, and a fork of a process with threads is only safe on Linux's
 # allocator and loader; elsewhere the callers use a new interpreter, or no second process.
@@ -136,9 +139,31 @@ class _NotStarted(Fork):
         return False, self.why
 
 
+def shared(jobs: Sequence[Callable[[], T]]) -> list[T]:
+    """What each job returns, in order: the first runs here while each other one runs
+    in a fork of this process; a fork that dies, or cannot be made, leaves its job to
+    run here after. What a job raises is raised here, and the forks still running are
+    ended. Where no fork can be made at all, the jobs run here one after another."""
+    if len(jobs) < 2 or not CAN_FORK:
+        return [job() for job in jobs]
+    started = [forked(job) for job in jobs[1:]]
+    try:
+        results = [jobs[0]()]
+        for job, fork in zip(jobs[1:], started):
+            done, value = fork.result()  # raises what the job raised there
+            results.append(value if done else job())  # type: ignore[arg-type]
+    finally:
+        for fork in started:
+            fork.abandon()
+    return results
+
+
 def cores() -> int:
     """The cores this process may run on (its affinity, not the machine's count), at
-    most 8: a lint shared by more forks spends more on them than it saves."""
+    most 8: a lint shared by more forks spends more on them than it saves. 1 where no
+    fork can be made."""
+    if not CAN_FORK:
+        return 1
     try:
         count = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,10 +35,16 @@ from ascend_lint.engine import (
     may_contain_kernels,
     rule_findings,
 )
-from ascend_lint.forks import forked
+from ascend_lint.forks import shared
 from ascend_lint.options import LintOptions
 from ascend_lint.session import lint_file
-from ascend_lint.source import SourceDecodeError, SourceFile, common_ends, parse_python
+from ascend_lint.source import (
+    SourceDecodeError,
+    SourceFile,
+    collector_paused,
+    common_ends,
+    parse_python,
+)
 from ascend_lint.suppression import file_exemption
 from ascend_lint.units import BINDING, DEFINITION, INERT, Unit, blank, by_unit, components, unit_of
 
@@ -90,15 +95,11 @@ def relint(
         return None
     # As in a whole lint: the trees are acyclic, the cycle collector would only re-scan
     # them (and the memos it finds on its way) in the middle of a keystroke's lint.
-    paused = gc.isenabled()
-    gc.disable()
     try:
-        return _relint(memo, raw, workers, tree)
+        with collector_paused():
+            return _relint(memo, raw, workers, tree)
     except _Fallback:
         return None
-    finally:
-        if paused:
-            gc.enable()
 
 
 def lint_whole(
@@ -109,15 +110,11 @@ def lint_whole(
     whole components, as a lint again of all of them)."""
     options = _not_fixing(options)
     if workers > 1 and len(raw) >= SPLIT_ABOVE_CHARS:
-        paused = gc.isenabled()
-        gc.disable()
         try:
-            return _lint_whole_in_groups(path, raw, options, workers)
+            with collector_paused():
+                return _lint_whole_in_groups(path, raw, options, workers)
         except _Fallback:
             pass  # linted whole below
-        finally:
-            if paused:
-                gc.enable()
     seen: dict = {}
 
     def keep(linted: Linted) -> None:
@@ -369,23 +366,12 @@ def _lint_groups(
     result: FileResult,
 ) -> list[Diagnostic]:
     """`_lint_part` of each group, the first in this process and each other one in a
-    fork of it at the same time; a fork that fails leaves its group to this process."""
-
-    def lint(group: set[int], into: FileResult) -> list[Diagnostic]:
-        return _lint_part(path, source, units, group, parsed_nodes, options, into)
-
-    if len(groups) == 1:
-        return lint(groups[0], result)
-    forks = [forked(lambda group=group: lint(group, FileResult(path))) for group in groups[1:]]
-    try:
-        found = lint(groups[0], result)
-        for group, fork in zip(groups[1:], forks):
-            done, outcome = fork.result()  # raises what the lint raised there
-            found += outcome if done else lint(group, result)  # type: ignore[operator]
-    finally:
-        for fork in forks:
-            fork.abandon()
-    return found
+    fork of it at the same time (`forks.shared`)."""
+    jobs = [
+        lambda group=group: _lint_part(path, source, units, group, parsed_nodes, options, result)
+        for group in groups
+    ]
+    return [d for found in shared(jobs) for d in found]
 
 
 def _lint_part(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import contextlib
 import gc
 import io
 import re
@@ -137,12 +138,19 @@ def parse_python(text: str, filename: str = "<unknown>") -> ast.Module:
     size of the tree it returns, and without the compiler's warnings about it (an invalid
     escape sequence is the linted code's, not the linter's). Raises what `ast.parse`
     raises."""
-    # A syntax tree has no reference cycles: the cycle collector would only re-scan
-    # it, again and again as it grows (a 5 MB module parses 3x slower with it on).
+    with collector_paused():
+        return _parse_python(text, filename)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cycle collector off inside the block (as it was after). Syntax trees have no
+    reference cycles: the collector would only re-scan them, again and again as they
+    grow (a 5 MB module parses 3x slower with it on), and the index built on them."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _parse_python(text, filename)
+        yield
     finally:
         if paused:
             gc.enable()

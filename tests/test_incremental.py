@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import ascend_lint.incremental as incremental
+from ascend_lint import forks
 from ascend_lint.engine import lint_source
 from ascend_lint.incremental import lint_text
 from ascend_lint.rules import ALL_RULES
@@ -356,7 +357,7 @@ def _fix_all_in_forks(monkeypatch, tmp_path, forked):
 
     monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)  # a small text splits too
     monkeypatch.setattr(incremental, "_groups", spy)
-    monkeypatch.setattr(incremental, "forked", forked)
+    monkeypatch.setattr(forks, "forked", forked)
     shared = buffers.fix_all_text(buffer, unsafe=False, workers=3)
     return shared, alone, groups
 
@@ -365,12 +366,11 @@ def _fix_all_in_forks(monkeypatch, tmp_path, forked):
 def test_a_fix_all_round_linted_by_several_processes_fixes_as_one_does(monkeypatch, tmp_path):
     """A fix process lints a round's changed definitions in groups of whole components,
     one group per core, the others in forks of itself: the same fixed text."""
-    from ascend_lint import forks
-
     started: list[int] = []
+    real = forks.forked
 
     def counted(job):
-        fork = forks.forked(job)
+        fork = real(job)
         started.append(fork.pid)
         return fork
 
@@ -391,8 +391,8 @@ def test_an_edit_linted_again_by_several_processes_lints_as_the_whole_text(monke
     edited = text.replace("num_warps=4", "num_warps=8").encode()  # in most launchers
     monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)
     forked: list[object] = []
-    real = incremental.forked
-    monkeypatch.setattr(incremental, "forked", lambda job: forked.append(job) or real(job))
+    real = forks.forked
+    monkeypatch.setattr(forks, "forked", lambda job: forked.append(job) or real(job))
     relinted = incremental.relint(memo, "big.py", edited, OPTIONS, workers=3)
     assert relinted is not None and len(forked) == 2
     assert shape(relinted[0]) == shape(lint_source("big.py", edited, CODES))
@@ -404,10 +404,10 @@ def test_an_edit_linted_again_by_several_processes_lints_as_the_whole_text(monke
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
 def test_a_group_whose_fork_dies_is_linted_here(monkeypatch, tmp_path):
-    from ascend_lint import forks
+    real = forks.forked
 
     def dying(job):
-        return forks.forked(lambda: os._exit(9))
+        return real(lambda: os._exit(9))
 
     shared, alone, groups = _fix_all_in_forks(monkeypatch, tmp_path, dying)
     assert any(len(g) > 1 for g in groups)
@@ -473,8 +473,8 @@ def test_a_whole_lint_shared_among_forks_is_the_one_here(monkeypatch):
     alone, alone_memo = incremental.lint_whole("big.py", raw, OPTIONS)
     monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)
     forked: list[object] = []
-    real = incremental.forked
-    monkeypatch.setattr(incremental, "forked", lambda job: forked.append(job) or real(job))
+    real = forks.forked
+    monkeypatch.setattr(forks, "forked", lambda job: forked.append(job) or real(job))
     shared, memo = incremental.lint_whole("big.py", raw, OPTIONS, workers=2)
     assert len(forked) == 1
     assert shape(shared) == shape(alone) == shape(lint_source("big.py", raw, CODES))

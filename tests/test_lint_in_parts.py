@@ -14,6 +14,7 @@ import pytest
 
 import ascend_lint.engine as engine
 import ascend_lint.source
+from ascend_lint import forks
 from ascend_lint.engine import lint_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,7 +170,7 @@ def test_a_noqa_comment_in_a_module_string_lints_the_whole_text(in_parts):
     assert taken == [True]
 
 
-@pytest.mark.skipif(not engine.CAN_FORK, reason="forks only on Linux")
+@pytest.mark.skipif(not forks.CAN_FORK, reason="forks only on Linux")
 @pytest.mark.parametrize("workers", [2, 3, 8])
 def test_parts_shared_among_forks_lint_as_the_whole_text(in_parts, monkeypatch, workers):
     """Each process takes every `workers`-th part (at most `PART_WORKERS` processes,
@@ -178,33 +179,33 @@ def test_parts_shared_among_forks_lint_as_the_whole_text(in_parts, monkeypatch, 
     expected = shape(whole("big.py", text.encode()))
     taken = in_parts(20_000)
     started: list[int] = []
-    real = engine.forked
+    real = forks.forked
 
     def counted(job):
         fork = real(job)
         started.append(fork.pid)
         return fork
 
-    monkeypatch.setattr(engine, "forked", counted)
+    monkeypatch.setattr(forks, "forked", counted)
     got = shape(lint_source("big.py", text.encode(), CODES, workers=workers))
     assert taken == [True] and len(started) == min(workers, engine.PART_WORKERS) - 1
     assert got == expected
 
 
-@pytest.mark.skipif(not engine.CAN_FORK, reason="forks only on Linux")
+@pytest.mark.skipif(not forks.CAN_FORK, reason="forks only on Linux")
 def test_a_share_whose_fork_dies_is_linted_here(in_parts, monkeypatch):
     import os
 
     text = build_big_source(100_000)
     expected = shape(whole("big.py", text.encode()))
     taken = in_parts(20_000)
-    real = engine.forked
-    monkeypatch.setattr(engine, "forked", lambda job: real(lambda: os._exit(9)))
+    real = forks.forked
+    monkeypatch.setattr(forks, "forked", lambda job: real(lambda: os._exit(9)))
     assert shape(lint_source("big.py", text.encode(), CODES, workers=2)) == expected
     assert taken == [True]
 
 
-@pytest.mark.skipif(not engine.CAN_FORK, reason="forks only on Linux")
+@pytest.mark.skipif(not forks.CAN_FORK, reason="forks only on Linux")
 def test_the_command_line_shares_one_big_module_among_its_jobs(tmp_path, monkeypatch):
     """`-j N` on a module linted in parts forks N - 1 times; `-j 1` never forks, with
     `--fix` too."""
@@ -216,8 +217,8 @@ def test_the_command_line_shares_one_big_module_among_its_jobs(tmp_path, monkeyp
     path = tmp_path / "big.py"
     path.write_text(build_big_source(100_000), encoding="utf-8")
     started: list[object] = []
-    real = engine.forked
-    monkeypatch.setattr(engine, "forked", lambda job: started.append(job) or real(job))
+    real = forks.forked
+    monkeypatch.setattr(forks, "forked", lambda job: started.append(job) or real(job))
     main(["--no-cache", "-q", "--exit-zero", "-j", "2", str(path)])
     assert len(started) == 1
     started.clear()

@@ -99,7 +99,7 @@ def _lint_whole_job(path: str, raw: bytes, options: LintOptions):
     from ascend_lint.incremental import lint_whole
 
     # This process runs only the job: it may fork to share the lint among the cores.
-    outcome, memo = lint_whole(path, raw, options, cores() if CAN_FORK else 1)
+    outcome, memo = lint_whole(path, raw, options, cores())
     if memo is not None:
         memo.lines = []  # the server has its own copy of the text's lines
     return outcome, memo
