@@ -17,6 +17,23 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.fixture
+def forks_started(monkeypatch) -> list[int]:
+    """The pids of the forks `ascend_lint.forks` starts during the test (still started)."""
+    from ascend_lint import forks
+
+    started: list[int] = []
+    real = forks.forked
+
+    def counted(job, quiet=False):
+        fork = real(job, quiet)
+        started.append(fork.pid)
+        return fork
+
+    monkeypatch.setattr(forks, "forked", counted)
+    return started
+
+
 def pytest_addoption(parser):
     parser.addoption(
         UPDATE_OPTION,

@@ -338,7 +338,7 @@ def test_a_fix_all_lints_each_round_from_the_buffers_last_lint(monkeypatch, tmp_
     assert fixed == whole.fixed.decode() and count == len(whole.applied)
 
 
-def _fix_all_in_forks(monkeypatch, tmp_path, forked):
+def _fix_all_in_forks(monkeypatch, tmp_path, forked=None):
     """(fix_all_text with 3 workers, with 1 worker, the groups the first one made)."""
     from ascend_lint.server import buffers
     from ascend_lint.server.config import SettingsResolver
@@ -357,24 +357,20 @@ def _fix_all_in_forks(monkeypatch, tmp_path, forked):
 
     monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)  # a small text splits too
     monkeypatch.setattr(incremental, "_groups", spy)
-    monkeypatch.setattr(forks, "forked", forked)
+    if forked is not None:
+        monkeypatch.setattr(forks, "forked", forked)
     shared = buffers.fix_all_text(buffer, unsafe=False, workers=3)
     return shared, alone, groups
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
-def test_a_fix_all_round_linted_by_several_processes_fixes_as_one_does(monkeypatch, tmp_path):
+def test_a_fix_all_round_linted_by_several_processes_fixes_as_one_does(
+    monkeypatch, tmp_path, forks_started
+):
     """A fix process lints a round's changed definitions in groups of whole components,
     one group per core, the others in forks of itself: the same fixed text."""
-    started: list[int] = []
-    real = forks.forked
-
-    def counted(job):
-        fork = real(job)
-        started.append(fork.pid)
-        return fork
-
-    shared, alone, groups = _fix_all_in_forks(monkeypatch, tmp_path, counted)
+    started = forks_started
+    shared, alone, groups = _fix_all_in_forks(monkeypatch, tmp_path)
     assert shared == alone and shared[0] is not None and shared[2] is None
     split = [g for g in groups if len(g) > 1]
     assert split and len(started) == sum(len(g) - 1 for g in split)
@@ -384,15 +380,15 @@ def test_a_fix_all_round_linted_by_several_processes_fixes_as_one_does(monkeypat
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
-def test_an_edit_linted_again_by_several_processes_lints_as_the_whole_text(monkeypatch):
+def test_an_edit_linted_again_by_several_processes_lints_as_the_whole_text(
+    monkeypatch, forks_started
+):
     text = build_big_source(60_000)
     memo = lint_text("big.py", text.encode(), OPTIONS)[1]
     assert memo is not None
     edited = text.replace("num_warps=4", "num_warps=8").encode()  # in most launchers
     monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)
-    forked: list[object] = []
-    real = forks.forked
-    monkeypatch.setattr(forks, "forked", lambda job: forked.append(job) or real(job))
+    forked = forks_started
     relinted = incremental.relint(memo, "big.py", edited, OPTIONS, workers=3)
     assert relinted is not None and len(forked) == 2
     assert shape(relinted[0]) == shape(lint_source("big.py", edited, CODES))
@@ -465,16 +461,14 @@ def test_statements_across_the_edited_rows_are_not_taken_from_the_tree():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
-def test_a_whole_lint_shared_among_forks_is_the_one_here(monkeypatch):
+def test_a_whole_lint_shared_among_forks_is_the_one_here(monkeypatch, forks_started):
     """The server's process for a big buffer's whole lint shares its definitions among
     forks: the same findings, and a memo the next edit starts from as from its own."""
     text = build_big_source(60_000)
     raw = text.encode()
     alone, alone_memo = incremental.lint_whole("big.py", raw, OPTIONS)
     monkeypatch.setattr(incremental, "SPLIT_ABOVE_CHARS", 1)
-    forked: list[object] = []
-    real = forks.forked
-    monkeypatch.setattr(forks, "forked", lambda job: forked.append(job) or real(job))
+    forked = forks_started
     shared, memo = incremental.lint_whole("big.py", raw, OPTIONS, workers=2)
     assert len(forked) == 1
     assert shape(shared) == shape(alone) == shape(lint_source("big.py", raw, CODES))

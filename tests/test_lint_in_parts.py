@@ -172,21 +172,13 @@ def test_a_noqa_comment_in_a_module_string_lints_the_whole_text(in_parts):
 
 @pytest.mark.skipif(not forks.CAN_FORK, reason="forks only on Linux")
 @pytest.mark.parametrize("workers", [2, 3, 8])
-def test_parts_shared_among_forks_lint_as_the_whole_text(in_parts, monkeypatch, workers):
+def test_parts_shared_among_forks_lint_as_the_whole_text(in_parts, forks_started, workers):
     """Each process takes every `workers`-th part (at most `PART_WORKERS` processes,
     for the memory each holds); the findings are those of one process."""
     text = build_big_source(200_000)
     expected = shape(whole("big.py", text.encode()))
     taken = in_parts(20_000)
-    started: list[int] = []
-    real = forks.forked
-
-    def counted(job):
-        fork = real(job)
-        started.append(fork.pid)
-        return fork
-
-    monkeypatch.setattr(forks, "forked", counted)
+    started = forks_started
     got = shape(lint_source("big.py", text.encode(), CODES, workers=workers))
     assert taken == [True] and len(started) == min(workers, engine.PART_WORKERS) - 1
     assert got == expected
@@ -206,7 +198,9 @@ def test_a_share_whose_fork_dies_is_linted_here(in_parts, monkeypatch):
 
 
 @pytest.mark.skipif(not forks.CAN_FORK, reason="forks only on Linux")
-def test_the_command_line_shares_one_big_module_among_its_jobs(tmp_path, monkeypatch):
+def test_the_command_line_shares_one_big_module_among_its_jobs(
+    tmp_path, monkeypatch, forks_started
+):
     """`-j N` on a module linted in parts forks N - 1 times; `-j 1` never forks, with
     `--fix` too."""
     from ascend_lint.cli import main
@@ -216,9 +210,7 @@ def test_the_command_line_shares_one_big_module_among_its_jobs(tmp_path, monkeyp
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     path = tmp_path / "big.py"
     path.write_text(build_big_source(100_000), encoding="utf-8")
-    started: list[object] = []
-    real = forks.forked
-    monkeypatch.setattr(forks, "forked", lambda job: started.append(job) or real(job))
+    started = forks_started
     main(["--no-cache", "-q", "--exit-zero", "-j", "2", str(path)])
     assert len(started) == 1
     started.clear()
