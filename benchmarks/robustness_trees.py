@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
-import importlib.util
+import io
 import json
 import os
 import platform
@@ -38,6 +38,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import tokenize
 import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -182,11 +183,18 @@ FORCE_SUFFIX = b"\n# triton\n"  # past the prefilter, without moving any positio
 
 
 def cpython_parses(raw: bytes) -> bool:
-    """Would `python file.py` parse it? The whole file decoded first, then `ast.parse`."""
+    """Would `python file.py` parse it? The whole file decoded first (strictly, in the
+    encoding it declares, line breaks made LF), then `ast.parse`. Not
+    `importlib.util.decode_source`, which drops a final lone CR that Python reads as a
+    line break."""
     try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        text = io.IncrementalNewlineDecoder(None, translate=True).decode(
+            raw.decode(encoding), final=True
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(importlib.util.decode_source(raw))
+            ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, LookupError):
         return False
     return True
