@@ -252,11 +252,11 @@ class CompileTime:
             return True
         if len(own.loops) > len(ctx.loops) or len(own.branches) > len(ctx.branches):
             return False
-        for a, b in zip(own.loops, ctx.loops):
-            if a.node is not b.node:
+        for own_loop, loop in zip(own.loops, ctx.loops):
+            if own_loop.node is not loop.node:
                 return False
-        for a, b in zip(own.branches, ctx.branches):
-            if a.node is not b.node or a.taken != b.taken:
+        for own_branch, branch in zip(own.branches, ctx.branches):
+            if own_branch.node is not branch.node or own_branch.taken != branch.taken:
                 return False
         return True
 

@@ -736,8 +736,8 @@ class PathExpansion:
         out = []
         for choices, live in groups.values():
             common = {t: v for t, v in choices[0].items() if all(c[t] == v for c in choices)}
-            path = decisions | frozenset(common.items())
-            out += [(path, d) for d in live]
+            agreed = decisions | frozenset(common.items())  # one type per name (`path` is a dict)
+            out += [(agreed, d) for d in live]
         return out
 
 
