@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
+import importlib.util
 import os
 import platform
 import re
@@ -136,6 +137,8 @@ def main() -> int:
     )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
     args = ap.parse_args()
+    if importlib.util.find_spec("mypyc") is None:
+        raise SystemExit("mypyc is not installed (it comes with mypy: pip install mypy)")
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         raise SystemExit("no C compiler: mypyc cannot build")
 
