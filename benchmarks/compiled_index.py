@@ -77,15 +77,20 @@ def adapt(path: Path) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def silence_type_errors(files: list[Path], cwd: Path) -> int:
-    """`# type: ignore` on every line mypy reports; how many errors there were."""
-    report = subprocess.run(
-        [sys.executable, "-m", "mypy", "--ignore-missing-imports", "--follow-imports=silent"]
+def run_mypy(tool: str, files: list[Path], cwd: Path) -> subprocess.CompletedProcess:
+    """`mypy` (check) or `mypyc` (check and compile) on `files`, relative to `cwd`."""
+    return subprocess.run(
+        [sys.executable, "-m", tool, "--ignore-missing-imports", "--follow-imports=silent"]
         + [str(f.relative_to(cwd)) for f in files],
         cwd=cwd,
         capture_output=True,
         text=True,
-    ).stdout
+    )
+
+
+def silence_type_errors(files: list[Path], cwd: Path) -> int:
+    """`# type: ignore` on every line mypy reports; how many errors there were."""
+    report = run_mypy("mypy", files, cwd).stdout
     rows: dict[str, set[int]] = collections.defaultdict(set)
     for match in _MYPY_ERROR.finditer(report):
         rows[match[1]].add(int(match[2]))
@@ -107,13 +112,7 @@ def compile_modules(stage: Path, modules: tuple[str, ...]) -> tuple[int, float]:
         adapt(f)
     silenced = silence_type_errors(files, stage)
     start = time.perf_counter()
-    build = subprocess.run(
-        [sys.executable, "-m", "mypyc", "--ignore-missing-imports", "--follow-imports=silent"]
-        + [str(f.relative_to(stage)) for f in files],
-        cwd=stage,
-        capture_output=True,
-        text=True,
-    )
+    build = run_mypy("mypyc", files, stage)
     seconds = time.perf_counter() - start
     built = list((stage / "ascend_lint" / "index").glob("*.so"))
     if build.returncode != 0 or len(built) != len(modules):
