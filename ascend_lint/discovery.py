@@ -94,10 +94,16 @@ class GitIgnore:
     """The `.gitignore` rules that apply inside one git work tree, as git reads them:
     every `.gitignore` from the top of the work tree down, plus `.git/info/exclude`, a
     deeper file overriding a shallower one and `!pattern` re-including. Outside a git
-    work tree nothing is ignored."""
+    work tree nothing is ignored.
+
+    `start` is the folder named on the command line: it is walked even where a
+    `.gitignore` above it ignores it (a scratch folder, a vendored tree), as Ruff walks
+    it, since that is what the user asked for. The patterns that ignore `start` or a
+    folder above it do not apply beneath it; the others (`*.gen.py`) still do."""
 
     def __init__(self, start: Path):
-        self.top = _work_tree_top(start.resolve())
+        self.start = str(start.resolve())
+        self.top = _work_tree_top(Path(self.start))
         self._specs: dict[str, object | None] = {}  # folder -> its spec (None: no file)
 
     def _spec(self, folder: str):
@@ -112,8 +118,25 @@ class GitIgnore:
                         lines += fh.read().splitlines()
                 except OSError:
                     continue
-            self._specs[folder] = _compile(lines) if lines else None
+            spec = _compile(lines) if lines else None
+            if spec is not None and self.start.startswith(folder + os.sep):
+                spec = self._beneath_start(folder, spec)
+            self._specs[folder] = spec
         return self._specs[folder]
+
+    def _beneath_start(self, folder: str, spec):
+        """`spec` of a folder above `start`, less the patterns that ignore `start` or a
+        folder between the two (they would ignore everything the walk finds)."""
+        parts = os.path.relpath(self.start, folder).split(os.sep)
+        between = ["/".join(parts[: i + 1]) + "/" for i in range(len(parts))]
+        kept = [
+            pattern
+            for pattern in spec.patterns
+            if not (pattern.include and any(pattern.match_file(d) for d in between))
+        ]
+        if len(kept) == len(spec.patterns):
+            return spec
+        return _compile_patterns(kept) if kept else None
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         if self.top is None:
@@ -146,6 +169,12 @@ def _compile(lines: list[str]):
     import pathspec  # only where a .gitignore exists
 
     return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _compile_patterns(patterns: list):
+    import pathspec
+
+    return pathspec.GitIgnoreSpec(patterns)
 
 
 def _work_tree_top(start: Path) -> Path | None:

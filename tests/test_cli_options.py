@@ -149,6 +149,24 @@ def test_gitignore_is_respected_unless_asked_not_to(project, capsys):
     assert run(capsys, "scratch.py")[0] == 0  # a file named on the command line is linted
 
 
+def test_a_folder_named_is_walked_though_a_gitignore_above_ignores_it(project, capsys):
+    # As Ruff walks it: the user named it. The patterns that ignore the folder (or one
+    # above it) stop applying beneath it; the other patterns still do.
+    (project / ".git").mkdir()
+    (project / ".gitignore").write_text("vendor/\n*.gen.py\n")
+    for name in ("k.py", "vendor/kernels/a.py", "vendor/kernels/b.gen.py"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(CLEAN_KERNEL)
+
+    def shown(path):
+        out = run(capsys, "--show-files", path)[1]
+        return sorted(Path(p).name for p in out.split())
+
+    assert shown(".") == ["k.py"]
+    assert shown("vendor") == ["a.py"]
+    assert shown("vendor/kernels") == ["a.py"]
+
+
 ADOPT = '''import triton
 import triton.language as tl
 
