@@ -37,7 +37,7 @@ def _positive_int(text: str) -> int:
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    from ascend_lint.reporters import OUTPUT_FORMATS
+    from ascend_lint.reporters import COLOR_CHOICES, OUTPUT_FORMATS
 
     p = UsageParser(
         prog="ascend-lint check", description="Lint Triton kernels for Ascend NPU anti-patterns."
@@ -98,6 +98,12 @@ def _check_parser() -> argparse.ArgumentParser:
         "whose trap a later release fixed report only for earlier ones",
     )
     p.add_argument("-o", "--output-file", help="write the report to this file instead of stdout")
+    p.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the text formats: auto (default) on a terminal, unless NO_COLOR is set",
+    )
     p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
     p.add_argument("--no-fix", dest="fix", action="store_false", help="do not apply fixes")
     p.add_argument(
@@ -529,7 +535,8 @@ def _report(
 ) -> int | None:
     """Write the findings where they go, in the chosen format; an exit code when the
     report itself cannot be written, else None."""
-    from ascend_lint.reporters import REPORTERS
+    from ascend_lint.reporters import REPORTERS, STYLED_FORMATS
+    from ascend_lint.reporters.style import style_for
 
     with contextlib.ExitStack() as stack:
         if args.silent:
@@ -567,7 +574,11 @@ def _report(
             # (`json.dump`: one write per token), and under PYTHONUNBUFFERED or `-u`
             # each write to stdout is a system call.
             rendered = io.StringIO()
-            REPORTERS[settings.output_format](diagnostics, rendered)
+            if settings.output_format in STYLED_FORMATS:
+                style = style_for(args.color, out)
+                REPORTERS[settings.output_format](diagnostics, rendered, style)
+            else:
+                REPORTERS[settings.output_format](diagnostics, rendered)
             out.write(rendered.getvalue())
         if fixing is not None and args.show_fixes:
             _show_fixes(fixing.applied, out)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
+import pytest
 from lint_helpers import CLEAN_KERNEL, KERNEL_WITH_NUM_WARPS
 
 from ascend_lint.cli import main
+from ascend_lint.reporters.style import style_for
 
 TWO_RULES = (
     KERNEL_WITH_NUM_WARPS
@@ -367,3 +371,56 @@ def test_watch_in_combined_short_flags_starts_one_watcher(project):
 def test_watch_refuses_standard_input(project, capsys):
     code, _, err = run(capsys, "--watch", "-")
     assert code == 2 and "--watch" in err and "standard input" in err
+
+
+ESCAPE = "\x1b["
+
+
+def strip_colour(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+@pytest.mark.parametrize("output_format", ["full", "concise", "grouped"])
+def test_colour_is_asked_for_and_only_adds_escapes(project, capsys, output_format):
+    (project / "k.py").write_text(TWO_RULES)
+    plain = run(capsys, "--output-format", output_format, "k.py")[1]
+    assert ESCAPE not in plain  # captured output is no terminal: auto stays plain
+    coloured = run(capsys, "--color", "always", "--output-format", output_format, "k.py")[1]
+    assert "\x1b[1;31mASC004\x1b[0m" in coloured  # the code bold red, as Ruff shows it
+    assert strip_colour(coloured) == plain
+    assert run(capsys, "--color", "never", "--output-format", output_format, "k.py")[1] == plain
+
+
+def test_colour_never_reaches_the_machine_formats(project, capsys):
+    (project / "k.py").write_text(TWO_RULES)
+    for output_format in ("json", "sarif", "github", "pylint"):
+        out = run(capsys, "--color", "always", "--output-format", output_format, "k.py")[1]
+        assert ESCAPE not in out, output_format
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("choice", "env", "on_terminal", "coloured"),
+    [
+        ("auto", {}, True, True),
+        ("auto", {}, False, False),  # a pipe or a file
+        ("auto", {"NO_COLOR": "1"}, True, False),
+        ("auto", {"TERM": "dumb"}, True, False),
+        ("auto", {"FORCE_COLOR": "1"}, False, True),
+        ("auto", {"CLICOLOR_FORCE": "1"}, False, True),
+        ("auto", {"NO_COLOR": "1", "FORCE_COLOR": "1"}, True, False),
+        ("always", {"NO_COLOR": "1"}, False, True),  # the flag wins, as in Ruff
+        ("never", {"FORCE_COLOR": "1"}, True, False),
+    ],
+)
+def test_colour_is_decided_as_ruff_decides_it(monkeypatch, choice, env, on_terminal, coloured):
+    for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    out = _Terminal() if on_terminal else io.StringIO()
+    assert style_for(choice, out).on is coloured

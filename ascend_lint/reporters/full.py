@@ -8,20 +8,22 @@ from typing import TextIO
 from ascend_lint.diagnostics import Diagnostic
 from ascend_lint.docs import describe_references, rule_references
 from ascend_lint.reporters._common import LineCache
-from ascend_lint.reporters.concise import location
+from ascend_lint.reporters.concise import headline
+from ascend_lint.reporters.style import PLAIN, Style
 
 _CONTEXT = 1
 _MAX_FRAME_LINES = 6
 
 
-def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
+def _frame(d: Diagnostic, lines: list[str], style: Style = PLAIN) -> list[str]:
     first = max(1, d.start.row - _CONTEXT)
     last = min(len(lines), d.end.row + _CONTEXT, d.start.row + _MAX_FRAME_LINES)
     width = len(str(last))
     out = []
     for row in range(first, last + 1):
         text = lines[row - 1].replace("\t", "    ") if row <= len(lines) else ""
-        out.append(f" {row:>{width}} | {text}".rstrip())
+        gutter = f" {row:>{width}} |"
+        out.append(f"{style.gutter(gutter) if style.on else gutter} {text}".rstrip())
         if row == d.start.row:
             raw = lines[row - 1] if row <= len(lines) else ""
             col = len(raw[: d.start.column].replace("\t", "    "))
@@ -31,7 +33,10 @@ def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
                 else len(raw.replace("\t", "    "))
             )
             carets = "^" * max(1, end_col - col)
-            out.append(f" {'':>{width}} | {' ' * col}{carets} {d.code}")
+            gutter, marker = f" {'':>{width}} |", f"{carets} {d.code}"
+            if style.on:
+                gutter, marker = style.gutter(gutter), style.marker(marker)
+            out.append(f"{gutter} {' ' * col}{marker}")
     return out
 
 
@@ -42,26 +47,26 @@ _FIX_LABEL = {
 }
 
 
-def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
+def report(diagnostics: list[Diagnostic], out: TextIO, style: Style = PLAIN) -> None:
     cache = LineCache()
+    equals = style.gutter("  =")
     for d in diagnostics:
-        fixable = " [*]" if d.fix and d.fix.applicability.value == "safe" else ""
-        out.write(f"{location(d)}: {d.code}{fixable} {d.message}\n")
+        out.write(headline(d, style) + "\n")
         lines = cache.lines(d.path)
         if lines:
-            out.write("\n".join(_frame(d, lines)) + "\n")
+            out.write("\n".join(_frame(d, lines, style)) + "\n")
         if d.fix is not None:
-            out.write(f"  = {_FIX_LABEL[d.fix.applicability.value]}: {d.fix.message}\n")
-        out.write(_help(d.code))
+            out.write(f"{equals} {_FIX_LABEL[d.fix.applicability.value]}: {d.fix.message}\n")
+        out.write(_help(d.code, equals))
         out.write("\n")
 
 
 @functools.cache
-def _help(code: str) -> str:
+def _help(code: str, equals: str = "  =") -> str:
     references = rule_references(code)
     if not references:
         return ""
     return (
-        f"  = help: corrected pattern: {describe_references(references)}, "
+        f"{equals} help: corrected pattern: {describe_references(references)}, "
         f"shown by `ascend-lint rule {code}`\n"
     )

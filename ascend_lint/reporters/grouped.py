@@ -6,15 +6,19 @@ from itertools import groupby
 from typing import TextIO
 
 from ascend_lint.diagnostics import Diagnostic
+from ascend_lint.reporters.style import PLAIN, Style
 
 
-def report(diagnostics: list[Diagnostic], out: TextIO) -> None:
+def report(diagnostics: list[Diagnostic], out: TextIO, style: Style = PLAIN) -> None:
+    colon = style.separator(":")
     for path, group in groupby(diagnostics, key=lambda d: d.path):
         items = list(group)
         width = max(len(f"{d.start.row}:{d.start.column + 1}") for d in items)
-        out.write(f"{path}:\n")
+        out.write(f"{style.path(path)}{colon}\n")
         for d in items:
             where = f"{d.start.row}:{d.start.column + 1}"
+            pad = " " * (width - len(where))
+            where = f"{d.start.row}{colon}{d.start.column + 1}"
             fixable = " [*]" if d.fix is not None and d.fix.applicability.value == "safe" else ""
-            out.write(f"  {where.ljust(width)} {d.code}{fixable} {d.message}\n")
+            out.write(f"  {where}{pad} {style.code(d.code)}{style.fixable(fixable)} {d.message}\n")
         out.write("\n")
