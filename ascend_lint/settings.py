@@ -271,12 +271,37 @@ def check_triton_ascend(value: str, where: str) -> str:
 
 
 def find_pyproject(start: Path) -> Path | None:
+    """The configuration of files under `start`: the nearest `pyproject.toml` above it
+    that has a `[tool.ascend-lint]` table, as Ruff looks for `[tool.ruff]` (a
+    sub-package's own `pyproject.toml` does not hide the project's settings). Where
+    none has the table, the nearest `pyproject.toml`, whose folder is then the root
+    (the cache and per-file-ignores start there); None where there is none."""
     start = start if start.is_dir() else start.parent
+    nearest = None
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
+        if not candidate.is_file():
+            continue
+        nearest = nearest or candidate
+        if _configures(candidate):
             return candidate
-    return None
+    return nearest
+
+
+def _configures(pyproject: Path) -> bool:
+    """Does it hold a `[tool.ascend-lint]` table? A file that cannot be read or parsed
+    counts as one, so that the lint reports it rather than looking past it."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True
+    if "ascend-lint" not in text:  # most files: no parse
+        return False
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except tomllib.TOMLDecodeError:
+        return True
+    return isinstance(tool, dict) and "ascend-lint" in tool
 
 
 def load_settings(config: Path | None, start: Path, *, isolated: bool = False) -> Settings:

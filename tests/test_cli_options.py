@@ -12,6 +12,7 @@ from lint_helpers import CLEAN_KERNEL, KERNEL_WITH_NUM_WARPS
 
 from ascend_lint.cli import main
 from ascend_lint.reporters.style import style_for
+from ascend_lint.settings import load_settings
 
 TWO_RULES = (
     KERNEL_WITH_NUM_WARPS
@@ -424,3 +425,25 @@ def test_colour_is_decided_as_ruff_decides_it(monkeypatch, choice, env, on_termi
         monkeypatch.setenv(name, value)
     out = _Terminal() if on_terminal else io.StringIO()
     assert style_for(choice, out).on is coloured
+
+
+def test_a_pyproject_without_the_table_does_not_hide_the_projects(project, capsys):
+    # As Ruff skips a pyproject.toml without [tool.ruff]: a sub-package's own
+    # pyproject.toml (its build metadata) leaves the project's settings in force.
+    (project / "pyproject.toml").write_text('[tool.ascend-lint]\nignore = ["ASC007"]\n')
+    sub = project / "packages" / "kernels"
+    sub.mkdir(parents=True)
+    (sub / "pyproject.toml").write_text('[project]\nname = "kernels"\ndependencies = []\n')
+    (sub / "k.py").write_text(TWO_RULES)
+    assert codes(run(capsys, "--output-format", "json", str(sub / "k.py"))[1]) == ["ASC004"]
+    assert load_settings(None, sub).ignore == ["ASC007"]
+    # A pyproject.toml with the table is the configuration, however little it sets.
+    (sub / "pyproject.toml").write_text("[tool.ascend-lint]\n")
+    assert codes(run(capsys, "--output-format", "json", str(sub / "k.py"))[1]) == [
+        "ASC004",
+        "ASC007",
+    ]
+    # One that cannot be parsed is reported, not looked past.
+    (sub / "pyproject.toml").write_text("[tool.ascend-lint\n")
+    code, _, err = run(capsys, str(sub / "k.py"))
+    assert code == 2 and "invalid TOML" in err
