@@ -111,7 +111,10 @@ class GitIgnore:
             lines: list[str] = []
             names = [".gitignore"]
             if self.top is not None and folder == str(self.top):
-                names.append(os.path.join(".git", "info", "exclude"))
+                # Lowest precedence first (a later pattern wins), as git ranks them: the
+                # user's global excludes, then the repository's, then its .gitignore.
+                exclude = os.path.join(".git", "info", "exclude")
+                names = [*_global_excludes(), exclude, ".gitignore"]
             for name in names:
                 try:
                     with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
@@ -175,6 +178,40 @@ def _compile_patterns(patterns: list):
     import pathspec
 
     return pathspec.GitIgnoreSpec(patterns)
+
+
+def _global_excludes() -> list[str]:
+    """The user's global excludes file, as git finds it: `core.excludesFile` of the
+    global git configuration, else `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`)."""
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    chosen = os.path.join(config_home, "git", "ignore")
+    # Read in git's order, the later file winning: the XDG one, then ~/.gitconfig.
+    for config in (os.path.join(config_home, "git", "config"), os.path.expanduser("~/.gitconfig")):
+        value = _core_excludes_file(config)
+        if value is not None:
+            chosen = os.path.expanduser(value)
+    return [chosen]
+
+
+def _core_excludes_file(config: str) -> str | None:
+    """`core.excludesFile` as one git configuration file sets it (the last setting wins);
+    None where it sets none or cannot be read."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    found, section = None, ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line[1:].split("]", 1)[0].split(None, 1)[0].strip().lower()
+            continue
+        key, sep, value = line.partition("=")
+        if sep and section == "core" and key.strip().lower() == "excludesfile":
+            value = value.split(" #", 1)[0].split(" ;", 1)[0].strip()
+            found = value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
+    return found
 
 
 def _work_tree_top(start: Path) -> Path | None:

@@ -154,6 +154,36 @@ def test_gitignore_is_respected_unless_asked_not_to(project, capsys):
     assert run(capsys, "scratch.py")[0] == 0  # a file named on the command line is linted
 
 
+def test_the_users_global_git_excludes_apply_below_the_repositorys(
+    project, capsys, tmp_path_factory, monkeypatch
+):
+    # As git ranks them (and Ruff reads them): the global excludes file, then
+    # .git/info/exclude, then .gitignore, a later source re-including what an earlier
+    # one ignored.
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("scratch_*.py\nkeep_*.py\n")
+    (project / ".git" / "info").mkdir(parents=True)
+    (project / ".git" / "info" / "exclude").write_text("!keep_me.py\nnotes_*.py\n")
+    (project / ".gitignore").write_text("!notes_kept.py\n")
+    names = ("k.py", "scratch_a.py", "keep_me.py", "keep_not.py", "notes_x.py", "notes_kept.py")
+    for name in names:
+        (project / name).write_text(CLEAN_KERNEL)
+
+    def shown():
+        return sorted(Path(p).name for p in run(capsys, "--show-files", ".")[1].split())
+
+    assert shown() == ["k.py", "keep_me.py", "notes_kept.py"]
+    # core.excludesFile in ~/.gitconfig names another file instead.
+    (home / "global-ignore").write_text("k.py\n")
+    (home / ".gitconfig").write_text(
+        '[user]\n\tname = x\n[core]\n\texcludesFile = "~/global-ignore"\n'
+    )
+    assert shown() == ["keep_me.py", "keep_not.py", "notes_kept.py", "scratch_a.py"]
+
+
 def test_a_folder_named_is_walked_though_a_gitignore_above_ignores_it(project, capsys):
     # As Ruff walks it: the user named it. The patterns that ignore the folder (or one
     # above it) stop applying beneath it; the other patterns still do.
