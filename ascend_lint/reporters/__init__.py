@@ -31,8 +31,8 @@ _MODULES = {
     "azure": "azure",
 }
 OUTPUT_FORMATS: tuple[str, ...] = tuple(_MODULES)
-# The formats a terminal shows as they are: coloured where `--color` says so (`style`);
-# their `report` takes the Style as a third argument.
+# The formats written for a person at a terminal, coloured where `--color` says so
+# (`style`): their `report` takes the Style as a third argument.
 STYLED_FORMATS = frozenset({"full", "concise", "grouped"})
 COLOR_CHOICES = ("auto", "always", "never")
 

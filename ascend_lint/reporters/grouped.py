@@ -16,9 +16,11 @@ def report(diagnostics: list[Diagnostic], out: TextIO, style: Style = PLAIN) -> 
         width = max(len(f"{d.start.row}:{d.start.column + 1}") for d in items)
         out.write(f"{style.path(path)}{colon}\n")
         for d in items:
-            where = f"{d.start.row}:{d.start.column + 1}"
-            pad = " " * (width - len(where))
-            where = f"{d.start.row}{colon}{d.start.column + 1}"
+            row, column = d.start.row, d.start.column + 1
+            pad = " " * (width - len(f"{row}:{column}"))
             fixable = " [*]" if d.fix is not None and d.fix.applicability.value == "safe" else ""
-            out.write(f"  {where}{pad} {style.code(d.code)}{style.fixable(fixable)} {d.message}\n")
+            out.write(
+                f"  {row}{colon}{column}{pad} {style.code(d.code)}{style.fixable(fixable)} "
+                f"{d.message}\n"
+            )
         out.write("\n")
