@@ -139,7 +139,7 @@ class GitIgnore:
         ]
         if len(kept) == len(spec.patterns):
             return spec
-        return _compile_patterns(kept) if kept else None
+        return type(spec)(kept) if kept else None
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         if self.top is None:
@@ -172,12 +172,6 @@ def _compile(lines: list[str]):
     import pathspec  # only where a .gitignore exists
 
     return pathspec.GitIgnoreSpec.from_lines(lines)
-
-
-def _compile_patterns(patterns: list):
-    import pathspec
-
-    return pathspec.GitIgnoreSpec(patterns)
 
 
 def _global_excludes() -> list[str]:

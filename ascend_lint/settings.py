@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import sys
@@ -290,9 +291,19 @@ def find_pyproject(start: Path) -> Path | None:
 
 def _configures(pyproject: Path) -> bool:
     """Does it hold a `[tool.ascend-lint]` table? A file that cannot be read or parsed
-    counts as one, so that the lint reports it rather than looking past it."""
+    counts as one, so that the lint reports it rather than looking past it. Asked on
+    every lint the editor runs: the answer is kept while the file's size and mtime stay."""
     try:
-        text = pyproject.read_text(encoding="utf-8")
+        st = pyproject.stat()
+    except OSError:
+        return True
+    return _holds_table(str(pyproject), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _holds_table(pyproject: str, mtime_ns: int, size: int) -> bool:
+    try:
+        text = Path(pyproject).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return True
     if "ascend-lint" not in text:  # most files: no parse

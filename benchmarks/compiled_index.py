@@ -144,12 +144,11 @@ def main() -> int:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="ascend-lint-compiled-") as tmp:
         work = Path(tmp)
-        interpreted = installed_layout(ROOT, work / "interpreted")
         compiled = installed_layout(ROOT, work / "compiled")
         source_lines = lines_of(compiled, MODULES)
         silenced, build_s = compile_modules(compiled, MODULES)
         # The interpreted arm runs the very same adapted source, without the extensions.
-        shutil.rmtree(interpreted / "ascend_lint")
+        interpreted = work / "interpreted"
         shutil.copytree(
             compiled / "ascend_lint",
             interpreted / "ascend_lint",
